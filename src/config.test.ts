@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'bun:test'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from '../tests/support/core'
+import { ConfigError, loadConfig } from './config'
+
+describe('loadConfig', () => {
+  it('starts with embedded defaults and generates a master key once', () => {
+    const dir = tempDir()
+    const a = loadConfig({ DATA_DIR: dir })
+    expect(a.port).toBe(8080)
+    expect(a.baseUrl).toBe('http://localhost:8080')
+    expect(a.authUrlTemplate).toBe('http://localhost:8080/i/{workspace_id}')
+    expect(a.databasePath).toBe(join(dir, 'gatehouse.db'))
+    const keyFile = join(dir, 'master.key')
+    expect(existsSync(keyFile)).toBe(true)
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+    const b = loadConfig({ DATA_DIR: dir })
+    expect(b.secretKey.equals(a.secretKey)).toBe(true)
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(a.secretKey.toString('hex'))
+  })
+
+  it('takes SECRET_KEY from the environment in hex or base64', () => {
+    const hex = 'ab'.repeat(32)
+    expect(loadConfig({ DATA_DIR: tempDir(), SECRET_KEY: hex }).secretKey.toString('hex')).toBe(hex)
+    const b64 = Buffer.alloc(32, 7).toString('base64')
+    expect(loadConfig({ DATA_DIR: tempDir(), SECRET_KEY: b64 }).secretKey.equals(Buffer.alloc(32, 7))).toBe(
+      true,
+    )
+  })
+
+  const bad: [string, Record<string, string>][] = [
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['BASE_URL', { BASE_URL: 'not a url' }],
+    ['BASE_URL', { BASE_URL: 'ftp://example.com' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['SECRET_KEY', { SECRET_KEY: 'short' }],
+    ['JOB_WORKERS', { JOB_WORKERS: '0' }],
+    ['AUTH_URL_TEMPLATE', { AUTH_URL_TEMPLATE: 'https://auth.example.com' }],
+    ['SMTP_URL', { SMTP_URL: 'mail.example.com' }],
+  ]
+  for (const [variable, env] of bad) {
+    it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {
+      try {
+        loadConfig({ DATA_DIR: tempDir(), ...env })
+        throw new Error('expected a ConfigError')
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError)
+        expect((e as ConfigError).variable).toBe(variable)
+        expect((e as Error).message).toStartWith(`invalid ${variable}: `)
+      }
+    })
+  }
+})
+
+describe('the CLI on a bad value', () => {
+  it('stops with one clear line naming the variable, never a stack trace', () => {
+    const proc = Bun.spawnSync(['bun', 'src/main.ts', 'serve'], {
+      env: { ...process.env, DATA_DIR: tempDir(), PORT: 'abc' },
+      cwd: join(import.meta.dir, '..'),
+    })
+    expect(proc.exitCode).toBe(2)
+    const stderr = proc.stderr.toString().trim()
+    expect(stderr).toBe('gatehouse: invalid PORT: expected an integer from 0 to 65535, got "abc"')
+    expect(proc.stdout.toString()).toBe('')
+  })
+})

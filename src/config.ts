@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+export const VERSION = '0.1.0'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+export interface Config {
+  baseUrl: string
+  host: string
+  port: number
+  dataDir: string
+  databasePath: string
+  /** 32-byte master key for secrets at rest (AES-256-GCM). */
+  secretKey: Buffer
+  logLevel: LogLevel
+  jobWorkers: number
+  /** Seconds a claimed job stays leased before another worker may take it over. */
+  jobLeaseSeconds: number
+  /** Issuer template of identity instances; `{workspace_id}` is replaced. */
+  authUrlTemplate: string
+  smtpUrl: string | null
+  smtpFrom: string
+}
+
+/** A bad environment value: the CLI prints `message` alone, never a stack trace. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    detail: string,
+  ) {
+    super(`invalid ${variable}: ${detail}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name]
+  return v === undefined || v === '' ? fallback : v
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `expected an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `expected an absolute http(s) URL, got "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `expected an http or https URL, got "${raw}"`)
+  }
+  if (url.search || url.hash) throw new ConfigError(name, 'must not carry a query or fragment')
+  return raw.replace(/\/+$/, '')
+}
+
+function parseKey(raw: string): Buffer {
+  const hex = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : null
+  const key = hex ?? Buffer.from(raw, 'base64')
+  if (key.length !== 32) {
+    throw new ConfigError('SECRET_KEY', 'expected 32 bytes as 64 hex characters or base64')
+  }
+  return key
+}
+
+/** The master key: SECRET_KEY when set, else a key file generated once in DATA_DIR. */
+function loadSecretKey(env: Env, dataDir: string): Buffer {
+  const raw = env.SECRET_KEY
+  if (raw) return parseKey(raw)
+  const file = join(dataDir, 'master.key')
+  if (existsSync(file)) {
+    try {
+      return parseKey(readFileSync(file, 'utf8').trim())
+    } catch {
+      throw new ConfigError('SECRET_KEY', `the key file ${file} is corrupt`)
+    }
+  }
+  const key = randomBytes(32)
+  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 })
+  chmodSync(file, 0o600)
+  return key
+}
+
+const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535)
+  const baseUrl = httpUrl('BASE_URL', str(env, 'BASE_URL', `http://localhost:${port}`))
+  const logLevel = str(env, 'LOG_LEVEL', 'info') as LogLevel
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`)
+  }
+  const authUrlTemplate = str(env, 'AUTH_URL_TEMPLATE', `${baseUrl}/i/{workspace_id}`)
+  if (!authUrlTemplate.includes('{workspace_id}')) {
+    throw new ConfigError('AUTH_URL_TEMPLATE', 'must contain the placeholder {workspace_id}')
+  }
+  httpUrl('AUTH_URL_TEMPLATE', authUrlTemplate.replace('{workspace_id}', 'platform'))
+  const smtpUrl = env.SMTP_URL || null
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', 'expected smtp://user:pass@host:port or smtps://…')
+  }
+
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'))
+  try {
+    mkdirSync(dataDir, { recursive: true })
+  } catch (e) {
+    throw new ConfigError('DATA_DIR', `cannot create ${dataDir}: ${(e as Error).message}`)
+  }
+
+  return {
+    baseUrl,
+    host: str(env, 'HOST', '0.0.0.0'),
+    port,
+    dataDir,
+    databasePath: join(dataDir, 'gatehouse.db'),
+    secretKey: loadSecretKey(env, dataDir),
+    logLevel,
+    jobWorkers: int(env, 'JOB_WORKERS', 1, 1, 64),
+    jobLeaseSeconds: int(env, 'JOB_LEASE_SECONDS', 60, 1, 86400),
+    authUrlTemplate,
+    smtpUrl,
+    smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
+  }
+}

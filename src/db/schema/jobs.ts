@@ -1,0 +1,25 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'dead'
+
+/** The durable job queue: claimed with a lease; an expired lease (killed process) is claimed again. */
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    /** JSON text; `null` payloads are stored as the text "null". */
+    payload: text('payload').notNull(),
+    workspaceId: text('workspace_id'),
+    status: text('status').$type<JobStatus>().notNull().default('queued'),
+    runAt: integer('run_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull().default(10),
+    leaseUntil: integer('lease_until'),
+    lockedBy: text('locked_by'),
+    lastError: text('last_error'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('jobs_due_idx').on(t.status, t.runAt), index('jobs_workspace_idx').on(t.workspaceId)],
+)

@@ -1,0 +1,47 @@
+import type { Db } from '../db/client'
+import { events } from '../db/schema'
+import type { Clock } from '../shared/clock'
+import { newId } from '../shared/ids'
+
+/** The event types of SPEC "Outgoing webhook events". */
+export type EventType =
+  | 'user.created'
+  | 'user.updated'
+  | 'user.deleted'
+  | 'session.started'
+  | 'session.ended'
+  | 'tenant.created'
+  | 'tenant.deleted'
+  | 'plan.changed'
+  | 'subscription.past_due'
+  | 'mau.threshold_warning'
+  | 'signups_blocked'
+
+export interface EmitOptions {
+  tenantId?: string | null
+  /** Write in the caller's transaction so the event exists exactly when the change does. */
+  tx?: Pick<Db, 'insert'>
+}
+
+export type Emit = (
+  type: EventType,
+  workspaceId: string,
+  data: Record<string, unknown>,
+  opts?: EmitOptions,
+) => string
+
+/**
+ * The one way domain code records an event: a row in the `events` outbox (`evt_` + ULID).
+ * Fan-out to webhook subscriptions hooks in here, in the same transaction.
+ */
+export function createEmit(db: Db, clock: Clock): Emit {
+  return (type, workspaceId, data, opts = {}) => {
+    const now = clock.now()
+    const id = newId('evt', now)
+    ;(opts.tx ?? db)
+      .insert(events)
+      .values({ id, type, workspaceId, tenantId: opts.tenantId ?? null, data, createdAt: now })
+      .run()
+    return id
+  }
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'bun:test'
+import { testCore } from '../../../tests/support/core'
+import { createApp } from '../../app'
+
+const app = createApp(testCore())
+const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
+
+describe('GET /healthz', () => {
+  it('answers 200 with a JSON object whose values are all strings', async () => {
+    const res = await get('/healthz')
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as Record<string, unknown>
+    expect(body).toMatchObject({ status: 'ok', version: '0.1.0', database: 'ok' })
+    for (const v of Object.values(body)) expect(typeof v).toBe('string')
+  })
+})
+
+describe('OpenAPI', () => {
+  it('serves an OpenAPI 3.1 document declaring version 0.1.0', async () => {
+    const res = await get('/openapi.json')
+    expect(res.status).toBe(200)
+    const doc = (await res.json()) as {
+      openapi: string
+      info: { version: string }
+      paths: Record<string, unknown>
+    }
+    expect(doc.openapi).toStartWith('3.1')
+    expect(doc.info.version).toBe('0.1.0')
+    expect(doc.paths['/healthz']).toBeDefined()
+  })
+
+  it('serves a docs page', async () => {
+    const res = await get('/docs')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    expect(await res.text()).toContain('openapi.json')
+  })
+})

@@ -1,0 +1,7 @@
+import type { Core } from '../core'
+import type { JobHandler } from './runner'
+
+export type CoreJobHandler = JobHandler<Core, never>
+
+/** Every job kind the product runs. Each handler calls into a feature service. */
+export const jobHandlers: CoreJobHandler[] = []

@@ -1,0 +1,71 @@
+#!/usr/bin/env bun
+import { ConfigError, loadConfig, VERSION } from './config'
+import { migrate, openDb } from './db/client'
+import { startServer } from './server'
+
+// In the compiled executable the worker is a second entrypoint beside this one in Bun's embedded
+// file system; with --bytecode, import.meta.url keeps the build-time path, so go by Bun.main.
+const WORKER_URL = Bun.main.startsWith('/$bunfs/')
+  ? new URL('./jobs/worker.js', `file://${Bun.main}`)
+  : new URL('./jobs/worker.ts', import.meta.url)
+
+const USAGE = `gatehouse ${VERSION}
+
+Usage: gatehouse [command]
+
+Commands:
+  serve     start the server (default)
+  migrate   apply database migrations and exit
+  version   print the version
+`
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? 'serve'
+  switch (command) {
+    case 'version':
+    case '--version':
+      console.log(VERSION)
+      return 0
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE)
+      return 0
+    case 'migrate': {
+      const config = loadConfig()
+      const db = openDb(config.databasePath)
+      const count = migrate(db)
+      db.$client.close()
+      console.log(`migrations applied (${count} known) to ${config.databasePath}`)
+      return 0
+    }
+    case 'serve': {
+      const server = await startServer(loadConfig(), { workerUrl: WORKER_URL })
+      const shutdown = async () => {
+        await server.stop()
+        process.exit(0)
+      }
+      process.on('SIGINT', shutdown)
+      process.on('SIGTERM', shutdown)
+      return -1
+    }
+    default:
+      console.error(`gatehouse: unknown command "${command}"\n\n${USAGE}`)
+      return 2
+  }
+}
+
+// No top-level await: the executable is compiled with --bytecode, which emits CommonJS.
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code)
+  },
+  (e) => {
+    // A bad environment value is one clear line, never a stack trace.
+    if (e instanceof ConfigError) {
+      console.error(`gatehouse: ${e.message}`)
+      process.exit(2)
+    }
+    throw e
+  },
+)

@@ -1,0 +1,97 @@
+import { ValueErrorType } from '@sinclair/typebox/errors'
+import { Elysia, type ValidationError } from 'elysia'
+import { AppError } from '../errors'
+import type { Logger } from '../logger'
+
+/** One entry of a FastAPI-style `HTTPValidationError.detail`. */
+export interface ValidationDetail {
+  loc: (string | number)[]
+  msg: string
+  type: string
+}
+
+// FastAPI (pydantic v2) names for the failures TypeBox reports, so clients see familiar types.
+const TYPE_NAMES: Partial<Record<ValueErrorType, string>> = {
+  [ValueErrorType.ObjectRequiredProperty]: 'missing',
+  [ValueErrorType.StringMinLength]: 'string_too_short',
+  [ValueErrorType.StringMaxLength]: 'string_too_long',
+  [ValueErrorType.StringPattern]: 'string_pattern_mismatch',
+  [ValueErrorType.StringFormat]: 'value_error',
+  [ValueErrorType.String]: 'string_type',
+  [ValueErrorType.ArrayMinItems]: 'too_short',
+  [ValueErrorType.ArrayMaxItems]: 'too_long',
+  [ValueErrorType.Array]: 'list_type',
+  [ValueErrorType.Boolean]: 'bool_type',
+  [ValueErrorType.Integer]: 'int_type',
+  [ValueErrorType.Number]: 'float_type',
+  [ValueErrorType.Object]: 'model_type',
+  [ValueErrorType.ObjectAdditionalProperties]: 'extra_forbidden',
+  [ValueErrorType.Literal]: 'literal_error',
+  [ValueErrorType.Union]: 'union_tag_invalid',
+  [ValueErrorType.IntegerMinimum]: 'greater_than_equal',
+  [ValueErrorType.IntegerMaximum]: 'less_than_equal',
+  [ValueErrorType.NumberMinimum]: 'greater_than_equal',
+  [ValueErrorType.NumberMaximum]: 'less_than_equal',
+}
+
+const segment = (s: string) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))
+
+/** `loc: [where, ...path]`, deduplicated by loc (t.Integer/t.Numeric report a field twice). */
+export function validationDetails(error: Readonly<ValidationError>): ValidationDetail[] {
+  const where = error.type === 'params' ? 'path' : error.type
+  const seen = new Map<string, number>()
+  const out: ValidationDetail[] = []
+  for (const e of error.all) {
+    if (!('path' in e)) continue
+    const path = e.path.split('/').filter(Boolean).map(segment)
+    const loc = [where, ...path]
+    const key = JSON.stringify(loc)
+    const detail = { loc, msg: e.message, type: TYPE_NAMES[e.type as ValueErrorType] ?? 'value_error' }
+    const index = seen.get(key)
+    // A missing field also fails its type check; "missing" is the one worth reporting.
+    if (index === undefined) seen.set(key, out.push(detail) - 1)
+    else if (detail.type === 'missing') out[index] = detail
+  }
+  if (out.length === 0) out.push({ loc: [where], msg: 'Invalid input', type: 'value_error' })
+  return out
+}
+
+/**
+ * The one place errors become responses. Validation → 422 `{"detail":[{loc,msg,type}]}`;
+ * malformed JSON → 422 `json_invalid`; AppError → its status and `{"detail": message}`;
+ * anything else → 500 with a generic message (the stack goes to the log, never the client).
+ */
+export const errorsPlugin = (log: Logger) =>
+  new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      // Recorded for the access log, which reads the status after the response is sent.
+      set.status = status
+      return Response.json(body, { status, headers })
+    }
+    if (code === 'VALIDATION') {
+      if (error.type === 'response') {
+        log.error('response failed its schema', { path: new URL(request.url).pathname, error: error.message })
+        return json(500, { detail: 'Internal Server Error' })
+      }
+      return json(422, { detail: validationDetails(error) })
+    }
+    if (code === 'PARSE') {
+      return json(422, {
+        detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }],
+      })
+    }
+    if (error instanceof AppError) {
+      if (error.status === 422) {
+        return json(422, { detail: [{ loc: ['body'], msg: error.message, type: error.code.toLowerCase() }] })
+      }
+      return json(error.status, { detail: error.message }, error.headers)
+    }
+    if (code === 'NOT_FOUND') return json(404, { detail: 'Not Found' })
+    if (code === 'INVALID_COOKIE_SIGNATURE') return json(400, { detail: 'Invalid cookie' })
+    log.error('unhandled error', {
+      path: new URL(request.url).pathname,
+      error: error instanceof Error ? error.message : String(error),
+      stack: error instanceof Error ? error.stack : undefined,
+    })
+    return json(500, { detail: 'Internal Server Error' })
+  })

@@ -1,0 +1,28 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Config, loadConfig } from '../../src/config'
+import { type Core, createCore } from '../../src/core'
+import { migrate } from '../../src/db/client'
+import { ManualClock } from '../../src/shared/clock'
+import { createLogger } from '../../src/shared/logger'
+
+export const tempDir = (prefix = 'gatehouse-test-') => mkdtempSync(join(tmpdir(), prefix))
+
+export interface TestCore extends Core {
+  clock: ManualClock
+  /** Every log line written, parsed: tests assert on what was (and was not) logged. */
+  logLines: Record<string, unknown>[]
+  config: Config
+}
+
+/** A migrated store in a fresh temp dir, a manual clock and a captured log. */
+export function testCore(env: Record<string, string> = {}): TestCore {
+  const config = loadConfig({ DATA_DIR: tempDir(), LOG_LEVEL: 'debug', ...env })
+  const clock = new ManualClock()
+  const logLines: Record<string, unknown>[] = []
+  const log = createLogger('debug', (line) => logLines.push(JSON.parse(line)))
+  const core = createCore(config, { clock, log })
+  migrate(core.db)
+  return { ...core, clock, logLines, config }
+}
