@@ -2,17 +2,28 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
+import { authPages } from './features/auth/pages'
+import { authRoutes } from './features/auth/routes'
+import { devOutboxRoutes } from './features/dev-outbox/routes'
 import { healthRoutes } from './features/health/routes'
+import type { IdentityPlane } from './identity'
+import { identityPlanePlugin } from './identity/bridge'
 import { errorsPlugin } from './shared/plugins/errors'
 import { requestLogPlugin } from './shared/plugins/request-log'
 
-/** Composes the control plane. Tests import this and drive it through `app.handle`. */
-export function createApp(core: Core) {
+export interface AppDeps {
+  identity: IdentityPlane
+}
+
+/** Composes the control plane. Tests import this and drive it through `app.handle` or a server. */
+export function createApp(core: Core, { identity }: AppDeps) {
   return (
     new Elysia()
       // Error mapping and request ids first, so every route below is covered.
       .use(errorsPlugin(core.log))
       .use(requestLogPlugin(core.log))
+      // Requests addressed to an identity instance leave here for the bridge, before any parsing.
+      .use(identityPlanePlugin(identity.bridge))
       .use(
         openapi({
           path: '/docs',
@@ -28,6 +39,9 @@ export function createApp(core: Core) {
         }),
       )
       .use(healthRoutes(core))
+      .use(authRoutes(core, identity.bridge))
+      .use(authPages())
+      .use(devOutboxRoutes(core))
   )
 }
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env bun
 import { ConfigError, loadConfig, VERSION } from './config'
 import { migrate, openDb } from './db/client'
-import { startServer } from './server'
 
 // In the compiled executable the worker is a second entrypoint beside this one in Bun's embedded
 // file system; with --bytecode, import.meta.url keeps the build-time path, so go by Bun.main.
@@ -40,7 +39,10 @@ async function main(argv: string[]): Promise<number> {
       return 0
     }
     case 'serve': {
-      const server = await startServer(loadConfig(), { workerUrl: WORKER_URL })
+      const config = loadConfig()
+      // Loaded only to serve: `version` and `migrate` stay fast and free of the identity plane.
+      const { startServer } = await import('./server')
+      const server = await startServer(config, { workerUrl: WORKER_URL })
       const shutdown = async () => {
         await server.stop()
         process.exit(0)

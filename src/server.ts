@@ -2,6 +2,7 @@ import { createApp } from './app'
 import type { Config } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
+import { type IdentityPlane, startIdentityPlane } from './identity'
 import { WorkerPool } from './jobs/pool'
 
 export interface ServerOptions extends CoreOptions {
@@ -12,6 +13,7 @@ export interface ServerOptions extends CoreOptions {
 
 export interface RunningServer {
   core: Core
+  identity: IdentityPlane
   url: string
   port: number
   stop(): Promise<void>
@@ -24,7 +26,8 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   migrate(core.db)
   pool = new WorkerPool(config, core.log, { workerUrl: opts.workerUrl, handlerModules: opts.handlerModules })
   await pool.whenReady()
-  const app = createApp(core)
+  const identity = await startIdentityPlane(core)
+  const app = createApp(core, { identity })
   // reusePort false: a stale second server must fail to bind rather than silently share the port.
   const server = Bun.serve({ hostname: config.host, port: config.port, reusePort: false, fetch: app.fetch })
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
@@ -32,10 +35,12 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   pool.wake()
   return {
     core,
+    identity,
     url,
     port: server.port ?? config.port,
     async stop() {
       await server.stop(true)
+      await identity.stop()
       await pool?.stop()
       core.db.$client.close()
     },

@@ -1,7 +1,8 @@
 import type { Core } from '../core'
+import { mailSend } from './kinds/mail-send'
 import type { JobHandler } from './runner'
 
 export type CoreJobHandler = JobHandler<Core, never>
 
 /** Every job kind the product runs. Each handler calls into a feature service. */
-export const jobHandlers: CoreJobHandler[] = []
+export const jobHandlers: CoreJobHandler[] = [mailSend]

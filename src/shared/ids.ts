@@ -18,6 +18,7 @@ export type IdPrefix =
   | 'ten'
   | 'ses'
   | 'aud'
+  | 'mail'
 
 /** Prefixed, time-sortable ids such as `evt_01J…` (ULID, Crockford base32). */
 export const newId = (prefix: IdPrefix, now: number = Date.now()): string => `${prefix}_${ulid(now)}`

@@ -1,2 +1,6 @@
 export * from './events'
+export * from './identity'
 export * from './jobs'
+export * from './mail'
+export * from './sessions'
+export * from './workspaces'

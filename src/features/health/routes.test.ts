@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'bun:test'
-import { testCore } from '../../../tests/support/core'
-import { createApp } from '../../app'
+import { testApp } from '../../../tests/support/app'
 
-const app = createApp(testCore())
+const { app } = await testApp()
 const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
 
 describe('GET /healthz', () => {

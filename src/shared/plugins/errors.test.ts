@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'bun:test'
 import { t } from 'elysia'
-import { testCore } from '../../../tests/support/core'
-import { createApp } from '../../app'
+import { testApp } from '../../../tests/support/app'
 import { AppError } from '../errors'
 
-const core = testCore()
-const app = createApp(core)
+const { core, app: base } = await testApp()
+const app = base
   .post('/v1/things', ({ body }) => body, {
     body: t.Object({
       name: t.String({ minLength: 1, maxLength: 5 }),

@@ -1,0 +1,19 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/**
+ * Mail that would have been sent had SMTP been configured: a local install keeps working (the
+ * verification and reset links are readable at /dev/outbox) without a mail server.
+ */
+export const devOutbox = sqliteTable(
+  'dev_outbox',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id'),
+    to: text('to').notNull(),
+    subject: text('subject').notNull(),
+    text: text('text').notNull(),
+    html: text('html'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('dev_outbox_created_idx').on(t.createdAt)],
+)

@@ -1,0 +1,21 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+export type WorkspaceState = 'provisioning' | 'provisioning_failed' | 'active' | 'deleting'
+export type Plan = 'free' | 'pro' | 'enterprise'
+
+/** A customer workspace; its identity instance is served only while it is `active`. */
+export const workspaces = sqliteTable(
+  'workspaces',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    /** Account id (in the platform instance) of the owner. */
+    ownerId: text('owner_id').notNull(),
+    state: text('state').$type<WorkspaceState>().notNull().default('provisioning'),
+    plan: text('plan').$type<Plan>().notNull().default('free'),
+    provisioningError: text('provisioning_error'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('workspaces_owner_idx').on(t.ownerId)],
+)

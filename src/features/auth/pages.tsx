@@ -1,0 +1,21 @@
+import { Elysia } from 'elysia'
+import { Layout } from '../../identity/pages/layout'
+
+/** Where the platform instance sends the browser after logout (a registered post-logout URI). */
+export const authPages = () =>
+  new Elysia({ name: 'auth-pages' }).get(
+    '/app/signed-out',
+    ({ set }) => {
+      set.headers['content-type'] = 'text/html; charset=utf-8'
+      return (
+        <Layout title="Signed out">
+          <h1>You are signed out</h1>
+          <p class="sub">Your Gatehouse session has ended.</p>
+          <p>
+            <a href="/v1/auth/login">Sign in again</a>
+          </p>
+        </Layout>
+      )
+    },
+    { detail: { tags: ['views'], summary: 'Signed-out page' } },
+  )

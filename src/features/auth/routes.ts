@@ -1,0 +1,90 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../core'
+import type { IdentityBridge } from '../../identity/bridge'
+import { authPlugin } from '../../shared/plugins/auth'
+import { AuthModel } from './model'
+import { createAuthService } from './service'
+import { destroySession, SESSION_TTL_MS, sessionCookieName } from './sessions'
+
+const tags = ['auth']
+
+/** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
+export function authRoutes(core: Core, bridge: IdentityBridge) {
+  const auth = createAuthService({ core, bridge })
+  const cookieName = sessionCookieName(core)
+  const secure = core.config.baseUrl.startsWith('https:')
+
+  return new Elysia({ name: 'auth-routes', prefix: '/v1/auth' })
+    .use(authPlugin(core))
+    .get(
+      '/login',
+      async ({ query, redirect }) =>
+        redirect(await auth.startLogin({ idpHint: query.idp_hint, next: query.next }), 302),
+      {
+        query: AuthModel.loginQuery,
+        detail: { tags, summary: 'Start the OIDC login (redirects to the identity provider)' },
+      },
+    )
+    .get(
+      '/callback',
+      async ({ query, cookie, redirect }) => {
+        const { session, redirect: to } = await auth.finishLogin(query)
+        cookie[cookieName]!.set({
+          value: session.cookie,
+          httpOnly: true,
+          sameSite: 'lax',
+          secure,
+          path: '/',
+          maxAge: SESSION_TTL_MS / 1000,
+        })
+        return redirect(to, 303)
+      },
+      {
+        query: AuthModel.callbackQuery,
+        detail: { tags, summary: 'OIDC callback: exchanges the code and sets the session' },
+      },
+    )
+    .post(
+      '/logout',
+      async ({ request, cookie, body, principalOf, set }) => {
+        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, body)
+        const url = auth.logoutUrl(principal?.session?.idToken ?? null)
+        if (principal?.session) destroySession(core, principal.session.idHash)
+        cookie[cookieName]!.set({ value: '', httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 0 })
+        if (request.headers.get('hx-request')) {
+          set.headers['hx-redirect'] = url
+          return { logout_url: url }
+        }
+        if ((request.headers.get('accept') ?? '').includes('application/json')) return { logout_url: url }
+        set.status = 303
+        set.headers.location = url
+        return { logout_url: url }
+      },
+      { detail: { tags, summary: 'End the session here and at the identity provider' } },
+    )
+    .get(
+      '/me',
+      ({ principal }) => ({
+        id: principal.account.id,
+        email: principal.account.email,
+        email_verified: principal.account.emailVerified,
+        name: principal.account.name,
+        is_platform_admin: principal.account.isPlatformAdmin,
+        auth: principal.via,
+      }),
+      { auth: true, response: AuthModel.me, detail: { tags, summary: 'The current user' } },
+    )
+    .post(
+      '/device/start',
+      ({ request, server }) => auth.startDevice(server?.requestIP(request)?.address ?? ''),
+      {
+        response: AuthModel.deviceStart,
+        detail: { tags, summary: 'Start the device authorization flow (RFC 8628)' },
+      },
+    )
+    .post('/device/poll', ({ body }) => auth.pollDevice(body.device_code), {
+      body: AuthModel.devicePoll,
+      response: AuthModel.devicePollResult,
+      detail: { tags, summary: 'Poll the device flow; always 200 with a status' },
+    })
+}

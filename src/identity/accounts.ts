@@ -1,0 +1,171 @@
+import { and, count, eq, isNull } from 'drizzle-orm'
+import type { Core } from '../core'
+import { accounts, accountTokens } from '../db/schema'
+import { randomToken, sha256Hex } from '../shared/crypto'
+import { AppError } from '../shared/errors'
+import { newId } from '../shared/ids'
+import { PLATFORM } from './instances'
+
+export type Account = typeof accounts.$inferSelect
+export type AccountTokenPurpose = 'verify_email' | 'reset_password'
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export const PASSWORD_MIN = 8
+const PASSWORD_MAX = 256
+
+export function checkPassword(password: string): void {
+  if (password.length < PASSWORD_MIN)
+    throw new AppError('PASSWORD_TOO_SHORT', 422, `Use at least ${PASSWORD_MIN} characters.`)
+  if (password.length > PASSWORD_MAX)
+    throw new AppError('PASSWORD_TOO_LONG', 422, 'That password is too long.')
+}
+
+const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
+// Verified against when no account matches, so a miss costs as long as a wrong password.
+const DUMMY_HASH = hashPassword('not-a-real-password-0000')
+
+export function findAccount(core: Core, instanceId: string, id: string): Account | undefined {
+  return core.db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, id)))
+    .get()
+}
+
+export function findAccountByEmail(core: Core, instanceId: string, email: string): Account | undefined {
+  return core.db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, normalizeEmail(email))))
+    .get()
+}
+
+/** Creates a password account. The first account of the platform instance is its administrator. */
+export async function signUp(
+  core: Core,
+  instanceId: string,
+  input: { email: string; password: string; name?: string },
+): Promise<Account> {
+  const email = normalizeEmail(input.email)
+  if (!EMAIL.test(email) || email.length > 320)
+    throw new AppError('EMAIL_INVALID', 422, 'Enter a valid email address.')
+  checkPassword(input.password)
+  const name = (input.name ?? '').trim().slice(0, 200)
+  const passwordHash = await hashPassword(input.password)
+  const now = core.clock.now()
+  return core.db.transaction((tx) => {
+    const taken = tx
+      .select({ id: accounts.id })
+      .from(accounts)
+      .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
+      .get()
+    if (taken)
+      throw new AppError('EMAIL_TAKEN', 409, 'An account with this email already exists. Sign in instead.')
+    const first =
+      instanceId === PLATFORM &&
+      (tx.select({ n: count() }).from(accounts).where(eq(accounts.instanceId, PLATFORM)).get()?.n ?? 0) === 0
+    const account = tx
+      .insert(accounts)
+      .values({
+        id: newId('usr', now),
+        instanceId,
+        email,
+        name,
+        passwordHash,
+        isPlatformAdmin: first,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get()
+    if (instanceId !== PLATFORM) {
+      core.emit('user.created', instanceId, { user_id: account.id, name, email, via_idp: 'password' }, { tx })
+    }
+    return account
+  })
+}
+
+/** The account when the password matches; null otherwise (constant work either way). */
+export async function verifyPassword(
+  core: Core,
+  instanceId: string,
+  email: string,
+  password: string,
+): Promise<Account | null> {
+  const account = findAccountByEmail(core, instanceId, email)
+  const ok = await Bun.password.verify(
+    password.slice(0, PASSWORD_MAX),
+    account?.passwordHash ?? (await DUMMY_HASH),
+  )
+  return account?.passwordHash && ok ? account : null
+}
+
+/** A single-use mailed token; only its hash is stored. */
+export function issueAccountToken(
+  core: Core,
+  account: Account,
+  purpose: AccountTokenPurpose,
+  ttlMs: number,
+  interactionUid?: string,
+): string {
+  const token = randomToken(32)
+  core.db
+    .insert(accountTokens)
+    .values({
+      tokenHash: sha256Hex(token),
+      instanceId: account.instanceId,
+      accountId: account.id,
+      purpose,
+      interactionUid: interactionUid ?? null,
+      expiresAt: core.clock.now() + ttlMs,
+    })
+    .run()
+  return token
+}
+
+/** Consumes a mailed token: the account it belongs to, or null when unknown, used or expired. */
+export function useAccountToken(
+  core: Core,
+  instanceId: string,
+  token: string,
+  purpose: AccountTokenPurpose,
+): Account | null {
+  const now = core.clock.now()
+  return core.db.transaction((tx) => {
+    const row = tx
+      .update(accountTokens)
+      .set({ usedAt: now })
+      .where(
+        and(
+          eq(accountTokens.tokenHash, sha256Hex(token)),
+          eq(accountTokens.instanceId, instanceId),
+          eq(accountTokens.purpose, purpose),
+          isNull(accountTokens.usedAt),
+        ),
+      )
+      .returning()
+      .get()
+    if (!row || row.expiresAt <= now) return null
+    return tx.select().from(accounts).where(eq(accounts.id, row.accountId)).get() ?? null
+  })
+}
+
+export function markEmailVerified(core: Core, account: Account): void {
+  core.db
+    .update(accounts)
+    .set({ emailVerified: true, updatedAt: core.clock.now() })
+    .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+    .run()
+}
+
+export async function setPassword(core: Core, account: Account, password: string): Promise<void> {
+  checkPassword(password)
+  const passwordHash = await hashPassword(password)
+  core.db
+    .update(accounts)
+    .set({ passwordHash, updatedAt: core.clock.now() })
+    .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+    .run()
+}

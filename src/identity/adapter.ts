@@ -1,0 +1,142 @@
+import type { Statement } from 'bun:sqlite'
+import type { Core } from '../core'
+import type { AppType } from '../db/schema'
+import { PLATFORM } from './instances'
+
+/** oidc-provider's adapter contract (one class per instance, one object per model). */
+export interface OidcAdapter {
+  upsert(id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void>
+  find(id: string): Promise<Record<string, unknown> | undefined>
+  findByUserCode(userCode: string): Promise<Record<string, unknown> | undefined>
+  findByUid(uid: string): Promise<Record<string, unknown> | undefined>
+  consume(id: string): Promise<void>
+  destroy(id: string): Promise<void>
+  revokeByGrantId(grantId: string): Promise<void>
+}
+
+interface AppRow {
+  client_id: string
+  name: string
+  client_secret_hash: string | null
+  app_type: AppType
+  redirect_uris: string
+  post_logout_redirect_uris: string
+  extra_grants: string
+}
+
+/**
+ * Client metadata (RFC 7591 names) derived from an app row: the type drives grants and auth.
+ * The platform's own clients get no client_credentials: platform tokens always stand for a user.
+ */
+export function clientMetadata(app: AppRow, machineGrants: boolean): Record<string, unknown> {
+  const confidential = app.app_type === 'web'
+  return {
+    client_id: app.client_id,
+    client_name: app.name,
+    ...(confidential ? { client_secret: app.client_secret_hash } : {}),
+    token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+    application_type: app.app_type === 'native' ? 'native' : 'web',
+    redirect_uris: JSON.parse(app.redirect_uris),
+    post_logout_redirect_uris: JSON.parse(app.post_logout_redirect_uris),
+    response_types: ['code'],
+    grant_types: [
+      'authorization_code',
+      'refresh_token',
+      ...(confidential && machineGrants ? ['client_credentials'] : []),
+      ...JSON.parse(app.extra_grants),
+    ],
+  }
+}
+
+/**
+ * The SQLite adapter of one instance: clients are read live from `apps` (a new app works at once,
+ * no provider rebuild); every other model lives in `oidc_payloads`.
+ */
+export function createAdapterClass(core: Core, instanceId: string) {
+  const sql = core.db.$client
+  const stmts = {
+    client: sql.prepare(
+      'SELECT client_id, name, client_secret_hash, app_type, redirect_uris, post_logout_redirect_uris, extra_grants FROM apps WHERE instance_id = $instance AND client_id = $id',
+    ),
+    upsert: sql.prepare(`
+      INSERT INTO oidc_payloads (instance_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
+      VALUES ($instance, $model, $id, $payload, $grantId, $userCode, $uid, $expiresAt, NULL)
+      ON CONFLICT (instance_id, model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+        user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`),
+    find: sql.prepare(
+      'SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE instance_id = $instance AND model = $model AND id = $id',
+    ),
+    byUserCode: sql.prepare(
+      'SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE instance_id = $instance AND model = $model AND user_code = $value',
+    ),
+    byUid: sql.prepare(
+      'SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE instance_id = $instance AND model = $model AND uid = $value',
+    ),
+    consume: sql.prepare(
+      'UPDATE oidc_payloads SET consumed_at = $now WHERE instance_id = $instance AND model = $model AND id = $id',
+    ),
+    destroy: sql.prepare(
+      'DELETE FROM oidc_payloads WHERE instance_id = $instance AND model = $model AND id = $id',
+    ),
+    revoke: sql.prepare('DELETE FROM oidc_payloads WHERE instance_id = $instance AND grant_id = $grantId'),
+  } satisfies Record<string, Statement>
+
+  const decode = (row: unknown, now: number) => {
+    const r = row as { payload: string; expires_at: number | null; consumed_at: number | null } | null
+    if (!r || (r.expires_at !== null && r.expires_at <= now)) return undefined
+    const payload = JSON.parse(r.payload) as Record<string, unknown>
+    if (r.consumed_at !== null) payload.consumed = Math.floor(r.consumed_at / 1000)
+    return payload
+  }
+
+  return class SqliteAdapter implements OidcAdapter {
+    constructor(private readonly model: string) {}
+
+    async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
+      stmts.upsert.run({
+        instance: instanceId,
+        model: this.model,
+        id,
+        payload: JSON.stringify(payload),
+        grantId: (payload.grantId as string) ?? null,
+        userCode: (payload.userCode as string) ?? null,
+        uid: (payload.uid as string) ?? null,
+        expiresAt: expiresIn ? core.clock.now() + expiresIn * 1000 : null,
+      })
+    }
+
+    async find(id: string) {
+      if (this.model === 'Client') {
+        const app = stmts.client.get({ instance: instanceId, id }) as AppRow | null
+        return app ? clientMetadata(app, instanceId !== PLATFORM) : undefined
+      }
+      return decode(stmts.find.get({ instance: instanceId, model: this.model, id }), core.clock.now())
+    }
+
+    async findByUserCode(userCode: string) {
+      return decode(
+        stmts.byUserCode.get({ instance: instanceId, model: this.model, value: userCode }),
+        core.clock.now(),
+      )
+    }
+
+    async findByUid(uid: string) {
+      return decode(
+        stmts.byUid.get({ instance: instanceId, model: this.model, value: uid }),
+        core.clock.now(),
+      )
+    }
+
+    async consume(id: string) {
+      stmts.consume.run({ instance: instanceId, model: this.model, id, now: core.clock.now() })
+    }
+
+    async destroy(id: string) {
+      stmts.destroy.run({ instance: instanceId, model: this.model, id })
+    }
+
+    async revokeByGrantId(grantId: string) {
+      stmts.revoke.run({ instance: instanceId, grantId })
+    }
+  }
+}

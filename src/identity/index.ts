@@ -1,0 +1,25 @@
+import type { Core } from '../core'
+import { IdentityBridge } from './bridge'
+import { createInstanceResolver, issuerFor } from './instances'
+import { ensurePlatformInstance } from './platform'
+import { InstancePool } from './pool'
+
+export interface IdentityPlane {
+  pool: InstancePool
+  bridge: IdentityBridge
+  stop(): Promise<void>
+}
+
+/** Starts the identity plane: the platform instance, the provider pool and the bridge socket. */
+export async function startIdentityPlane(core: Core): Promise<IdentityPlane> {
+  await ensurePlatformInstance(core)
+  const resolve = createInstanceResolver(core.config)
+  const prefixFor = (instanceId: string) => {
+    const issuer = new URL(issuerFor(core.config, instanceId))
+    return resolve(issuer.host, issuer.pathname)?.prefix ?? ''
+  }
+  const pool = new InstancePool(core, prefixFor)
+  const bridge = new IdentityBridge(core, pool)
+  await bridge.start()
+  return { pool, bridge, stop: () => bridge.stop() }
+}

@@ -1,0 +1,46 @@
+import type { Config } from '../config'
+
+/** The instance that holds dashboard users; the control plane is a client of it. */
+export const PLATFORM = 'platform'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** Instance ids are workspace uuids or `platform`; anything else is never looked up. */
+export const isInstanceId = (id: string) => id === PLATFORM || UUID.test(id)
+
+export const issuerFor = (config: Config, instanceId: string) =>
+  config.authUrlTemplate.replace('{workspace_id}', instanceId)
+
+export interface InstanceTarget {
+  instanceId: string
+  /** Path prefix of the issuer (`/i/<id>` by default, empty for a host-based template). */
+  prefix: string
+}
+
+/**
+ * Maps an incoming request to an identity instance, by path (`{BASE_URL}/i/{workspace_id}`) or by
+ * host (`https://{workspace_id}.auth.example.com`), following AUTH_URL_TEMPLATE.
+ */
+export function createInstanceResolver(config: Config) {
+  const template = new URL(config.authUrlTemplate.replace('{workspace_id}', '__ws__'))
+  if (template.pathname.includes('__ws__')) {
+    const [before, after] = template.pathname.split('__ws__') as [string, string]
+    if (after && after !== '/') throw new Error('AUTH_URL_TEMPLATE: {workspace_id} must end the path')
+    return (_host: string, pathname: string): InstanceTarget | null => {
+      if (!pathname.startsWith(before)) return null
+      const rest = pathname.slice(before.length)
+      const slash = rest.indexOf('/')
+      const instanceId = slash === -1 ? rest : rest.slice(0, slash)
+      if (!instanceId) return null
+      return { instanceId, prefix: before + instanceId }
+    }
+  }
+  const [hostBefore, hostAfter] = template.host.split('__ws__') as [string, string]
+  const prefix = template.pathname.replace(/\/$/, '')
+  return (host: string, pathname: string): InstanceTarget | null => {
+    if (!host.startsWith(hostBefore) || !host.endsWith(hostAfter)) return null
+    if (!pathname.startsWith(prefix)) return null
+    const instanceId = host.slice(hostBefore.length, host.length - hostAfter.length)
+    return instanceId ? { instanceId, prefix } : null
+  }
+}

@@ -1,0 +1,50 @@
+import type { PropsWithChildren } from '@kitajs/html'
+
+const STYLE = `
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2330;background:#f3f4f8;display:flex;min-height:100vh;align-items:center;justify-content:center}
+main{width:100%;max-width:380px;margin:24px;background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(16,24,40,.1),0 1px 2px rgba(16,24,40,.06);padding:32px}
+h1{font-size:22px;margin:0 0 4px}p.sub{color:#5b6170;margin:0 0 20px}
+label{display:block;font-weight:600;font-size:14px;margin:14px 0 6px}
+input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;border:1px solid #cfd3dc;border-radius:8px;font:inherit}
+input:focus{outline:2px solid #4f46e5;outline-offset:1px;border-color:#4f46e5}
+button{width:100%;margin-top:20px;padding:11px;border:0;border-radius:8px;background:#4f46e5;color:#fff;font:600 15px system-ui,sans-serif;cursor:pointer}
+button:hover{background:#4338ca}button.link{background:none;color:#4f46e5;margin-top:8px;padding:4px}
+.alert{padding:10px 12px;border-radius:8px;margin:0 0 12px;font-size:14px}.alert.error{background:#fdecec;color:#9b1c1c}.alert.ok{background:#e9f7ef;color:#17603a}
+.links{margin-top:18px;font-size:14px;display:flex;justify-content:space-between;gap:8px}a{color:#4f46e5}
+code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px;margin:12px 0}
+.hint{color:#5b6170;font-size:13px;margin-top:4px}
+`
+
+export interface LayoutProps {
+  title: string
+}
+
+/** The shell of every hosted page of an identity instance (self-contained: no external assets). */
+export function Layout({ title, children }: PropsWithChildren<LayoutProps>) {
+  return (
+    <>
+      {'<!doctype html>'}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <meta name="robots" content="noindex" />
+          <title safe>{title}</title>
+          <style>{STYLE}</style>
+        </head>
+        <body>
+          <main>{children}</main>
+        </body>
+      </html>
+    </>
+  )
+}
+
+export function Alert({ kind, message }: { kind: 'error' | 'ok'; message?: string | null }) {
+  if (!message) return ''
+  return (
+    <div class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'} safe>
+      {message}
+    </div>
+  )
+}

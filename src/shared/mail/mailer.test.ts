@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { testCore } from '../../../tests/support/core'
+import { type SmtpSink, startSmtpServer } from '../../../tests/support/smtp'
+import type { Core } from '../../core'
+import { devOutbox, jobs } from '../../db/schema'
+import { jobHandlers } from '../../jobs/registry'
+import { type JobHandler, JobRunner } from '../../jobs/runner'
+import { sendMail } from './mailer'
+
+const runnerFor = (core: Core) =>
+  new JobRunner(core.db, core.clock, core.log, core, jobHandlers as JobHandler<Core>[], {
+    workerId: 'w-mail',
+    leaseMs: 30_000,
+    concurrency: 2,
+  })
+const jobRow = (core: Core, id: string) => core.db.select().from(jobs).where(eq(jobs.id, id)).get()!
+
+const mail = {
+  to: 'ada@example.com',
+  subject: 'Verify your email',
+  text: 'Open http://localhost:8080/i/ws/verify?code=abc to verify.',
+}
+
+let smtp: SmtpSink
+beforeAll(async () => {
+  smtp = await startSmtpServer()
+})
+afterAll(() => smtp.close())
+
+describe('sendMail', () => {
+  it('queues a mail.send job and sends nothing until the job runs', () => {
+    const core = testCore({ SMTP_URL: smtp.url })
+    const id = sendMail(core, { ...mail, workspaceId: 'ws-1' })
+    expect(jobRow(core, id)).toMatchObject({ kind: 'mail.send', status: 'queued', workspaceId: 'ws-1' })
+    expect(JSON.parse(jobRow(core, id).payload)).toMatchObject(mail)
+  })
+
+  it("enqueues in the caller's transaction: a rollback sends nothing", () => {
+    const core = testCore({ SMTP_URL: smtp.url })
+    expect(() =>
+      core.db.transaction((tx) => {
+        sendMail(core, mail, { tx })
+        throw new Error('rollback')
+      }),
+    ).toThrow('rollback')
+    expect(core.db.select().from(jobs).all()).toHaveLength(0)
+  })
+})
+
+describe('the mail.send job', () => {
+  it('delivers through the configured SMTP server', async () => {
+    const core = testCore({ SMTP_URL: smtp.url, SMTP_FROM: 'Acme <auth@acme.test>' })
+    const to = `smtp-${crypto.randomUUID()}@example.com`
+    const id = sendMail(core, { ...mail, to, html: '<p>Verify</p>' })
+    await runnerFor(core).drain()
+    expect(jobRow(core, id)).toMatchObject({ status: 'done', attempts: 1, lastError: null })
+
+    const received = await smtp.waitFor((m) => m.to !== undefined && JSON.stringify(m.to).includes(to))
+    expect(received.subject).toBe(mail.subject)
+    expect(received.text?.trim()).toBe(mail.text)
+    expect(received.html).toContain('<p>Verify</p>')
+    expect(received.from?.value).toEqual([{ address: 'auth@acme.test', name: 'Acme' }])
+    expect(core.db.select().from(devOutbox).all()).toHaveLength(0)
+  })
+
+  it('logs in with the credentials of SMTP_URL and never writes the password anywhere', async () => {
+    const url = smtp.url.replace('smtp://', 'smtp://mailer:s3cr%3At-pw@')
+    const core = testCore({ SMTP_URL: url })
+    const to = `auth-${crypto.randomUUID()}@example.com`
+    sendMail(core, { ...mail, to })
+    await runnerFor(core).drain()
+    await smtp.waitFor((m) => JSON.stringify(m.to).includes(to))
+    expect(smtp.logins).toContainEqual({ username: 'mailer', password: 's3cr:t-pw' })
+    expect(JSON.stringify(core.logLines)).not.toContain('s3cr')
+  })
+
+  it('stays queued with the error recorded when the SMTP server is down, to be retried', async () => {
+    const down = await startSmtpServer()
+    await down.close()
+    const core = testCore({ SMTP_URL: down.url.replace('smtp://', 'smtp://mailer:hunter2@') })
+    const id = sendMail(core, mail)
+    await runnerFor(core).drain()
+    const row = jobRow(core, id)
+    expect(row).toMatchObject({ status: 'queued', attempts: 1 })
+    expect(row.lastError).toContain('ECONNREFUSED')
+    expect(row.lastError).not.toContain('hunter2')
+    expect(row.runAt).toBeGreaterThan(core.clock.now())
+    expect(JSON.stringify(core.logLines)).not.toContain('hunter2')
+  })
+
+  it('writes to the dev outbox and the log when no SMTP is configured', async () => {
+    const core = testCore()
+    const id = sendMail(core, { ...mail, workspaceId: 'ws-2' })
+    await runnerFor(core).drain()
+    expect(jobRow(core, id).status).toBe('done')
+    expect(core.db.select().from(devOutbox).all()).toEqual([
+      {
+        id: expect.stringMatching(/^mail_/),
+        workspaceId: 'ws-2',
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: null,
+        createdAt: core.clock.now(),
+      },
+    ])
+    expect(core.logLines).toContainEqual(
+      expect.objectContaining({ level: 'info', msg: 'mail (no SMTP configured)', ...mail }),
+    )
+  })
+})

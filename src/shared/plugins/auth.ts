@@ -1,0 +1,94 @@
+import { Elysia } from 'elysia'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import type { Core } from '../../core'
+import { findSession, type SessionView, sessionCookieName } from '../../features/auth/sessions'
+import { type Account, findAccount } from '../../identity/accounts'
+import { issuerFor, PLATFORM } from '../../identity/instances'
+import { publicJwks } from '../../identity/keys'
+import { controlPlaneAudience } from '../../identity/provider'
+import { safeEqual } from '../crypto'
+import { AppError, forbidden, unauthorized } from '../errors'
+
+/** Who is calling: a dashboard user (session cookie) or an API caller (bearer token). */
+export interface Principal {
+  account: Account
+  via: 'session' | 'bearer'
+  /** Present for session callers: logout and CSRF need it. */
+  session?: SessionView
+  scopes: string[]
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * The one auth guard. Routes declare `auth: true`; the principal comes from
+ * `Authorization: Bearer <platform JWT>` (verified locally against the platform JWKS) or from the
+ * session cookie, in which case every unsafe method must carry the session's CSRF token
+ * (`X-CSRF-Token` header or `_csrf` form field) and, when sent, a same-origin `Origin`.
+ */
+export function authPlugin(core: Core) {
+  const issuer = issuerFor(core.config, PLATFORM)
+  const audience = controlPlaneAudience(core)
+  const origin = new URL(core.config.baseUrl).origin
+  let jwks: ReturnType<typeof createLocalJWKSet> | null = null
+  const keySet = () => {
+    jwks ??= createLocalJWKSet(publicJwks(core, PLATFORM) as never)
+    return jwks
+  }
+
+  async function fromBearer(token: string): Promise<Principal> {
+    try {
+      const { payload } = await jwtVerify(token, keySet(), {
+        issuer,
+        audience,
+        algorithms: ['ES256', 'RS256'],
+        currentDate: new Date(core.clock.now()),
+      })
+      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
+      if (!account) throw new Error('unknown subject')
+      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : []
+      return { account, via: 'bearer', scopes }
+    } catch {
+      throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
+        'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
+      })
+    }
+  }
+
+  function checkCsrf(request: Request, session: SessionView, body: unknown) {
+    const sentOrigin = request.headers.get('origin')
+    if (sentOrigin && sentOrigin !== origin) throw forbidden('Cross-origin request refused')
+    const field = body && typeof body === 'object' ? (body as Record<string, unknown>)._csrf : undefined
+    const token = request.headers.get('x-csrf-token') ?? (typeof field === 'string' ? field : '')
+    if (!token || !safeEqual(token, session.csrfToken)) throw forbidden('Missing or invalid CSRF token')
+  }
+
+  async function principalOf(
+    request: Request,
+    cookieValue: string | undefined,
+    body: unknown,
+  ): Promise<Principal | null> {
+    const header = request.headers.get('authorization')
+    if (header) {
+      const [scheme, token] = header.split(' ')
+      if (scheme?.toLowerCase() !== 'bearer' || !token)
+        throw unauthorized('Use Authorization: Bearer <token>')
+      return fromBearer(token)
+    }
+    const session = findSession(core, cookieValue)
+    if (!session) return null
+    if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
+    return { account: session.account, via: 'session', session, scopes: [] }
+  }
+
+  const cookieName = sessionCookieName(core)
+  return new Elysia({ name: 'auth' }).decorate('principalOf', principalOf).macro({
+    auth: {
+      async resolve({ request, cookie, body }) {
+        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, body)
+        if (!principal) throw unauthorized()
+        return { principal }
+      },
+    },
+  })
+}

@@ -1,0 +1,47 @@
+import type { Core } from '../../src/core'
+import { apps, workspaces } from '../../src/db/schema'
+import { ensureInstanceKeys } from '../../src/identity/keys'
+import { randomToken, sha256Hex } from '../../src/shared/crypto'
+import { newId, newWorkspaceId } from '../../src/shared/ids'
+
+/** An active workspace with its instance keys, as provisioning leaves it. */
+export async function activeWorkspace(core: Core, ownerId = 'usr_owner'): Promise<string> {
+  const id = newWorkspaceId()
+  const now = core.clock.now()
+  core.db
+    .insert(workspaces)
+    .values({ id, name: 'Acme', ownerId, state: 'active', createdAt: now, updatedAt: now })
+    .run()
+  await ensureInstanceKeys(core, id)
+  return id
+}
+
+export function registerApp(
+  core: Core,
+  instanceId: string,
+  input: {
+    type: 'web' | 'spa' | 'native'
+    redirectUris: string[]
+    postLogoutRedirectUris?: string[]
+    name?: string
+  },
+) {
+  const clientId = randomToken(16)
+  const clientSecret = input.type === 'web' ? randomToken(32) : null
+  core.db
+    .insert(apps)
+    .values({
+      id: newId('app'),
+      instanceId,
+      name: input.name ?? `${input.type} app`,
+      clientId,
+      clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+      appType: input.type,
+      redirectUris: input.redirectUris,
+      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      devMode: true,
+      createdAt: core.clock.now(),
+    })
+    .run()
+  return { clientId, clientSecret }
+}
