@@ -1,26 +1,76 @@
 // Benchmarks a named scenario against a baseline measured in the same run, and prints the ratio.
-//   bun scripts/bench.ts [scenario] [--seconds N] [--connections N]
-// Servers run as separate processes on loopback; this process drives the load.
-import { mkdtempSync } from 'node:fs'
+//   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--log-level info|warn|…]
+// Servers run as separate processes on loopback; this process drives the load. Each run measures
+// baseline, subject, baseline again (one server process at a time) and compares the subject with
+// the mean of the two baselines, so drift during the run (thermal, noisy neighbours) shows up.
+// Every response is checked (see bench/checked-load.ts); a rejected one counts as an error.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { formatLoad, type LoadResult, runLoad } from './bench/load'
+import { decodeProtectedHeader } from 'jose'
+import {
+  type Check,
+  type CheckedLoadResult,
+  expect200,
+  expectAccessToken,
+  runCheckedLoad,
+} from './bench/checked-load'
+import { type CpuUsage, cpuWindow } from './bench/cpu'
+import { formatLoad, type MakeRequest } from './bench/load'
+import { basicAuth, freePort, seedWorkspace } from './bench/setup'
 
 const root = join(import.meta.dir, '..')
+
+const FLAGS = ['seconds', 'connections', 'log-level'] as const
 const args = process.argv.slice(2)
-const flag = (name: string, fallback: number) => {
+const flag = (name: (typeof FLAGS)[number]) => {
   const i = args.indexOf(`--${name}`)
-  return i >= 0 ? Number(args[i + 1]) : fallback
+  return i >= 0 ? args[i + 1] : undefined
 }
-const seconds = flag('seconds', 5)
-const connections = flag('connections', 32)
+const positional = args.filter((a, i) => !a.startsWith('--') && !FLAGS.some((f) => args[i - 1] === `--${f}`))
+const seconds = Number(flag('seconds') ?? 5)
+const connections = Number(flag('connections') ?? 32)
+/** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
+const logLevel = flag('log-level') ?? 'info'
+if (!(seconds > 0) || !(connections >= 1)) {
+  console.error('--seconds and --connections take positive numbers')
+  process.exit(2)
+}
+
+/** A server under load: how to build one request, how to check its response, how to stop it. */
+interface Target {
+  make: MakeRequest
+  check: Check
+  /** Runs once after start and before the warm-up; throws when the server is not what we expect. */
+  verify?: () => Promise<string | undefined>
+  /** The server process, for CPU accounting. */
+  pid?: number
+  stop(): Promise<void>
+}
+
+interface Side {
+  name: string
+  start(): Promise<Target>
+}
+
+interface Scenario {
+  description: string
+  /** Minimum absolute rate of the subject, in its unit. */
+  minRate?: number
+  /** Minimum ratio subject / mean baseline. */
+  minRatio?: number
+  unit: string
+  baseline: Side
+  subject: Side
+}
 
 interface Started {
   url: string
   proc: ReturnType<typeof Bun.spawn>
 }
 
-/** Spawns a process and waits for its `listening` log line. */
+/** Spawns a process and waits for its `listening` log line (the baselines print one). */
 async function start(cmd: string[], env: Record<string, string> = {}): Promise<Started> {
   const proc = Bun.spawn(cmd, {
     cwd: root,
@@ -37,7 +87,7 @@ async function start(cmd: string[], env: Record<string, string> = {}): Promise<S
     seen += decoder.decode(value)
     const line = seen.split('\n').find((l) => l.includes('"msg":"listening"'))
     if (line) {
-      // Keep draining stdout (the access log) so the server never blocks on a full pipe.
+      // Keep draining stdout so the server never blocks on a full pipe.
       void (async () => {
         while (!(await reader.read()).done) {}
       })()
@@ -46,52 +96,280 @@ async function start(cmd: string[], env: Record<string, string> = {}): Promise<S
   }
 }
 
-const startGatehouse = () =>
-  start(['bun', 'src/main.ts', 'serve'], {
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-bench-')),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-  })
-
-interface Scenario {
-  description: string
-  target: string
-  run(): Promise<{ subject: LoadResult; baseline: LoadResult; baselineName: string }>
+async function stopProcess(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
+  proc.kill()
+  await proc.exited
 }
 
-async function measure(s: Started, path: string): Promise<LoadResult> {
-  const url = `${s.url}${path}`
-  await runLoad(() => new Request(url), { seconds: 1, connections }) // warm-up
-  return runLoad(() => new Request(url), { seconds, connections })
+interface Gatehouse {
+  url: string
+  env: Record<string, string>
+  pid: number
+  stop(): Promise<void>
+}
+
+/**
+ * Starts `gatehouse serve` on a port picked here, so BASE_URL (and every issuer) names the URL the
+ * bench calls. Its stdout (the access log) goes to a file in its temp DATA_DIR rather than through
+ * a pipe this process would have to drain while it drives the load; readiness is a 200 on /healthz,
+ * which works at any LOG_LEVEL.
+ */
+async function startGatehouse(): Promise<Gatehouse> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const env = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: url,
+    // Known to this process too: it seals the instance keys it writes into the same store.
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: logLevel,
+  }
+  const logFile = join(dataDir, 'stdout.log')
+  const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: Bun.file(logFile),
+    stderr: 'inherit',
+  })
+  const stop = async () => {
+    await stopProcess(proc)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      const log = readFileSync(logFile, 'utf8')
+      await stop()
+      throw new Error(`gatehouse did not start on ${url}:\n${log.slice(-2000)}`)
+    }
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) return { url, env, pid: proc.pid, stop }
+    await Bun.sleep(50)
+  }
+}
+
+/** GETs of one URL. */
+const getTarget = (url: string, pid: number, stop: () => Promise<void>): Target => ({
+  make: () => new Request(url),
+  check: expect200,
+  pid,
+  stop,
+})
+
+/** POST /token with grant_type=client_credentials and client_secret_basic; a fresh Request each time. */
+function clientCredentialsTarget(
+  tokenUrl: string,
+  clientId: string,
+  clientSecret: string,
+  pid: number,
+  stop: () => Promise<void>,
+): Target {
+  const authorization = basicAuth(clientId, clientSecret)
+  const make = () =>
+    new Request(tokenUrl, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    })
+  return {
+    make,
+    check: expectAccessToken,
+    // Both sides must issue the same kind of token: a JWT access token signed with ES256.
+    async verify() {
+      const res = await fetch(make())
+      const body = await res.text()
+      const problem = expectAccessToken(res.status, body)
+      if (problem) throw new Error(`${tokenUrl}: ${problem}`)
+      const header = decodeProtectedHeader(JSON.parse(body).access_token)
+      if (header.alg !== 'ES256') throw new Error(`${tokenUrl}: access token signed with ${header.alg}`)
+      return `access token: JWT, alg ${header.alg}, typ ${header.typ}`
+    },
+    pid,
+    stop,
+  }
+}
+
+const bareHello: Side = {
+  name: 'bare Bun.serve hello',
+  async start() {
+    const s = await start(['bun', 'scripts/bench/baseline-hello.ts'])
+    return getTarget(`${s.url}/`, s.proc.pid, () => stopProcess(s.proc))
+  },
+}
+
+/** A Gatehouse with one active workspace (keys, a web app) whose Provider is built and warm. */
+async function gatehouseWithWorkspace(path: string | ((issuer: string) => string)) {
+  const gh = await startGatehouse()
+  try {
+    const ws = await seedWorkspace(gh.env)
+    // The first request to an instance builds its Provider: make sure that is behind us and that
+    // the issuer the server announces is the URL we call.
+    const res = await fetch(`${ws.issuer}/.well-known/openid-configuration`)
+    const doc = (await res.json()) as { issuer?: string }
+    if (res.status !== 200 || doc.issuer !== ws.issuer) {
+      throw new Error(`discovery of ${ws.issuer} answered ${res.status} with issuer ${doc.issuer}`)
+    }
+    return { gh, ws, url: typeof path === 'string' ? `${ws.issuer}${path}` : path(ws.issuer) }
+  } catch (e) {
+    await gh.stop()
+    throw e
+  }
 }
 
 const scenarios: Record<string, Scenario> = {
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
-    target: 'ratio >= 0.50',
-    async run() {
-      const baselineServer = await start(['bun', 'scripts/bench/baseline-hello.ts'])
-      const baseline = await measure(baselineServer, '/')
-      baselineServer.proc.kill()
-      const gh = await startGatehouse()
-      const subject = await measure(gh, '/healthz')
-      gh.proc.kill()
-      return { subject, baseline, baselineName: 'bare Bun.serve hello' }
+    minRatio: 0.5,
+    unit: 'req/s',
+    baseline: bareHello,
+    subject: {
+      name: 'gatehouse: healthz',
+      async start() {
+        const gh = await startGatehouse()
+        return getTarget(`${gh.url}/healthz`, gh.pid, gh.stop)
+      },
+    },
+  },
+  discovery: {
+    description:
+      'GET {issuer}/.well-known/openid-configuration of a workspace instance through the full server vs a bare Bun.serve hello handler',
+    minRate: 10_000,
+    unit: 'req/s',
+    baseline: bareHello,
+    subject: {
+      name: 'gatehouse: discovery',
+      async start() {
+        const { gh, url } = await gatehouseWithWorkspace('/.well-known/openid-configuration')
+        return getTarget(url, gh.pid, gh.stop)
+      },
+    },
+  },
+  jwks: {
+    description:
+      'GET {issuer}/jwks of a workspace instance through the full server vs a bare Bun.serve hello handler',
+    unit: 'req/s',
+    baseline: bareHello,
+    subject: {
+      name: 'gatehouse: jwks',
+      async start() {
+        const { gh, url } = await gatehouseWithWorkspace('/jwks')
+        return getTarget(url, gh.pid, gh.stop)
+      },
+    },
+  },
+  'client-credentials': {
+    description:
+      'POST {issuer}/token grant_type=client_credentials (client_secret_basic, JWT/ES256 access tokens) for a web app of a workspace instance vs the same grant on a bare oidc-provider (node:http, in-memory adapter)',
+    minRate: 2_000,
+    minRatio: 0.7,
+    unit: 'tokens/s',
+    baseline: {
+      name: 'bare oidc-provider',
+      async start() {
+        const clientId = 'bench-client'
+        const clientSecret = randomBytes(32).toString('base64url')
+        const s = await start(['bun', 'scripts/bench/baseline-oidc.ts'], {
+          BENCH_CLIENT_ID: clientId,
+          BENCH_CLIENT_SECRET: clientSecret,
+        })
+        return clientCredentialsTarget(`${s.url}/token`, clientId, clientSecret, s.proc.pid, () =>
+          stopProcess(s.proc),
+        )
+      },
+    },
+    subject: {
+      name: 'gatehouse: client-credentials',
+      async start() {
+        const { gh, ws, url } = await gatehouseWithWorkspace('/token')
+        return clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop)
+      },
     },
   },
 }
 
-const name = args.find((a) => !a.startsWith('--') && !/^\d+$/.test(a)) ?? 'healthz'
+interface Measured {
+  load: CheckedLoadResult
+  cpu: CpuUsage
+  /** Server CPU microseconds per successful request. */
+  cpuPerRequest: number | null
+}
+
+const cores = (cpuSeconds: number | null, wall: number) =>
+  cpuSeconds === null ? 'n/a' : `${(cpuSeconds / wall).toFixed(2)} cores`
+
+/** Starts one side, checks it, warms it up for a second, measures it, stops it. */
+async function measure(side: Side, label: string): Promise<Measured> {
+  const target = await side.start()
+  try {
+    const note = await target.verify?.()
+    if (note) console.log(`  ${label}: ${note}`)
+    await runCheckedLoad(target.make, target.check, { seconds: 1, connections }) // warm-up
+    const done = cpuWindow(target.pid)
+    const load = await runCheckedLoad(target.make, target.check, { seconds, connections })
+    const cpu = done()
+    const served = load.requests - load.errors
+    const cpuPerRequest = cpu.server !== null && served > 0 ? (cpu.server / served) * 1e6 : null
+    console.log(formatLoad(label, load))
+    for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
+    console.log(
+      `  cpu: server ${cpuPerRequest === null ? 'n/a' : `${cpuPerRequest.toFixed(0)} µs/req`} (${cores(cpu.server, load.seconds)}), load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
+    )
+    return { load, cpu, cpuPerRequest }
+  } finally {
+    await target.stop()
+  }
+}
+
+const name = positional[0] ?? 'healthz'
 const scenario = scenarios[name]
 if (!scenario) {
   console.error(`unknown scenario "${name}"; known: ${Object.keys(scenarios).join(', ')}`)
   process.exit(2)
 }
+const targets = [
+  scenario.minRate !== undefined ? `>= ${scenario.minRate} ${scenario.unit}` : null,
+  scenario.minRatio !== undefined ? `ratio >= ${scenario.minRatio.toFixed(2)}` : null,
+].filter(Boolean)
 console.log(`scenario ${name}: ${scenario.description}`)
-console.log(`${seconds} s per measurement, ${connections} connections, target ${scenario.target}`)
-const { subject, baseline, baselineName } = await scenario.run()
-console.log(formatLoad(`baseline: ${baselineName}`, baseline))
-console.log(formatLoad(`gatehouse: ${name}`, subject))
-console.log(`ratio ${(subject.rps / baseline.rps).toFixed(2)} (gatehouse / baseline req/s)`)
+console.log(
+  `${seconds} s per measurement, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}, target ${targets.join(' and ') || 'none (informational)'}`,
+)
+console.log('req/s counts responses that passed the check; p50/p95/p99 are per-request latencies')
+const first = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+const measured = await measure(scenario.subject, scenario.subject.name)
+const second = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+const subject = measured.load
+const baselineRps = (first.load.rps + second.load.rps) / 2
+const ratio = subject.rps / baselineRps
+const spread = Math.abs(first.load.rps - second.load.rps) / baselineRps
+console.log(
+  `baseline mean ${baselineRps.toFixed(0)} req/s (its two runs differ by ${(spread * 100).toFixed(1)}% of the mean)`,
+)
+console.log(`ratio ${ratio.toFixed(2)} (gatehouse / mean baseline req/s)`)
+if (first.cpuPerRequest !== null && second.cpuPerRequest !== null && measured.cpuPerRequest !== null) {
+  const baselineCpu = (first.cpuPerRequest + second.cpuPerRequest) / 2
+  console.log(
+    `server cpu per request: gatehouse ${measured.cpuPerRequest.toFixed(0)} µs, baseline mean ${baselineCpu.toFixed(0)} µs (cost ratio ${(baselineCpu / measured.cpuPerRequest).toFixed(2)}, baseline / gatehouse)`,
+  )
+}
+if (scenario.minRate !== undefined) {
+  const met = subject.rps >= scenario.minRate
+  console.log(
+    `target >= ${scenario.minRate} ${scenario.unit}: ${met ? 'met' : 'MISSED'} (${subject.rps.toFixed(0)} ${scenario.unit})`,
+  )
+}
+if (scenario.minRatio !== undefined) {
+  const met = ratio >= scenario.minRatio
+  console.log(
+    `target ratio >= ${scenario.minRatio.toFixed(2)}: ${met ? 'met' : 'MISSED'} (${ratio.toFixed(2)})`,
+  )
+}
+if (subject.errors > 0)
+  console.log(`gatehouse answered ${subject.errors} requests with errors (listed above)`)
 process.exit(0)

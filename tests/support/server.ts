@@ -40,5 +40,5 @@ export async function startTestServer(
   const logLines: Record<string, unknown>[] = []
   const log = createLogger('info', (line) => logLines.push(JSON.parse(line)))
   const server = await startServer(config, { workerUrl: WORKER_URL, log })
-  return { ...server, baseUrl, logLines }
+  return { ...server, baseUrl: config.baseUrl, logLines }
 }

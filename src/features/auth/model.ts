@@ -22,6 +22,7 @@ export namespace AuthModel {
       name: t.String(),
       is_platform_admin: t.Boolean(),
       auth: t.Union([t.Literal('session'), t.Literal('bearer')]),
+      csrf_token: t.Optional(t.String()),
     },
     { additionalProperties: true },
   )

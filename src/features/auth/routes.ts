@@ -71,6 +71,8 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
         name: principal.account.name,
         is_platform_admin: principal.account.isPlatformAdmin,
         auth: principal.via,
+        // Session callers need it for mutations (X-CSRF-Token); bearer callers have no CSRF exposure.
+        ...(principal.session ? { csrf_token: principal.session.csrfToken } : {}),
       }),
       { auth: true, response: AuthModel.me, detail: { tags, summary: 'The current user' } },
     )

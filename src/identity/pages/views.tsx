@@ -170,25 +170,22 @@ export function ResetPasswordPage(p: { action: string; token: string; error?: st
   )
 }
 
-/** oidc-provider hands over its own `<form>` (with its CSRF field); the buttons submit it. */
+/**
+ * oidc-provider hands over its own `<form>` (CSRF field and the code input); the input gets an id
+ * so the label names it, and the button submits the form.
+ */
 export function DeviceInputPage(p: { safeForm: string; error?: string | null }) {
-  const { safeForm } = p
+  const safeLabelledForm = p.safeForm.replace(
+    /<input(\s+)((?:[^>]*\s)?)name="user_code"/,
+    '<input id="user-code"$1$2name="user_code"',
+  )
   return (
     <Layout title="Connect a device">
       <h1>Connect a device</h1>
       <p class="sub">Enter the code shown on your device.</p>
       <Alert kind="error" message={p.error} />
-      {safeForm}
       <label for="user-code">Code</label>
-      <input
-        id="user-code"
-        name="user_code"
-        form="op.deviceInputForm"
-        type="text"
-        required
-        autocomplete="off"
-        autofocus
-      />
+      {safeLabelledForm}
       <button type="submit" form="op.deviceInputForm">
         Continue
       </button>

@@ -15,7 +15,6 @@ export interface Principal {
   via: 'session' | 'bearer'
   /** Present for session callers: logout and CSRF need it. */
   session?: SessionView
-  scopes: string[]
 }
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -46,8 +45,7 @@ export function authPlugin(core: Core) {
       })
       const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
       if (!account) throw new Error('unknown subject')
-      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ') : []
-      return { account, via: 'bearer', scopes }
+      return { account, via: 'bearer' }
     } catch {
       throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
         'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
@@ -78,7 +76,7 @@ export function authPlugin(core: Core) {
     const session = findSession(core, cookieValue)
     if (!session) return null
     if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
-    return { account: session.account, via: 'session', session, scopes: [] }
+    return { account: session.account, via: 'session', session }
   }
 
   const cookieName = sessionCookieName(core)

@@ -1,0 +1,75 @@
+// Closed-loop HTTP load like load.ts, but every response is checked: anything the check rejects
+// (a non-200, a body without what the scenario needs, a failed fetch) is an error, and the
+// distinct errors are kept with their counts so the bench can print them.
+import type { LoadResult, MakeRequest } from './load'
+
+/** Returns null when the response is what the scenario expects, else a short description. */
+export type Check = (status: number, body: string) => string | null
+
+export interface CheckedLoadResult extends LoadResult {
+  /** Distinct error descriptions and how often each occurred. */
+  errorKinds: Map<string, number>
+}
+
+/** A 200 is all a plain GET scenario needs. */
+export const expect200: Check = (status, body) =>
+  status === 200 ? null : `HTTP ${status}: ${body.slice(0, 160)}`
+
+/** A token response: 200 with a string `access_token`. */
+export const expectAccessToken: Check = (status, body) => {
+  if (status !== 200) return `HTTP ${status}: ${body.slice(0, 160)}`
+  try {
+    const token = (JSON.parse(body) as { access_token?: unknown }).access_token
+    return typeof token === 'string' && token.length > 0
+      ? null
+      : `HTTP 200 without access_token: ${body.slice(0, 160)}`
+  } catch {
+    return `HTTP 200 with a body that is not JSON: ${body.slice(0, 160)}`
+  }
+}
+
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
+
+export async function runCheckedLoad(
+  make: MakeRequest,
+  check: Check,
+  opts: { seconds: number; connections: number },
+): Promise<CheckedLoadResult> {
+  const latencies: number[] = []
+  const errorKinds = new Map<string, number>()
+  let errors = 0
+  const fail = (kind: string) => {
+    errors++
+    errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1)
+  }
+  const start = performance.now()
+  const end = start + opts.seconds * 1000
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      try {
+        const res = await fetch(make())
+        const problem = check(res.status, await res.text())
+        if (problem) fail(problem)
+      } catch (e) {
+        fail(`fetch failed: ${(e as Error).message}`)
+      }
+      latencies.push(performance.now() - t)
+    }
+  }
+  await Promise.all(Array.from({ length: opts.connections }, loop))
+  const seconds = (performance.now() - start) / 1000
+  const sorted = Float64Array.from(latencies).sort()
+  return {
+    requests: latencies.length,
+    errors,
+    errorKinds,
+    seconds,
+    // Only successful responses count towards the rate: an error is not a served request.
+    rps: (latencies.length - errors) / seconds,
+    p50: percentile(sorted, 0.5),
+    p95: percentile(sorted, 0.95),
+    p99: percentile(sorted, 0.99),
+  }
+}
