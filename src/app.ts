@@ -2,10 +2,12 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
+import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
 import { authRoutes } from './features/auth/routes'
 import { devOutboxRoutes } from './features/dev-outbox/routes'
 import { healthRoutes } from './features/health/routes'
+import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
 import { identityPlanePlugin } from './identity/bridge'
 import { errorsPlugin } from './shared/plugins/errors'
@@ -40,6 +42,8 @@ export function createApp(core: Core, { identity }: AppDeps) {
       )
       .use(healthRoutes(core))
       .use(authRoutes(core, identity.bridge))
+      .use(workspaceRoutes(core))
+      .use(appRoutes(core))
       .use(authPages())
       .use(devOutboxRoutes(core))
   )

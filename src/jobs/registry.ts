@@ -1,8 +1,13 @@
 import type { Core } from '../core'
 import { mailSend } from './kinds/mail-send'
+import { workspaceProvision, workspaceTeardown } from './kinds/workspace'
 import type { JobHandler } from './runner'
 
 export type CoreJobHandler = JobHandler<Core, never>
 
 /** Every job kind the product runs. Each handler calls into a feature service. */
-export const jobHandlers: CoreJobHandler[] = [mailSend]
+export const jobHandlers: CoreJobHandler[] = [
+  mailSend,
+  workspaceProvision,
+  workspaceTeardown,
+] as CoreJobHandler[]

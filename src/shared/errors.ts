@@ -8,6 +8,8 @@ export class AppError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** For 422: where in the request the problem is (FastAPI `loc`). */
+    readonly loc: (string | number)[] = ['body'],
   ) {
     super(message)
     this.name = 'AppError'
@@ -21,4 +23,5 @@ export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', 404, `$
 export const conflict = (message: string) => new AppError('CONFLICT', 409, message)
 export const badRequest = (code: string, message: string) => new AppError(code, 400, message)
 /** A business-rule rejection of a well-formed request, in the FastAPI 422 shape via the errors plugin. */
-export const unprocessable = (code: string, message: string) => new AppError(code, 422, message)
+export const unprocessable = (code: string, message: string, loc: (string | number)[] = ['body']) =>
+  new AppError(code, 422, message, {}, loc)

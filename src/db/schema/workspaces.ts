@@ -14,6 +14,8 @@ export const workspaces = sqliteTable(
     state: text('state').$type<WorkspaceState>().notNull().default('provisioning'),
     plan: text('plan').$type<Plan>().notNull().default('free'),
     provisioningError: text('provisioning_error'),
+    /** Last provisioning step completed, so a retry resumes after it. */
+    provisioningStep: text('provisioning_step'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

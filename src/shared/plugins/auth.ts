@@ -1,13 +1,25 @@
+import { and, eq } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import type { Core } from '../../core'
+import { workspaces } from '../../db/schema'
 import { findSession, type SessionView, sessionCookieName } from '../../features/auth/sessions'
 import { type Account, findAccount } from '../../identity/accounts'
 import { issuerFor, PLATFORM } from '../../identity/instances'
 import { publicJwks } from '../../identity/keys'
 import { controlPlaneAudience } from '../../identity/provider'
 import { safeEqual } from '../crypto'
-import { AppError, forbidden, unauthorized } from '../errors'
+import { AppError, forbidden, notFound, unauthorized } from '../errors'
+
+/** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */
+export type WorkspaceScope = 'workspace:read' | 'workspace:write' | 'workspace:admin'
+const SCOPE_RANK: Record<WorkspaceScope, number> = {
+  'workspace:read': 1,
+  'workspace:write': 2,
+  'workspace:admin': 3,
+}
+
+export type WorkspaceRow = typeof workspaces.$inferSelect
 
 /** Who is calling: a dashboard user (session cookie) or an API caller (bearer token). */
 export interface Principal {
@@ -79,14 +91,48 @@ export function authPlugin(core: Core) {
     return { account: session.account, via: 'session', session }
   }
 
+  /** The scope a principal holds on a workspace it can see; the owner holds workspace:admin. */
+  function scopeOn(principal: Principal, workspace: WorkspaceRow): WorkspaceScope | null {
+    return workspace.ownerId === principal.account.id ? 'workspace:admin' : null
+  }
+
   const cookieName = sessionCookieName(core)
+  const required = async (request: Request, cookieValue: unknown, body: unknown) => {
+    const principal = await principalOf(request, cookieValue as string | undefined, body)
+    if (!principal) throw unauthorized()
+    return principal
+  }
+
   return new Elysia({ name: 'auth' }).decorate('principalOf', principalOf).macro({
+    /** `auth: true`: any signed-in principal. */
     auth: {
       async resolve({ request, cookie, body }) {
-        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, body)
-        if (!principal) throw unauthorized()
-        return { principal }
+        return { principal: await required(request, cookie[cookieName]?.value, body) }
       },
     },
+    /**
+     * `scope: 'workspace:read'` (or write/admin): a principal holding that scope on the
+     * `{workspace_id}` of the path. A workspace the caller cannot see answers 404, never 403,
+     * so ids of other users' workspaces leak nothing.
+     */
+    scope: (needed: WorkspaceScope) => ({
+      resolve: async ({ request, cookie, body, params }) => {
+        const principal = await required(request, cookie[cookieName]?.value, body)
+        const workspace = core.db
+          .select()
+          .from(workspaces)
+          .where(
+            and(
+              eq(workspaces.id, (params as Record<string, string | undefined>).workspace_id ?? ''),
+              eq(workspaces.ownerId, principal.account.id),
+            ),
+          )
+          .get()
+        const held = workspace ? scopeOn(principal, workspace) : null
+        if (!workspace || !held) throw notFound('Workspace')
+        if (SCOPE_RANK[held] < SCOPE_RANK[needed]) throw forbidden(`This needs ${needed}`)
+        return { principal, workspace }
+      },
+    }),
   })
 }

@@ -82,7 +82,7 @@ export const errorsPlugin = (log: Logger) =>
     }
     if (error instanceof AppError) {
       if (error.status === 422) {
-        return json(422, { detail: [{ loc: ['body'], msg: error.message, type: error.code.toLowerCase() }] })
+        return json(422, { detail: [{ loc: error.loc, msg: error.message, type: error.code.toLowerCase() }] })
       }
       return json(error.status, { detail: error.message }, error.headers)
     }

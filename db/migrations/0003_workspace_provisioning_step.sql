@@ -1,0 +1,1 @@
+ALTER TABLE `workspaces` ADD `provisioning_step` text;

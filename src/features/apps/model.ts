@@ -1,0 +1,52 @@
+import { t } from 'elysia'
+
+export namespace AppModel {
+  export const appType = t.Union([t.Literal('web'), t.Literal('spa'), t.Literal('native')], {
+    description: 'web: confidential, gets a client_secret; spa and native: public, PKCE required',
+  })
+
+  const uri = t.String({ minLength: 1, maxLength: 2083, description: 'Absolute URI (format uri)' })
+
+  export const create = t.Object({
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    redirect_uris: t.Array(uri, { minItems: 1 }),
+    post_logout_redirect_uris: t.Optional(t.Array(uri)),
+    app_type: t.Optional(appType),
+    dev_mode: t.Optional(
+      t.Boolean({
+        description: 'Allows http://localhost and http://127.0.0.1 redirect URIs; for local development only',
+      }),
+    ),
+  })
+
+  export const credentials = t.Object({
+    id: t.String(),
+    name: t.String(),
+    client_id: t.String(),
+    client_secret: t.Nullable(
+      t.String({ description: 'Only for web apps; shown once, never retrievable again' }),
+    ),
+    app_type: appType,
+    issuer: t.String(),
+    discovery_url: t.String(),
+  })
+
+  export const out = t.Object({
+    id: t.String(),
+    name: t.String(),
+    client_id: t.String(),
+    app_type: appType,
+    redirect_uris: t.Array(t.String()),
+    post_logout_redirect_uris: t.Array(t.String()),
+    dev_mode: t.Boolean(),
+  })
+
+  export const list = t.Object({ items: t.Array(out), total: t.Integer() })
+
+  export const params = t.Object({
+    workspace_id: t.String({ format: 'uuid' }),
+    app_id: t.String({ maxLength: 64 }),
+  })
+
+  export type Create = typeof create.static
+}

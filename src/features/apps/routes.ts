@@ -1,0 +1,48 @@
+import { Elysia, t } from 'elysia'
+import type { Core } from '../../core'
+import { authPlugin } from '../../shared/plugins/auth'
+import { WorkspaceModel } from '../workspaces/model'
+import { AppModel } from './model'
+import { createAppService } from './service'
+
+const tags = ['apps']
+
+/** SPEC "Apps": OIDC applications of the workspace's Default project. */
+export function appRoutes(core: Core) {
+  const service = createAppService(core)
+  return new Elysia({ name: 'app-routes', prefix: '/v1/workspaces/:workspace_id/apps' })
+    .use(authPlugin(core))
+    .get('/', ({ workspace }) => service.list(workspace), {
+      params: WorkspaceModel.params,
+      scope: 'workspace:read',
+      response: AppModel.list,
+      detail: { tags, summary: 'List apps' },
+    })
+    .post(
+      '/',
+      ({ workspace, body, set }) => {
+        set.status = 201
+        return service.create(workspace, body)
+      },
+      {
+        params: WorkspaceModel.params,
+        body: AppModel.create,
+        scope: 'workspace:write',
+        response: { 201: AppModel.credentials },
+        detail: { tags, summary: 'Create an app; the client secret (web apps) is shown once' },
+      },
+    )
+    .delete(
+      '/:app_id',
+      ({ workspace, params }) => {
+        service.remove(workspace, params.app_id)
+        return { deleted: true }
+      },
+      {
+        params: AppModel.params,
+        scope: 'workspace:write',
+        response: t.Object({ deleted: t.Boolean() }),
+        detail: { tags, summary: 'Delete an app (idempotent)' },
+      },
+    )
+}

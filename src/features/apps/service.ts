@@ -1,0 +1,85 @@
+import { and, asc, eq } from 'drizzle-orm'
+import type { Core } from '../../core'
+import { apps } from '../../db/schema'
+import { issuerFor } from '../../identity/instances'
+import { randomToken, sha256Hex } from '../../shared/crypto'
+import { conflict } from '../../shared/errors'
+import { newId } from '../../shared/ids'
+import type { Workspace } from '../workspaces/service'
+import type { AppModel } from './model'
+import { checkRedirectUris } from './redirect-uris'
+
+type AppRow = typeof apps.$inferSelect
+
+export const appOut = (a: AppRow) => ({
+  id: a.id,
+  name: a.name,
+  client_id: a.clientId,
+  app_type: a.appType,
+  redirect_uris: a.redirectUris,
+  post_logout_redirect_uris: a.postLogoutRedirectUris,
+  dev_mode: a.devMode,
+})
+
+/** OIDC applications of a workspace's Default project; every query is scoped by workspace. */
+export function createAppService(core: Core) {
+  return {
+    list(workspace: Workspace) {
+      const items = core.db
+        .select()
+        .from(apps)
+        .where(eq(apps.instanceId, workspace.id))
+        .orderBy(asc(apps.createdAt), asc(apps.id))
+        .all()
+        .map(appOut)
+      return { items, total: items.length }
+    },
+
+    /** Creates the client; a web app's secret is returned this once and stored as a SHA-256 digest. */
+    create(workspace: Workspace, input: AppModel.Create) {
+      if (workspace.state === 'deleting') throw conflict('This workspace is being deleted')
+      const appType = input.app_type ?? 'web'
+      const devMode = input.dev_mode ?? false
+      checkRedirectUris('redirect_uris', input.redirect_uris, appType, devMode)
+      checkRedirectUris('post_logout_redirect_uris', input.post_logout_redirect_uris ?? [], appType, devMode)
+      const now = core.clock.now()
+      const clientSecret = appType === 'web' ? randomToken(32) : null
+      const row = core.db
+        .insert(apps)
+        .values({
+          id: newId('app', now),
+          instanceId: workspace.id,
+          name: input.name.trim() || input.name,
+          clientId: randomToken(18),
+          clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+          appType,
+          redirectUris: input.redirect_uris,
+          postLogoutRedirectUris: input.post_logout_redirect_uris ?? [],
+          devMode,
+          createdAt: now,
+        })
+        .returning()
+        .get()
+      const issuer = issuerFor(core.config, workspace.id)
+      return {
+        id: row.id,
+        name: row.name,
+        client_id: row.clientId,
+        client_secret: clientSecret,
+        app_type: appType,
+        issuer,
+        discovery_url: `${issuer}/.well-known/openid-configuration`,
+      }
+    },
+
+    /** Idempotent: deleting an app that is already gone is not an error (SPEC). */
+    remove(workspace: Workspace, appId: string): void {
+      core.db
+        .delete(apps)
+        .where(and(eq(apps.instanceId, workspace.id), eq(apps.id, appId)))
+        .run()
+    },
+  }
+}
+
+export type AppService = ReturnType<typeof createAppService>

@@ -1,0 +1,81 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../core'
+import { authPlugin } from '../../shared/plugins/auth'
+import { WorkspaceModel } from './model'
+import { createWorkspaceService, workspaceOut } from './service'
+
+const tags = ['workspaces']
+
+/** SPEC "Workspaces": create starts asynchronous provisioning; clients poll until `active`. */
+export function workspaceRoutes(core: Core) {
+  const service = createWorkspaceService(core)
+  const out = (w: Parameters<typeof workspaceOut>[1]) => workspaceOut(core, w)
+
+  return new Elysia({ name: 'workspace-routes', prefix: '/v1/workspaces' })
+    .use(authPlugin(core))
+    .get(
+      '/',
+      ({ principal }) => {
+        const items = service.list(principal.account.id).map(out)
+        return { items, total: items.length }
+      },
+      { auth: true, response: WorkspaceModel.list, detail: { tags, summary: 'List your workspaces' } },
+    )
+    .post(
+      '/',
+      ({ principal, body, set }) => {
+        set.status = 201
+        return out(service.create(principal.account.id, body.name))
+      },
+      {
+        auth: true,
+        body: WorkspaceModel.create,
+        response: { 201: WorkspaceModel.out },
+        detail: { tags, summary: 'Create a workspace (state provisioning)' },
+      },
+    )
+    .get('/:workspace_id', ({ workspace }) => out(workspace), {
+      params: WorkspaceModel.params,
+      scope: 'workspace:read',
+      response: WorkspaceModel.out,
+      detail: { tags, summary: 'Get a workspace' },
+    })
+    .patch(
+      '/:workspace_id',
+      ({ principal, workspace, body }) => out(service.rename(principal.account.id, workspace.id, body.name)),
+      {
+        params: WorkspaceModel.params,
+        body: WorkspaceModel.update,
+        scope: 'workspace:write',
+        response: WorkspaceModel.out,
+        detail: { tags, summary: 'Rename a workspace' },
+      },
+    )
+    .delete(
+      '/:workspace_id',
+      ({ principal, workspace, set }) => {
+        set.status = 202
+        const w = service.remove(principal.account.id, workspace.id)
+        return { id: w.id, state: 'deleting' as const }
+      },
+      {
+        params: WorkspaceModel.params,
+        scope: 'workspace:admin',
+        response: { 202: WorkspaceModel.deleted },
+        detail: { tags, summary: 'Delete a workspace (its instance is torn down in the background)' },
+      },
+    )
+    .post(
+      '/:workspace_id/retry-provisioning',
+      ({ principal, workspace, set }) => {
+        set.status = 202
+        return out(service.retry(principal.account.id, workspace.id))
+      },
+      {
+        params: WorkspaceModel.params,
+        scope: 'workspace:admin',
+        response: { 202: WorkspaceModel.out },
+        detail: { tags, summary: 'Re-run provisioning after a failure (a no-op in any other state)' },
+      },
+    )
+}
