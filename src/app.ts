@@ -2,11 +2,14 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
+import { appPages } from './features/apps/pages'
 import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
 import { authRoutes } from './features/auth/routes'
+import { assetRoutes } from './features/dashboard/assets'
 import { devOutboxRoutes } from './features/dev-outbox/routes'
 import { healthRoutes } from './features/health/routes'
+import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
 import { identityPlanePlugin } from './identity/bridge'
@@ -44,6 +47,9 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(authRoutes(core, identity.bridge))
       .use(workspaceRoutes(core))
       .use(appRoutes(core))
+      .use(workspacePages(core))
+      .use(appPages(core))
+      .use(assetRoutes())
       .use(authPages())
       .use(devOutboxRoutes(core))
   )

@@ -4,7 +4,6 @@
 import { createServer } from 'node:net'
 import { loadConfig } from '../../src/config'
 import { createCore } from '../../src/core'
-import { apps, workspaces } from '../../src/db/schema'
 import { issuerFor } from '../../src/identity/instances'
 import { ensureInstanceKeys } from '../../src/identity/keys'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
@@ -41,35 +40,24 @@ export async function seedWorkspace(env: Record<string, string | undefined>): Pr
   try {
     const workspaceId = newWorkspaceId()
     const now = core.clock.now()
-    core.db
-      .insert(workspaces)
-      .values({
-        id: workspaceId,
-        name: 'Bench',
-        ownerId: 'usr_bench',
-        state: 'active',
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run()
+    const sql = core.db.$client
+    // Plain SQL naming only the columns set here, so columns added later (with defaults) need no change.
+    sql
+      .prepare(
+        `INSERT INTO workspaces (id, name, owner_id, state, created_at, updated_at)
+         VALUES ($id, 'Bench', 'usr_bench', 'active', $now, $now)`,
+      )
+      .run({ id: workspaceId, now })
     await ensureInstanceKeys(core, workspaceId)
     const clientId = randomToken(16)
     const clientSecret = randomToken(32)
-    core.db
-      .insert(apps)
-      .values({
-        id: newId('app'),
-        instanceId: workspaceId,
-        name: 'bench web app',
-        clientId,
-        clientSecretHash: sha256Hex(clientSecret),
-        appType: 'web',
-        redirectUris: ['https://rp.example/cb'],
-        postLogoutRedirectUris: [],
-        devMode: false,
-        createdAt: now,
-      })
-      .run()
+    sql
+      .prepare(
+        `INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+           post_logout_redirect_uris, dev_mode, extra_grants, created_at)
+         VALUES ($id, $instance, 'bench web app', $clientId, $hash, 'web', '["https://rp.example/cb"]', '[]', 0, '[]', $now)`,
+      )
+      .run({ id: newId('app'), instance: workspaceId, clientId, hash: sha256Hex(clientSecret), now })
     return { workspaceId, issuer: issuerFor(config, workspaceId), clientId, clientSecret }
   } finally {
     core.db.$client.close()

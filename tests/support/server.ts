@@ -26,6 +26,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   env: Record<string, string> = {},
   dataDir = tempDir(),
+  opts: { handlerModules?: string[] } = {},
 ): Promise<TestServer> {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
@@ -39,6 +40,10 @@ export async function startTestServer(
   })
   const logLines: Record<string, unknown>[] = []
   const log = createLogger('info', (line) => logLines.push(JSON.parse(line)))
-  const server = await startServer(config, { workerUrl: WORKER_URL, log })
+  const server = await startServer(config, {
+    workerUrl: WORKER_URL,
+    log,
+    handlerModules: opts.handlerModules,
+  })
   return { ...server, baseUrl: config.baseUrl, logLines }
 }

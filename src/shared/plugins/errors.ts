@@ -2,6 +2,7 @@ import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
 import { AppError } from '../errors'
 import type { Logger } from '../logger'
+import { dashboardError } from '../views/error-page'
 
 /** One entry of a FastAPI-style `HTTPValidationError.detail`. */
 export interface ValidationDetail {
@@ -46,7 +47,11 @@ export function validationDetails(error: Readonly<ValidationError>): ValidationD
     const path = e.path.split('/').filter(Boolean).map(segment)
     const loc = [where, ...path]
     const key = JSON.stringify(loc)
-    const detail = { loc, msg: e.message, type: TYPE_NAMES[e.type as ValueErrorType] ?? 'value_error' }
+    // An absent field fails its type check; report it as FastAPI does.
+    const absent = e.value === undefined && e.type !== ValueErrorType.ObjectRequiredProperty
+    const detail = absent
+      ? { loc, msg: 'Field required', type: 'missing' }
+      : { loc, msg: e.message, type: TYPE_NAMES[e.type as ValueErrorType] ?? 'value_error' }
     const index = seen.get(key)
     // A missing field also fails its type check; "missing" is the one worth reporting.
     if (index === undefined) seen.set(key, out.push(detail) - 1)
@@ -63,10 +68,27 @@ export function validationDetails(error: Readonly<ValidationError>): ValidationD
  */
 export const errorsPlugin = (log: Logger) =>
   new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const url = new URL(request.url)
+    const htmx = request.headers.get('hx-request') === 'true'
+    // The dashboard answers in HTML: a page, or a fragment for htmx; signed-out users go to login.
+    const dashboard = url.pathname.startsWith('/app/')
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       // Recorded for the access log, which reads the status after the response is sent.
       set.status = status
-      return Response.json(body, { status, headers })
+      if (!dashboard) return Response.json(body, { status, headers })
+      const detail = (body as { detail: unknown }).detail
+      const message =
+        typeof detail === 'string' ? detail : 'Some fields are not valid. Check them and try again.'
+      if (status === 401) {
+        const login = `/v1/auth/login?next=${encodeURIComponent(url.pathname + url.search)}`
+        if (htmx) return new Response(null, { status: 401, headers: { 'hx-redirect': login } })
+        set.status = 303
+        return new Response(null, { status: 303, headers: { location: login } })
+      }
+      return new Response(dashboardError(status, message, htmx), {
+        status,
+        headers: { 'content-type': 'text/html; charset=utf-8' },
+      })
     }
     if (code === 'VALIDATION') {
       if (error.type === 'response') {

@@ -1,0 +1,210 @@
+import { Alert, Copyable, FieldError } from '../../shared/views/components'
+import type { appOut } from './service'
+
+type AppView = ReturnType<typeof appOut>
+
+export interface AppFormValues {
+  name: string
+  app_type: string
+  redirect_uris: string
+  post_logout_redirect_uris: string
+  dev_mode: boolean
+}
+
+export const emptyAppForm: AppFormValues = {
+  name: '',
+  app_type: 'web',
+  redirect_uris: '',
+  post_logout_redirect_uris: '',
+  dev_mode: false,
+}
+
+const TYPES = [
+  ['web', 'Web (server-side, gets a client secret)'],
+  ['spa', 'Single-page app (public, PKCE)'],
+  ['native', 'Native or mobile (public, PKCE)'],
+] as const
+
+export function AppRow({ workspaceId, app }: { workspaceId: string; app: AppView }) {
+  return (
+    <tr id={`app-${app.id}`}>
+      <td safe>{app.name}</td>
+      <td>{app.app_type}</td>
+      <td>
+        <code safe>{app.client_id}</code>
+      </td>
+      <td>
+        {app.redirect_uris.map((u) => (
+          <div>
+            <code safe>{u}</code>
+          </div>
+        ))}
+      </td>
+      <td>
+        <button
+          type="button"
+          class="btn danger small"
+          hx-delete={`/app/workspaces/${workspaceId}/apps/${app.id}`}
+          hx-target="closest tr"
+          hx-swap="outerHTML swap:200ms"
+          hx-confirm={`Delete ${app.name}? Apps using its client ID stop working at once.`}
+          aria-label={`Delete ${app.name}`}
+        >
+          Delete
+        </button>
+      </td>
+    </tr>
+  )
+}
+
+export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: AppView[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Type</th>
+          <th>Client ID</th>
+          <th>Redirect URIs</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody id="app-rows">
+        {apps.length === 0 ? (
+          <tr id="apps-empty">
+            <td colspan="5" class="empty">
+              No apps yet. Create one to get a client ID for your website, single-page app or mobile app.
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
+        {apps.map((app) => (
+          <AppRow workspaceId={workspaceId} app={app} />
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+/** The create form; re-rendered with inline errors (422) and the values kept. */
+export function AppForm({
+  workspaceId,
+  values = emptyAppForm,
+  errors = {},
+}: {
+  workspaceId: string
+  values?: AppFormValues
+  errors?: Partial<Record<keyof AppFormValues, string>>
+}) {
+  const action = `/app/workspaces/${workspaceId}/apps`
+  return (
+    <form
+      id="app-form"
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#app-create"
+      hx-swap="innerHTML"
+    >
+      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
+      <label for="app-name">Name</label>
+      <input id="app-name" name="name" type="text" maxlength="200" required value={values.name} />
+      <FieldError id="app-name-error" message={errors.name} />
+      <label for="app-type">Type</label>
+      <select id="app-type" name="app_type">
+        {TYPES.map(([value, label]) => (
+          <option value={value} selected={values.app_type === value}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <label for="app-redirects">Redirect URIs</label>
+      <textarea
+        id="app-redirects"
+        name="redirect_uris"
+        required
+        placeholder="https://app.example.com/callback"
+        safe
+      >
+        {values.redirect_uris}
+      </textarea>
+      <p class="hint">One per line. HTTPS, or http://localhost with development mode.</p>
+      <FieldError id="app-redirects-error" message={errors.redirect_uris} />
+      <label for="app-logout">Post-logout redirect URIs (optional)</label>
+      <textarea id="app-logout" name="post_logout_redirect_uris" safe>
+        {values.post_logout_redirect_uris}
+      </textarea>
+      <FieldError id="app-logout-error" message={errors.post_logout_redirect_uris} />
+      <p class="check">
+        <input id="app-dev" name="dev_mode" type="checkbox" value="true" checked={values.dev_mode} />{' '}
+        <label for="app-dev">Development mode (allow http://localhost redirect URIs)</label>
+      </p>
+      <p>
+        <button class="btn" type="submit">
+          Create app
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** Shown once after creation: the credentials, with copy buttons; the secret is never shown again. */
+export function CredentialsReveal({
+  workspaceId,
+  creds,
+  row,
+}: {
+  workspaceId: string
+  creds: {
+    id: string
+    name: string
+    client_id: string
+    client_secret: string | null
+    issuer: string
+    discovery_url: string
+  }
+  row: AppView
+}) {
+  return (
+    <>
+      <div class="panel" id="credentials" role="status">
+        <h2 safe>{`${creds.name} is ready`}</h2>
+        {creds.client_secret ? (
+          <Alert kind="warn">
+            Copy the client secret now. It is shown only once and cannot be retrieved later.
+          </Alert>
+        ) : (
+          <p class="hint">This is a public client: it has no secret and must use PKCE.</p>
+        )}
+        <div class="label">Client ID</div>
+        <Copyable label="Client ID" value={creds.client_id} />
+        {creds.client_secret ? (
+          <>
+            <div class="label">Client secret</div>
+            <Copyable label="Client secret" value={creds.client_secret} />
+          </>
+        ) : (
+          ''
+        )}
+        <div class="label">Issuer</div>
+        <Copyable label="Issuer" value={creds.issuer} />
+        <div class="label">Discovery URL</div>
+        <Copyable label="Discovery URL" value={creds.discovery_url} />
+        <p>
+          <a class="btn secondary" href={`/app/workspaces/${workspaceId}/apps`}>
+            Done
+          </a>
+        </p>
+      </div>
+      {/* The new row joins the table without a reload, replacing the empty-state row; table
+          parts outside a table must travel inside <template> or the HTML parser drops them. */}
+      <template>
+        <tbody hx-swap-oob="beforeend:#app-rows">
+          <AppRow workspaceId={workspaceId} app={row} />
+        </tbody>
+        <tr id="apps-empty" hx-swap-oob="delete"></tr>
+      </template>
+    </>
+  )
+}

@@ -1,0 +1,182 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../core'
+import { issuerFor } from '../../identity/instances'
+import { authPlugin } from '../../shared/plugins/auth'
+import { Shell } from '../../shared/views/layout'
+import { html, navigate, shellUser } from '../../shared/views/respond'
+import { WorkspaceModel } from './model'
+import { createWorkspaceService } from './service'
+import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceFacts } from './views'
+
+const views = { detail: { tags: ['views'] } }
+const params = WorkspaceModel.params
+
+/** Settings sections that later releases fill in. */
+const SETTINGS = [
+  'Login policy',
+  'Identity providers',
+  'Users and invitations',
+  'Email (SMTP)',
+  'Branding',
+  'Billing',
+]
+
+/** Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). */
+export function workspacePages(core: Core) {
+  const service = createWorkspaceService(core)
+
+  return new Elysia({ name: 'workspace-pages' })
+    .use(authPlugin(core))
+    .get(
+      '/app/',
+      ({ principal }) => {
+        const items = service.list(principal.account.id)
+        const user = shellUser(principal)
+        return html(
+          <Shell title="Home" user={user} section="home">
+            <div class="row">
+              <div>
+                <h1 safe>{`Welcome${user.name ? `, ${user.name}` : ''}`}</h1>
+                <p class="lead">Your workspaces and what to do next.</p>
+              </div>
+              <a class="btn" href="/app/workspaces/new">
+                New workspace
+              </a>
+            </div>
+            <WorkspaceCards items={items} />
+            {items.some((w) => w.state === 'active') ? (
+              <div class="panel">
+                <h2>Quick actions</h2>
+                <ul class="links">
+                  {items
+                    .filter((w) => w.state === 'active')
+                    .slice(0, 3)
+                    .map((w) => (
+                      <li>
+                        <a href={`/app/workspaces/${w.id}/apps`} safe>{`Add an app to ${w.name}`}</a>
+                      </li>
+                    ))}
+                </ul>
+              </div>
+            ) : (
+              ''
+            )}
+          </Shell>,
+        )
+      },
+      { auth: true, ...views },
+    )
+    .get(
+      '/app/workspaces',
+      ({ principal }) =>
+        html(
+          <Shell title="Workspaces" user={shellUser(principal)} section="workspaces">
+            <div class="row">
+              <h1>Workspaces</h1>
+              <a class="btn" href="/app/workspaces/new">
+                New workspace
+              </a>
+            </div>
+            <p class="lead">Each workspace has its own identity instance, apps and users.</p>
+            <WorkspaceCards items={service.list(principal.account.id)} />
+          </Shell>,
+        ),
+      { auth: true, ...views },
+    )
+    .get(
+      '/app/workspaces/new',
+      ({ principal }) =>
+        html(
+          <Shell title="New workspace" user={shellUser(principal)} section="workspaces">
+            <h1>Create a workspace</h1>
+            <p class="lead">We set up its identity instance right away; it is ready in a few seconds.</p>
+            <NewWorkspaceForm />
+          </Shell>,
+        ),
+      { auth: true, ...views },
+    )
+    .post(
+      '/app/workspaces',
+      ({ principal, body, request }) => {
+        const name = String((body as Record<string, unknown> | null)?.name ?? '').trim()
+        const error = !name ? 'Enter a name.' : name.length > 100 ? 'Use at most 100 characters.' : undefined
+        if (error) return html(<NewWorkspaceForm name={name} error={error} />, 422)
+        const w = service.create(principal.account.id, name)
+        return navigate(request, `/app/workspaces/${w.id}`)
+      },
+      { auth: true, ...views },
+    )
+    .get(
+      '/app/workspaces/:workspace_id',
+      ({ principal, workspace: w }) =>
+        html(
+          <Shell title={w.name} user={shellUser(principal)} section="workspaces">
+            <p class="hint">
+              <a href="/app/workspaces">Workspaces</a> /
+            </p>
+            <div class="row">
+              <h1 safe>{w.name}</h1>
+              <span>
+                <a class="btn secondary" href={`/app/workspaces/${w.id}/apps`}>
+                  Apps
+                </a>{' '}
+                <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
+                  Settings
+                </a>
+              </span>
+            </div>
+            <div class="panel">
+              <StatusFragment w={w} />
+            </div>
+            <div class="panel">
+              <WorkspaceFacts w={w} issuer={issuerFor(core.config, w.id)} />
+            </div>
+          </Shell>,
+        ),
+      { params, scope: 'workspace:read', ...views },
+    )
+    .get(
+      '/app/partials/workspaces/:workspace_id/status',
+      ({ workspace }) => html(<StatusFragment w={workspace} />),
+      {
+        params,
+        scope: 'workspace:read',
+        ...views,
+      },
+    )
+    .post(
+      '/app/workspaces/:workspace_id/retry-provisioning',
+      ({ principal, workspace }) =>
+        html(<StatusFragment w={service.retry(principal.account.id, workspace.id)} />),
+      { params, scope: 'workspace:admin', ...views },
+    )
+    .get(
+      '/app/workspaces/:workspace_id/settings',
+      ({ principal, workspace: w }) =>
+        html(
+          <Shell title={`${w.name} settings`} user={shellUser(principal)} section="workspaces">
+            <p class="hint">
+              <a href={`/app/workspaces/${w.id}`} safe>
+                {w.name}
+              </a>{' '}
+              /
+            </p>
+            <h1>Settings</h1>
+            <div class="panel">
+              <ul class="links">
+                <li>
+                  <a href={`/app/workspaces/${w.id}/apps`}>Applications</a>
+                </li>
+                {SETTINGS.map((label) => (
+                  <li>
+                    <span safe>{label}</span>
+                    <span class="soon">coming soon</span>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          </Shell>,
+        ),
+      { params, scope: 'workspace:read', ...views },
+    )
+}

@@ -1,0 +1,153 @@
+import { Alert, Copyable, EmptyState, FieldError } from '../../shared/views/components'
+import type { Workspace } from './service'
+
+const LABELS: Record<Workspace['state'], string> = {
+  provisioning: 'Provisioning',
+  provisioning_failed: 'Provisioning failed',
+  active: 'Active',
+  deleting: 'Deleting',
+}
+
+export function StateBadge({ state }: { state: Workspace['state'] }) {
+  const busy = state === 'provisioning' || state === 'deleting'
+  return (
+    <span class={`badge ${state}`}>
+      {busy ? <span class="spinner" aria-hidden="true"></span> : ''}
+      <span safe>{LABELS[state]}</span>
+    </span>
+  )
+}
+
+/**
+ * The status fragment: it polls itself every 3 s only while provisioning (SPEC), so the page
+ * turns active without a reload and polling stops there.
+ */
+export function StatusFragment({ w }: { w: Workspace }) {
+  const polling = w.state === 'provisioning'
+  return (
+    <div
+      id="ws-status"
+      hx-get={polling ? `/app/partials/workspaces/${w.id}/status` : undefined}
+      hx-trigger={polling ? 'every 3s' : undefined}
+      hx-swap="outerHTML"
+      aria-live="polite"
+    >
+      <StateBadge state={w.state} />
+      {w.state === 'provisioning' ? (
+        <p class="hint">Setting up the identity instance. This takes a few seconds.</p>
+      ) : (
+        ''
+      )}
+      {w.state === 'active' ? (
+        <p class="hint">
+          The identity instance is ready. <a href={`/app/workspaces/${w.id}/apps`}>Create an app</a> to sign
+          users in.
+        </p>
+      ) : (
+        ''
+      )}
+      {w.state === 'provisioning_failed' ? (
+        <>
+          <Alert kind="error">{Bun.escapeHTML(w.provisioningError ?? 'Provisioning failed.')}</Alert>
+          <button
+            type="button"
+            class="btn"
+            hx-post={`/app/workspaces/${w.id}/retry-provisioning`}
+            hx-target="#ws-status"
+            hx-swap="outerHTML"
+          >
+            Retry provisioning
+          </button>
+        </>
+      ) : (
+        ''
+      )}
+    </div>
+  )
+}
+
+export function WorkspaceCards({ items }: { items: Workspace[] }) {
+  if (items.length === 0) {
+    return (
+      <EmptyState title="No workspaces yet">
+        <p>A workspace gets its own identity instance, apps and users.</p>
+        <a class="btn" href="/app/workspaces/new">
+          Create your first workspace
+        </a>
+      </EmptyState>
+    )
+  }
+  return (
+    <div class="grid">
+      {items.map((w) => (
+        <a class="card" href={`/app/workspaces/${w.id}`}>
+          <div class="row">
+            <span class="name" safe>
+              {w.name}
+            </span>
+            <StateBadge state={w.state} />
+          </div>
+          <p class="hint" safe>
+            {w.id}
+          </p>
+        </a>
+      ))}
+    </div>
+  )
+}
+
+export function NewWorkspaceForm({ name = '', error }: { name?: string; error?: string }) {
+  return (
+    <form
+      id="new-workspace"
+      class="panel"
+      method="post"
+      action="/app/workspaces"
+      hx-post="/app/workspaces"
+      hx-swap="outerHTML"
+    >
+      <label for="ws-name">Workspace name</label>
+      <input
+        id="ws-name"
+        name="name"
+        type="text"
+        value={name}
+        maxlength="100"
+        required
+        autofocus
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? 'ws-name-error' : 'ws-name-hint'}
+      />
+      <p class="hint" id="ws-name-hint">
+        Usually your company or product, e.g. “Acme”. You can rename it later.
+      </p>
+      <FieldError id="ws-name-error" message={error} />
+      <p>
+        <button class="btn" type="submit">
+          Create workspace
+        </button>
+      </p>
+    </form>
+  )
+}
+
+export function WorkspaceFacts({ w, issuer }: { w: Workspace; issuer: string }) {
+  return (
+    <dl class="facts">
+      <dt>Workspace ID</dt>
+      <dd>
+        <code safe>{w.id}</code>
+      </dd>
+      <dt>Plan</dt>
+      <dd>{w.plan}</dd>
+      <dt>Issuer</dt>
+      <dd>
+        <Copyable label="Issuer URL" value={issuer} />
+      </dd>
+      <dt>Discovery</dt>
+      <dd>
+        <Copyable label="Discovery URL" value={`${issuer}/.well-known/openid-configuration`} />
+      </dd>
+    </dl>
+  )
+}

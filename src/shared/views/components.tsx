@@ -1,0 +1,48 @@
+import type { PropsWithChildren } from '@kitajs/html'
+
+export function Alert({ kind, children }: PropsWithChildren<{ kind: 'error' | 'ok' | 'warn' }>) {
+  return (
+    <div class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+      {children}
+    </div>
+  )
+}
+
+export function FieldError({ id, message }: { id: string; message?: string }) {
+  if (!message) return ''
+  return (
+    <p class="field-error" id={id} safe>
+      {message}
+    </p>
+  )
+}
+
+/** A value with a button that copies it (credentials, issuer URLs). */
+export function Copyable({ label, value }: { label: string; value: string }) {
+  return (
+    <div class="secret">
+      <code title={label} safe>
+        {value}
+      </code>
+      <button
+        type="button"
+        class="btn secondary small"
+        data-copy={value}
+        onclick="navigator.clipboard.writeText(this.dataset.copy).then(()=>{this.textContent='Copied'})"
+      >
+        Copy
+      </button>
+    </div>
+  )
+}
+
+export function EmptyState({ title, children }: PropsWithChildren<{ title: string }>) {
+  return (
+    <div class="empty">
+      <p>
+        <strong safe>{title}</strong>
+      </p>
+      {children}
+    </div>
+  )
+}

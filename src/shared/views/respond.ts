@@ -1,0 +1,21 @@
+import type { Principal } from '../plugins/auth'
+import type { ShellUser } from './layout'
+
+/** An HTML response (pages and htmx fragments). */
+export const html = (body: JSX.Element, status = 200, headers: Record<string, string> = {}) =>
+  Promise.resolve(body).then(
+    (text) =>
+      new Response(text, { status, headers: { 'content-type': 'text/html; charset=utf-8', ...headers } }),
+  )
+
+/** Navigates the browser: HX-Redirect for htmx requests, 303 for plain form posts. */
+export const navigate = (request: Request, to: string) =>
+  request.headers.get('hx-request') === 'true'
+    ? new Response(null, { status: 200, headers: { 'hx-redirect': to } })
+    : new Response(null, { status: 303, headers: { location: to } })
+
+export const shellUser = (p: Principal): ShellUser => ({
+  name: p.account.name,
+  email: p.account.email,
+  csrf: p.session?.csrfToken ?? '',
+})

@@ -1,0 +1,409 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import * as oidc from 'openid-client'
+import { Agent } from './support/browserless'
+import { startTestServer, type TestServer } from './support/server'
+import { eventually, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
+
+let server: TestServer
+let alice: PlatformUser
+let bob: PlatformUser
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
+const RP = 'https://rp.example.com'
+
+beforeAll(async () => {
+  server = await startTestServer()
+  alice = await signUpUser(
+    server,
+    { email: 'alice@example.com', password: 'alice-password-1', name: 'Alice Liddell' },
+    { bearer: true },
+  )
+  bob = await signUpUser(server, {
+    email: 'bob@example.com',
+    password: 'bob-password-12',
+    name: 'Bob Builder',
+  })
+})
+afterAll(() => server.stop())
+
+const sql = (query: string, ...params: unknown[]) =>
+  server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
+const stateInDb = (id: string) => sql('SELECT state FROM workspaces WHERE id = ?', id)[0]?.state
+const discovery = (authUrl: string) => fetch(`${authUrl}/.well-known/openid-configuration`)
+
+/** Creates a workspace for `user` and waits until it is active. */
+async function activeWorkspace(user: PlatformUser, name = 'Acme') {
+  const created = await json(user.agent, 'POST', '/v1/workspaces', { name })
+  expect(created.status).toBe(201)
+  return waitForState(user.agent, created.body.id, 'active') as Promise<{ id: string; auth_url: string }>
+}
+
+describe('POST /v1/workspaces', () => {
+  it('answers 201 with a provisioning WorkspaceOut, then becomes active and serves discovery', async () => {
+    const created = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Acme Corp' })
+    expect(created.status).toBe(201)
+    const id = created.body.id as string
+    expect(created.body).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'Acme Corp',
+      state: 'provisioning',
+      plan: 'free',
+      auth_url: `${server.baseUrl}/i/${id}`,
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+      provisioning_error: null,
+    })
+
+    // While not active the instance does not serve (observable only if provisioning is still running).
+    const before = stateInDb(id)
+    const early = await discovery(created.body.auth_url)
+    if (before === 'provisioning' && stateInDb(id) === 'provisioning') expect(early.status).toBe(404)
+
+    const active = await waitForState(alice.agent, id, 'active')
+    expect(active).toMatchObject({ id, name: 'Acme Corp', plan: 'free', provisioning_error: null })
+    expect(active.created_at).toBe(created.body.created_at)
+    const doc = await discovery(created.body.auth_url)
+    expect(doc.status).toBe(200)
+    expect(((await doc.json()) as { issuer: string }).issuer).toBe(created.body.auth_url)
+  })
+
+  it('accepts a 100-character name and refuses invalid payloads with 422', async () => {
+    const ok = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'n'.repeat(100) })
+    expect(ok.status).toBe(201)
+    expect(ok.body.name).toBe('n'.repeat(100))
+
+    const cases: [string, unknown, (string | number)[], string?][] = [
+      ['an empty name', { name: '' }, ['body', 'name'], 'string_too_short'],
+      ['a 101-character name', { name: 'n'.repeat(101) }, ['body', 'name'], 'string_too_long'],
+      ['a missing name', {}, ['body', 'name']],
+      ['a non-string name', { name: 42 }, ['body', 'name']],
+      ['malformed JSON', '{"name": "Refused"', ['body'], 'json_invalid'],
+    ]
+    for (const [what, body, loc, type] of cases) {
+      const r = await json(alice.agent, 'POST', '/v1/workspaces', body)
+      expect({ what, status: r.status }).toEqual({ what, status: 422 })
+      const detail = r.body.detail as { loc: (string | number)[]; msg: string; type: string }[]
+      expect(Array.isArray(detail)).toBe(true)
+      expect({ what, loc: detail[0]!.loc }).toEqual({ what, loc })
+      expect(typeof detail[0]!.msg).toBe('string')
+      if (type) expect({ what, type: detail[0]!.type }).toEqual({ what, type })
+    }
+  })
+
+  it('reports a missing name with the FastAPI type "missing"', async () => {
+    const r = await json(alice.agent, 'POST', '/v1/workspaces', {})
+    expect(r.status).toBe(422)
+    expect(r.body.detail).toEqual([{ loc: ['body', 'name'], msg: expect.any(String), type: 'missing' }])
+  })
+
+  it('ignores unknown fields, as FastAPI models do: a client cannot set the plan', async () => {
+    const r = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Extra', plan: 'enterprise' })
+    expect(r.status).toBe(201)
+    expect(r.body.plan).toBe('free')
+    expect(sql('SELECT plan FROM workspaces WHERE id = ?', r.body.id)).toEqual([{ plan: 'free' }])
+  })
+
+  it('refuses a whitespace-only name with 422 and stores nothing', async () => {
+    const before = sql('SELECT count(*) AS n FROM workspaces WHERE owner_id = ?', alice.id)[0]!.n
+    const r = await json(alice.agent, 'POST', '/v1/workspaces', { name: '   ' })
+    expect(r.status).toBe(422)
+    expect(r.body.detail[0].loc).toEqual(['body', 'name'])
+    expect(sql('SELECT count(*) AS n FROM workspaces WHERE owner_id = ?', alice.id)[0]!.n).toBe(before)
+  })
+})
+
+describe('GET /v1/workspaces', () => {
+  it("lists only the caller's workspaces", async () => {
+    const bobs = await json(bob.agent, 'POST', '/v1/workspaces', { name: 'Bob Works' })
+    expect(bobs.status).toBe(201)
+    const a = await json(alice.agent, 'GET', '/v1/workspaces')
+    const b = await json(bob.agent, 'GET', '/v1/workspaces')
+    expect(a.status).toBe(200)
+    expect(b.status).toBe(200)
+    expect(a.body.total).toBe(a.body.items.length)
+    expect(b.body.total).toBe(b.body.items.length)
+    const aliceIds = (a.body.items as { id: string }[]).map((w) => w.id)
+    const bobIds = (b.body.items as { id: string }[]).map((w) => w.id)
+    expect(aliceIds.length).toBeGreaterThan(0)
+    expect(bobIds).toEqual([bobs.body.id])
+    expect(aliceIds).not.toContain(bobs.body.id)
+    const owned = sql('SELECT id FROM workspaces WHERE owner_id = ?', alice.id).map((r) => r.id)
+    expect([...aliceIds].sort()).toEqual([...(owned as string[])].sort())
+  })
+})
+
+describe('PATCH /v1/workspaces/{id}', () => {
+  it('renames with 200 and validates the name', async () => {
+    const ws = await activeWorkspace(alice, 'Old Name')
+    const r = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, { name: 'New Name' })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ id: ws.id, name: 'New Name', state: 'active' })
+    expect((await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).body.name).toBe('New Name')
+
+    for (const [body, loc] of [
+      [{ name: '' }, ['body', 'name']],
+      [{ name: 'n'.repeat(101) }, ['body', 'name']],
+      [{}, ['body', 'name']],
+      ['not json', ['body']],
+    ] as [unknown, string[]][]) {
+      const bad = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, body)
+      expect(bad.status).toBe(422)
+      expect(bad.body.detail[0].loc).toEqual(loc)
+    }
+    expect((await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).body.name).toBe('New Name')
+  })
+
+  it('ignores unknown fields on rename: the state cannot be set by a client', async () => {
+    const ws = await activeWorkspace(alice, 'Keep Me')
+    const r = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, {
+      name: 'Renamed',
+      state: 'deleting',
+    })
+    expect(r.status).toBe(200)
+    expect(sql('SELECT name, state FROM workspaces WHERE id = ?', ws.id)).toEqual([
+      { name: 'Renamed', state: 'active' },
+    ])
+  })
+
+  it('refuses to rename to a blank name', async () => {
+    const ws = await activeWorkspace(alice, 'Not Blank')
+    const r = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, { name: '  ' })
+    expect(r.status).toBe(422)
+    expect(sql('SELECT name FROM workspaces WHERE id = ?', ws.id)).toEqual([{ name: 'Not Blank' }])
+  })
+})
+
+describe('POST /v1/workspaces/{id}/retry-provisioning', () => {
+  it('is a no-op on an active workspace (202, state unchanged)', async () => {
+    const ws = await activeWorkspace(alice)
+    const before = (await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).body
+    const r = await json(alice.agent, 'POST', `/v1/workspaces/${ws.id}/retry-provisioning`)
+    expect(r.status).toBe(202)
+    expect(r.body).toEqual(before)
+    expect(stateInDb(ws.id)).toBe('active')
+  })
+
+  it('re-runs provisioning from provisioning_failed until active', async () => {
+    const ws = await activeWorkspace(alice)
+    const reason =
+      'Could not create the signing keys. Retry provisioning; if it keeps failing, contact support.'
+    sql(
+      "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = ? WHERE id = ?",
+      reason,
+      ws.id,
+    )
+    const failed = await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)
+    expect(failed.body).toMatchObject({ state: 'provisioning_failed', provisioning_error: reason })
+    // A workspace that is not active serves no identity instance.
+    expect((await discovery(ws.auth_url)).status).toBe(404)
+
+    const r = await json(alice.agent, 'POST', `/v1/workspaces/${ws.id}/retry-provisioning`)
+    expect(r.status).toBe(202)
+    expect(r.body).toMatchObject({ id: ws.id, state: 'provisioning', provisioning_error: null })
+    const active = await waitForState(alice.agent, ws.id, 'active')
+    expect(active.provisioning_error).toBeNull()
+    expect((await discovery(ws.auth_url)).status).toBe(200)
+  })
+})
+
+describe('DELETE /v1/workspaces/{id}', () => {
+  it('answers 202 deleting, stops the instance at once, then purges the workspace, its apps and accounts', async () => {
+    const ws = await activeWorkspace(alice, 'Doomed')
+    const app = await json(alice.agent, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+      name: 'Doomed SPA',
+      app_type: 'spa',
+      redirect_uris: [`${RP}/cb`],
+    })
+    expect(app.status).toBe(201)
+    // An end user signs up on the instance, so it has an account (and OIDC session rows).
+    const config = await oidc.discovery(new URL(ws.auth_url), app.body.client_id, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    })
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: `${RP}/cb`,
+      scope: 'openid',
+      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+    })
+    const back = await signUpEndUser(
+      new Agent(server.baseUrl),
+      url,
+      { email: 'enduser@example.com', password: 'end-user-pass-1', name: 'End User' },
+      `${RP}/cb`,
+    )
+    expect(back.searchParams.get('code')).toBeTruthy()
+    const count = (table: string) =>
+      sql(`SELECT count(*) AS n FROM ${table} WHERE instance_id = ?`, ws.id)[0]!.n as number
+    expect(count('apps')).toBe(1)
+    expect(count('accounts')).toBe(1)
+
+    const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
+    expect(del.status).toBe(202)
+    expect(del.body).toEqual({ id: ws.id, state: 'deleting' })
+    // The instance stops serving at once, before the purge.
+    expect((await discovery(ws.auth_url)).status).toBe(404)
+
+    await eventually('the workspace to be purged', async () =>
+      (await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).status === 404 ? true : undefined,
+    )
+    expect((await discovery(ws.auth_url)).status).toBe(404)
+    expect(sql('SELECT id FROM workspaces WHERE id = ?', ws.id)).toEqual([])
+    expect(count('apps')).toBe(0)
+    expect(count('accounts')).toBe(0)
+    expect(count('oidc_payloads')).toBe(0)
+    expect(count('instance_keys')).toBe(0)
+    const list = await json(alice.agent, 'GET', '/v1/workspaces')
+    expect((list.body.items as { id: string }[]).map((w) => w.id)).not.toContain(ws.id)
+    expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)).status).toBe(404)
+  })
+})
+
+describe('isolation and authentication', () => {
+  let ws: { id: string; auth_url: string }
+  let appId: string
+  let bobWs: string
+
+  beforeAll(async () => {
+    bobWs = (await json(bob.agent, 'POST', '/v1/workspaces', { name: 'Bob Own' })).body.id
+    ws = await activeWorkspace(alice, 'Alice Private')
+    const app = await json(alice.agent, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+      name: 'Private App',
+      redirect_uris: [`${RP}/cb`],
+    })
+    expect(app.status).toBe(201)
+    appId = app.body.id
+  })
+
+  it('answers 404 (never 403) to another user on every route of a workspace they do not own', async () => {
+    const before = (await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).body
+    const calls: [string, string, unknown?][] = [
+      ['GET', `/v1/workspaces/${ws.id}`],
+      ['PATCH', `/v1/workspaces/${ws.id}`, { name: 'Hijacked' }],
+      ['POST', `/v1/workspaces/${ws.id}/retry-provisioning`],
+      ['GET', `/v1/workspaces/${ws.id}/apps`],
+      ['POST', `/v1/workspaces/${ws.id}/apps`, { name: 'Rogue', redirect_uris: [`${RP}/rogue`] }],
+      ['DELETE', `/v1/workspaces/${ws.id}/apps/${appId}`],
+      ['DELETE', `/v1/workspaces/${ws.id}`],
+    ]
+    const unknown = crypto.randomUUID()
+    for (const [method, path, body] of calls) {
+      const r = await json(bob.agent, method, path, body)
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 })
+      expect(r.body).toEqual({ detail: 'Workspace not found' })
+      // Indistinguishable from a workspace that does not exist.
+      const none = await json(bob.agent, method, path.replace(ws.id, unknown), body)
+      expect({ method, path, status: none.status, body: none.body }).toEqual({
+        method,
+        path,
+        status: 404,
+        body: r.body,
+      })
+    }
+    // The same with a bearer token: Alice's works on hers, not on Bob's.
+    const viaBearer = await fetch(`${server.baseUrl}/v1/workspaces/${ws.id}`, {
+      headers: { authorization: `Bearer ${alice.bearer}` },
+    })
+    expect(viaBearer.status).toBe(200)
+    const bobBearer = await fetch(`${server.baseUrl}/v1/workspaces/${bobWs}`, {
+      headers: { authorization: `Bearer ${alice.bearer}` },
+    })
+    expect(bobBearer.status).toBe(404)
+
+    const after = await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)
+    expect(after.body).toEqual(before)
+    const apps = await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}/apps`)
+    expect(apps.body.total).toBe(1)
+    expect(apps.body.items[0]).toMatchObject({ id: appId, name: 'Private App' })
+    expect((await discovery(ws.auth_url)).status).toBe(200)
+  })
+
+  it('answers 401 with WWW-Authenticate without credentials', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/workspaces'],
+      ['POST', '/v1/workspaces'],
+      ['GET', `/v1/workspaces/${ws.id}`],
+      ['PATCH', `/v1/workspaces/${ws.id}`],
+      ['DELETE', `/v1/workspaces/${ws.id}`],
+      ['POST', `/v1/workspaces/${ws.id}/retry-provisioning`],
+      ['GET', `/v1/workspaces/${ws.id}/apps`],
+      ['POST', `/v1/workspaces/${ws.id}/apps`],
+      ['DELETE', `/v1/workspaces/${ws.id}/apps/${appId}`],
+    ] as const) {
+      const hasBody = method === 'POST' || method === 'PATCH'
+      const body =
+        path.endsWith('/apps') && hasBody
+          ? { name: 'Anon', redirect_uris: [`${RP}/cb`] }
+          : hasBody && !path.endsWith('retry-provisioning')
+            ? { name: 'Anon' }
+            : undefined
+      const res = await fetch(`${server.baseUrl}${path}`, {
+        method,
+        headers: body ? { 'content-type': 'application/json' } : {},
+        body: body ? JSON.stringify(body) : undefined,
+      })
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 401 })
+      expect(res.headers.get('www-authenticate')).toStartWith('Bearer')
+      expect(await res.json()).toEqual({ detail: 'Not authenticated' })
+    }
+    expect(stateInDb(ws.id)).toBe('active')
+  })
+
+  it('refuses a session-cookie mutation without a valid CSRF token (403), and a bearer needs none', async () => {
+    const noHeader = await alice.agent.request('/v1/workspaces', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'No CSRF' }),
+    })
+    expect(noHeader.status).toBe(403)
+    const wrong = await json(
+      alice.agent,
+      'POST',
+      '/v1/workspaces',
+      { name: 'Wrong CSRF' },
+      { 'x-csrf-token': 'nope' },
+    )
+    expect(wrong.status).toBe(403)
+    const crossSite = await json(
+      alice.agent,
+      'PATCH',
+      `/v1/workspaces/${ws.id}`,
+      { name: 'Cross Site' },
+      { origin: 'https://evil.example' },
+    )
+    expect(crossSite.status).toBe(403)
+    const del = await alice.agent.request(`/v1/workspaces/${ws.id}`, { method: 'DELETE' })
+    expect(del.status).toBe(403)
+    const noCsrfNames = sql(
+      "SELECT name FROM workspaces WHERE owner_id = ? AND name IN ('No CSRF', 'Wrong CSRF', 'Cross Site')",
+      alice.id,
+    )
+    expect(noCsrfNames).toEqual([])
+    expect(stateInDb(ws.id)).toBe('active')
+
+    const viaBearer = await fetch(`${server.baseUrl}/v1/workspaces`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Via Bearer' }),
+    })
+    expect(viaBearer.status).toBe(201)
+    expect(
+      sql('SELECT owner_id FROM workspaces WHERE id = ?', ((await viaBearer.json()) as { id: string }).id),
+    ).toEqual([{ owner_id: alice.id }])
+  })
+
+  it('answers 422 at ["path","workspace_id"] for an id that is not a uuid', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/v1/workspaces/not-a-uuid'],
+      ['PATCH', '/v1/workspaces/123', { name: 'X' }],
+      ['DELETE', '/v1/workspaces/platform'],
+      ['POST', '/v1/workspaces/xyz/retry-provisioning'],
+      ['GET', '/v1/workspaces/not-a-uuid/apps'],
+      ['DELETE', '/v1/workspaces/not-a-uuid/apps/app_1'],
+    ] as [string, string, unknown?][]) {
+      const r = await json(alice.agent, method, path, body)
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 422 })
+      expect(r.body.detail.map((d: { loc: unknown }) => d.loc)).toContainEqual(['path', 'workspace_id'])
+    }
+  })
+})
