@@ -69,8 +69,9 @@ export class IdentityBridge {
     const target = this.resolve(String(req.headers['x-forwarded-host'] ?? ''), url.pathname)
     const instance = target && this.pool.get(target.instanceId)
     if (!target || !instance) {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ detail: 'Identity instance not found' }))
+      const nf = notFound(String(req.headers.accept ?? ''))
+      res.writeHead(404, { 'content-type': nf.type })
+      res.end(nf.body)
       return
     }
     // oidc-provider derives its mount path from originalUrl minus url.
@@ -108,14 +109,18 @@ export class IdentityBridge {
   }
 
   /** Forwards a public request to its instance, or answers discovery/JWKS from the cache. */
-  async forward(request: Request, target: InstanceTarget, clientIp: string): Promise<Response> {
-    const url = new URL(request.url)
+  async forward(request: Request, url: URL, target: InstanceTarget, clientIp: string): Promise<Response> {
     const sub = url.pathname.slice(target.prefix.length) || '/'
-    if (!this.pool.isServing(target.instanceId)) return notFound(request)
     const cacheKey = request.method === 'GET' && CACHEABLE.has(sub) ? `${target.instanceId}${sub}` : null
     if (cacheKey) {
       const hit = this.cache.get(cacheKey)
-      if (hit && hit.expires > this.core.clock.now()) return new Response(hit.body, { headers: hit.headers })
+      // A cache hit skips the bridge, so it checks here that the instance still serves; a miss is
+      // checked once, by the dispatcher.
+      if (hit && hit.expires > this.core.clock.now()) {
+        if (this.pool.isServing(target.instanceId)) return new Response(hit.body, { headers: hit.headers })
+        const nf = notFound(request.headers.get('accept') ?? '')
+        return new Response(nf.body, { status: 404, headers: { 'content-type': nf.type } })
+      }
     }
     const issuer = new URL(issuerFor(this.core.config, target.instanceId))
     const headers = new Headers(request.headers)
@@ -150,14 +155,17 @@ export class IdentityBridge {
   }
 }
 
-function notFound(request: Request): Response {
-  if ((request.headers.get('accept') ?? '').includes('text/html')) {
-    return new Response(
-      ErrorPage({ title: 'Not found', message: 'There is no identity instance at this address.' }) as string,
-      { status: 404, headers: { 'content-type': 'text/html; charset=utf-8' } },
-    )
+function notFound(accept: string): { body: string; type: string } {
+  if (accept.includes('text/html')) {
+    return {
+      body: ErrorPage({
+        title: 'Not found',
+        message: 'There is no identity instance at this address.',
+      }) as string,
+      type: 'text/html; charset=utf-8',
+    }
   }
-  return Response.json({ detail: 'Identity instance not found' }, { status: 404 })
+  return { body: JSON.stringify({ detail: 'Identity instance not found' }), type: 'application/json' }
 }
 
 /** Routes requests addressed to an identity instance (by path or host) across the bridge. */
@@ -167,5 +175,5 @@ export const identityPlanePlugin = (bridge: IdentityBridge) =>
     const target = bridge.resolve(url.host, url.pathname)
     if (!target) return
     const ip = server?.requestIP(request)?.address ?? ''
-    return bridge.forward(request, target, ip)
+    return bridge.forward(request, url, target, ip)
   })
