@@ -1,13 +1,17 @@
 // Benchmarks a named scenario against a baseline measured in the same run, and prints the ratio.
 //   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--warmup N] [--log-level info|warn|…]
-// Scenarios: healthz, discovery, jwks, client-credentials (see `scenarios` below).
+// Scenarios: healthz, discovery, jwks, client-credentials, apps-list, provisioning (see `scenarios` below).
+// All but `provisioning` are throughput scenarios; `provisioning` is a latency scenario: it times a
+// sequence of operations against an absolute target and has no baseline (nor uses --seconds,
+// --connections or --warmup), but prints in the same shape.
 // Servers run as separate processes on loopback; this process drives the load. Each run measures
 // baseline, subject, baseline again (one server process at a time) and compares the subject with
 // the mean of the two baselines, so drift during the run (thermal, noisy neighbours) shows up.
 // Every response is checked (see bench/checked-load.ts); a rejected one counts as an error. On
 // Linux it also prints the server's CPU time per request, which moves far less than req/s when
 // other processes share the machine (their CPU use is printed too).
-// Target lines report `met` or `MISSED`; the exit status is 0 either way (1 only if setup fails).
+// Target lines report `met` or `MISSED`; the exit status is 0 either way (1 only if setup fails, or a
+// latency scenario's operation fails outright, e.g. a workspace ends `provisioning_failed`).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,11 +22,13 @@ import {
   type CheckedLoadResult,
   expect200,
   expectAccessToken,
+  expectTotal,
   runCheckedLoad,
 } from './bench/checked-load'
 import { type CpuUsage, cpuWindow } from './bench/cpu'
 import { formatLoad, type MakeRequest } from './bench/load'
-import { basicAuth, freePort, seedWorkspace } from './bench/setup'
+import { measureProvisioning, type Percentiles } from './bench/provisioning'
+import { basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
 
 const root = join(import.meta.dir, '..')
 
@@ -60,7 +66,8 @@ interface Side {
   start(): Promise<Target>
 }
 
-interface Scenario {
+interface ThroughputScenario {
+  kind?: 'throughput'
   description: string
   /** Minimum absolute rate of the subject, in its unit. */
   minRate?: number
@@ -70,6 +77,31 @@ interface Scenario {
   baseline: Side
   subject: Side
 }
+
+/** What a latency scenario measured: one sample per operation, and the server's CPU meanwhile. */
+interface LatencyMeasured {
+  samples: Percentiles
+  count: number
+  /** What one sample is, plural (`workspaces`). */
+  unit: string
+  /** Lines printed under the result: a breakdown of where the time went. */
+  details: string[]
+  cpu: CpuUsage
+  /** Wall time of the measured window. */
+  seconds: number
+}
+
+interface LatencyScenario {
+  kind: 'latency'
+  description: string
+  /** How the figures are taken, printed under the description. */
+  method: string
+  /** Upper bound on the p95, ms. */
+  maxP95Ms: number
+  subject: { name: string; run(): Promise<LatencyMeasured> }
+}
+
+type Scenario = ThroughputScenario | LatencyScenario
 
 interface Started {
   url: string
@@ -231,6 +263,12 @@ async function gatehouseWithWorkspace(path: string) {
   }
 }
 
+/** Apps in the workspace the apps-list scenario lists. */
+const APPS_LISTED = 5
+const PROVISION_COUNT = 50
+const PROVISION_POLL_MS = 10
+const PROVISION_TIMEOUT_MS = 10_000
+
 const scenarios: Record<string, Scenario> = {
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
@@ -308,6 +346,87 @@ const scenarios: Record<string, Scenario> = {
       },
     },
   },
+  'apps-list': {
+    description: `GET /v1/workspaces/{id}/apps with a dashboard session cookie (session lookup, owner-scoped workspace lookup, ${APPS_LISTED} apps) through the full server vs a bare Bun.serve hello handler`,
+    minRate: 5_000,
+    unit: 'req/s',
+    baseline: bareHello,
+    subject: {
+      name: 'gatehouse: apps-list',
+      async start() {
+        const gh = await startGatehouse()
+        try {
+          const session = await seedSession(gh.env)
+          const ws = await seedWorkspace(gh.env, { ownerId: session.accountId, apps: APPS_LISTED })
+          const url = `${gh.url}/v1/workspaces/${ws.workspaceId}/apps`
+          const headers = { cookie: session.cookie }
+          const check = expectTotal(APPS_LISTED)
+          return {
+            make: () => new Request(url, { headers }),
+            check,
+            async verify() {
+              // Without the cookie the route must refuse, or the load below would not measure auth.
+              const anonymous = await fetch(url)
+              await anonymous.body?.cancel()
+              if (anonymous.status !== 401)
+                throw new Error(`${url} without a session answered ${anonymous.status}`)
+              const res = await fetch(url, { headers })
+              const problem = check(res.status, await res.text())
+              if (problem) throw new Error(`${url}: ${problem}`)
+              return `session cookie ${session.cookie.split('=')[0]} of platform account ${session.accountId}; ${APPS_LISTED} apps listed (401 without it)`
+            },
+            pid: gh.pid,
+            stop: gh.stop,
+          }
+        } catch (e) {
+          await gh.stop()
+          throw e
+        }
+      },
+    },
+  },
+  provisioning: {
+    kind: 'latency',
+    description: `POST /v1/workspaces with a dashboard session, then GET /v1/workspaces/{id} every ${PROVISION_POLL_MS} ms until state active; ${PROVISION_COUNT} workspaces one after another (the job worker creates each one's RS256 and ES256 signing keys)`,
+    method: `one sample per workspace, POST sent → first GET answering active received (so up to one ${PROVISION_POLL_MS} ms poll interval of waiting is included); no warm-up; any workspace ending provisioning_failed or taking > ${PROVISION_TIMEOUT_MS / 1000} s fails the run`,
+    maxP95Ms: 500,
+    subject: {
+      name: 'gatehouse: provisioning',
+      async run() {
+        const gh = await startGatehouse()
+        try {
+          const session = await seedSession(gh.env)
+          const list = await fetch(`${gh.url}/v1/workspaces`, { headers: { cookie: session.cookie } })
+          const problem = expectTotal(0)(list.status, await list.text())
+          if (problem) throw new Error(`GET /v1/workspaces with the bench session: ${problem}`)
+          const done = cpuWindow(gh.pid)
+          const t0 = performance.now()
+          const r = await measureProvisioning(gh.url, session, {
+            count: PROVISION_COUNT,
+            pollMs: PROVISION_POLL_MS,
+            timeoutMs: PROVISION_TIMEOUT_MS,
+          })
+          const cpu = done()
+          const ms = (p: Percentiles, digits = 1) =>
+            `p50 ${p.p50.toFixed(digits)} ms, p95 ${p.p95.toFixed(digits)} ms, max ${p.max.toFixed(digits)} ms`
+          return {
+            samples: r.total,
+            count: r.count,
+            unit: 'workspaces',
+            details: [
+              `POST /v1/workspaces → 201: ${ms(r.post)}`,
+              `server side, created_at → updated_at of the row as it became active: ${ms(r.server, 0)}`,
+              `GETs per workspace until active: p50 ${r.polls.p50}, max ${r.polls.max}`,
+            ],
+            cpu,
+            seconds: (performance.now() - t0) / 1000,
+          }
+        } finally {
+          await gh.stop()
+        }
+      },
+    },
+  },
 }
 
 interface Measured {
@@ -349,44 +468,77 @@ if (!scenario) {
   console.error(`unknown scenario "${name}"; known: ${Object.keys(scenarios).join(', ')}`)
   process.exit(2)
 }
-const targets = [
-  scenario.minRate !== undefined ? `>= ${scenario.minRate} ${scenario.unit}` : null,
-  scenario.minRatio !== undefined ? `ratio >= ${scenario.minRatio.toFixed(2)}` : null,
-].filter(Boolean)
-console.log(`scenario ${name}: ${scenario.description}`)
-console.log(
-  `${seconds} s per measurement after ${warmup} s of warm-up, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}, target ${targets.join(' and ') || 'none (informational)'}`,
-)
-console.log('req/s counts responses that passed the check; p50/p95/p99 are per-request latencies')
-const first = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
-const measured = await measure(scenario.subject, scenario.subject.name)
-const second = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
-const subject = measured.load
-const baselineRps = (first.load.rps + second.load.rps) / 2
-const ratio = subject.rps / baselineRps
-const spread = Math.abs(first.load.rps - second.load.rps) / baselineRps
-console.log(
-  `baseline mean ${baselineRps.toFixed(0)} req/s (its two runs differ by ${(spread * 100).toFixed(1)}% of the mean)`,
-)
-console.log(`ratio ${ratio.toFixed(2)} (gatehouse / mean baseline req/s)`)
-if (first.cpuPerRequest !== null && second.cpuPerRequest !== null && measured.cpuPerRequest !== null) {
-  const baselineCpu = (first.cpuPerRequest + second.cpuPerRequest) / 2
-  console.log(
-    `server cpu per request: gatehouse ${measured.cpuPerRequest.toFixed(0)} µs, baseline mean ${baselineCpu.toFixed(0)} µs (cost ratio ${(baselineCpu / measured.cpuPerRequest).toFixed(2)}, baseline / gatehouse)`,
-  )
-}
-if (scenario.minRate !== undefined) {
-  const met = subject.rps >= scenario.minRate
-  console.log(
-    `target >= ${scenario.minRate} ${scenario.unit}: ${met ? 'met' : 'MISSED'} (${subject.rps.toFixed(0)} ${scenario.unit})`,
-  )
-}
-if (scenario.minRatio !== undefined) {
-  const met = ratio >= scenario.minRatio
-  console.log(
-    `target ratio >= ${scenario.minRatio.toFixed(2)}: ${met ? 'met' : 'MISSED'} (${ratio.toFixed(2)})`,
-  )
-}
-if (subject.errors > 0)
-  console.log(`gatehouse answered ${subject.errors} requests with errors (listed above)`)
+if (scenario.kind === 'latency') await runLatency(name, scenario)
+else await runThroughput(name, scenario)
 process.exit(0)
+
+async function runThroughput(name: string, scenario: ThroughputScenario) {
+  const targets = [
+    scenario.minRate !== undefined ? `>= ${scenario.minRate} ${scenario.unit}` : null,
+    scenario.minRatio !== undefined ? `ratio >= ${scenario.minRatio.toFixed(2)}` : null,
+  ].filter(Boolean)
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(
+    `${seconds} s per measurement after ${warmup} s of warm-up, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}, target ${targets.join(' and ') || 'none (informational)'}`,
+  )
+  console.log('req/s counts responses that passed the check; p50/p95/p99 are per-request latencies')
+  const first = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+  const measured = await measure(scenario.subject, scenario.subject.name)
+  const second = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+  const subject = measured.load
+  const baselineRps = (first.load.rps + second.load.rps) / 2
+  const ratio = subject.rps / baselineRps
+  const spread = Math.abs(first.load.rps - second.load.rps) / baselineRps
+  console.log(
+    `baseline mean ${baselineRps.toFixed(0)} req/s (its two runs differ by ${(spread * 100).toFixed(1)}% of the mean)`,
+  )
+  console.log(`ratio ${ratio.toFixed(2)} (gatehouse / mean baseline req/s)`)
+  if (first.cpuPerRequest !== null && second.cpuPerRequest !== null && measured.cpuPerRequest !== null) {
+    const baselineCpu = (first.cpuPerRequest + second.cpuPerRequest) / 2
+    console.log(
+      `server cpu per request: gatehouse ${measured.cpuPerRequest.toFixed(0)} µs, baseline mean ${baselineCpu.toFixed(0)} µs (cost ratio ${(baselineCpu / measured.cpuPerRequest).toFixed(2)}, baseline / gatehouse)`,
+    )
+  }
+  if (scenario.minRate !== undefined) {
+    const met = subject.rps >= scenario.minRate
+    console.log(
+      `target >= ${scenario.minRate} ${scenario.unit}: ${met ? 'met' : 'MISSED'} (${subject.rps.toFixed(0)} ${scenario.unit})`,
+    )
+  }
+  if (scenario.minRatio !== undefined) {
+    const met = ratio >= scenario.minRatio
+    console.log(
+      `target ratio >= ${scenario.minRatio.toFixed(2)}: ${met ? 'met' : 'MISSED'} (${ratio.toFixed(2)})`,
+    )
+  }
+  if (subject.errors > 0)
+    console.log(`gatehouse answered ${subject.errors} requests with errors (listed above)`)
+}
+
+async function runLatency(name: string, scenario: LatencyScenario) {
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(`gatehouse LOG_LEVEL=${logLevel}, target p95 < ${scenario.maxP95Ms} ms`)
+  console.log(scenario.method)
+  let m: LatencyMeasured
+  try {
+    m = await scenario.subject.run()
+  } catch (e) {
+    console.error(`${scenario.subject.name} FAILED: ${(e as Error).message}`)
+    process.exit(1)
+  }
+  const { samples: s } = m
+  console.log(
+    `${scenario.subject.name.padEnd(28)} p50 ${s.p50.toFixed(1)} ms   p95 ${s.p95.toFixed(1)} ms   max ${s.max.toFixed(1)} ms   (${m.count} ${m.unit})`,
+  )
+  for (const line of m.details) console.log(`  ${line}`)
+  const perOp =
+    m.cpu.server === null
+      ? 'n/a'
+      : `${((m.cpu.server / m.count) * 1000).toFixed(1)} ms per ${m.unit.replace(/s$/, '')}`
+  console.log(
+    `  cpu: server ${perOp} (${cores(m.cpu.server, m.seconds)}), load generator ${cores(m.cpu.driver, m.seconds)}, other processes ${cores(m.cpu.others, m.seconds)}`,
+  )
+  console.log('baseline: n/a (latency target)')
+  const met = s.p95 < scenario.maxP95Ms
+  console.log(`target p95 < ${scenario.maxP95Ms} ms: ${met ? 'met' : 'MISSED'} (p95 ${s.p95.toFixed(1)} ms)`)
+}

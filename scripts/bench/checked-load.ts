@@ -28,7 +28,22 @@ export const expectAccessToken: Check = (status, body) => {
   }
 }
 
-const percentile = (sorted: Float64Array, p: number) =>
+/** A list response (`{ items, total }`): 200 with `total` and `items.length` both equal to `n`. */
+export const expectTotal =
+  (n: number): Check =>
+  (status, body) => {
+    if (status !== 200) return `HTTP ${status}: ${body.slice(0, 160)}`
+    try {
+      const { items, total } = JSON.parse(body) as { items?: unknown; total?: unknown }
+      return total === n && Array.isArray(items) && items.length === n
+        ? null
+        : `HTTP 200 with total ${String(total)}, ${Array.isArray(items) ? items.length : 'no'} items (want ${n})`
+    } catch {
+      return `HTTP 200 with a body that is not JSON: ${body.slice(0, 160)}`
+    }
+  }
+
+export const percentile = (sorted: Float64Array, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
 
 export async function runCheckedLoad(

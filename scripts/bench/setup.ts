@@ -1,10 +1,11 @@
-// Fixtures for the identity-plane scenarios: a free loopback port, and an active workspace with its
-// instance keys and a confidential (`web`) app, written straight into the store of a running server
-// (the same shape provisioning and tests/support/instances.ts leave behind).
+// Fixtures for the scenarios: a free loopback port, an active workspace with its instance keys and
+// confidential (`web`) apps, and a dashboard session of a platform account, written straight into the
+// store of a running server (the same shape provisioning, sign-in and tests/support leave behind).
 import { createServer } from 'node:net'
 import { loadConfig } from '../../src/config'
-import { createCore } from '../../src/core'
-import { issuerFor } from '../../src/identity/instances'
+import { type Core, createCore } from '../../src/core'
+import { createSession, sessionCookieName } from '../../src/features/auth/sessions'
+import { issuerFor, PLATFORM } from '../../src/identity/instances'
 import { ensureInstanceKeys } from '../../src/identity/keys'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
@@ -26,18 +27,33 @@ export function freePort(): Promise<number> {
 export interface BenchWorkspace {
   workspaceId: string
   issuer: string
+  /** Credentials of the first app. */
   clientId: string
   clientSecret: string
 }
 
-/**
- * Creates an active workspace, its instance keys and a `web` app in the database of the server
- * started with `env` (which must carry the same DATA_DIR and SECRET_KEY: the keys are sealed with it).
- */
-export async function seedWorkspace(env: Record<string, string | undefined>): Promise<BenchWorkspace> {
+/** Opens the store of the server started with `env` (same DATA_DIR and SECRET_KEY), runs `fn`, closes it. */
+async function withStore<T>(env: Record<string, string | undefined>, fn: (core: Core) => Promise<T> | T) {
   const config = loadConfig(env)
   const core = createCore(config, { log: createLogger('error') })
   try {
+    return await fn(core)
+  } finally {
+    core.db.$client.close()
+  }
+}
+
+/**
+ * Creates an active workspace, its instance keys and `apps` `web` apps (default 1) in the database of
+ * the server started with `env` (which must carry the same DATA_DIR and SECRET_KEY: the keys are
+ * sealed with it). `ownerId` defaults to an account that does not exist (the identity-plane
+ * scenarios never look at the owner); pass a BenchSession's account to reach it through the API.
+ */
+export function seedWorkspace(
+  env: Record<string, string | undefined>,
+  opts: { ownerId?: string; apps?: number } = {},
+): Promise<BenchWorkspace> {
+  return withStore(env, async (core) => {
     const workspaceId = newWorkspaceId()
     const now = core.clock.now()
     const sql = core.db.$client
@@ -45,23 +61,60 @@ export async function seedWorkspace(env: Record<string, string | undefined>): Pr
     sql
       .prepare(
         `INSERT INTO workspaces (id, name, owner_id, state, created_at, updated_at)
-         VALUES ($id, 'Bench', 'usr_bench', 'active', $now, $now)`,
+         VALUES ($id, 'Bench', $owner, 'active', $now, $now)`,
       )
-      .run({ id: workspaceId, now })
+      .run({ id: workspaceId, owner: opts.ownerId ?? 'usr_bench', now })
     await ensureInstanceKeys(core, workspaceId)
-    const clientId = randomToken(16)
-    const clientSecret = randomToken(32)
-    sql
+    const insertApp = sql.prepare(
+      `INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+         post_logout_redirect_uris, dev_mode, extra_grants, created_at)
+       VALUES ($id, $instance, $name, $clientId, $hash, 'web', '["https://rp.example/cb"]', '[]', 0, '[]', $now)`,
+    )
+    const credentials: { clientId: string; clientSecret: string }[] = []
+    for (let i = 1; i <= (opts.apps ?? 1); i++) {
+      const clientId = randomToken(16)
+      const clientSecret = randomToken(32)
+      insertApp.run({
+        id: newId('app'),
+        instance: workspaceId,
+        name: `bench web app ${i}`,
+        clientId,
+        hash: sha256Hex(clientSecret),
+        now,
+      })
+      credentials.push({ clientId, clientSecret })
+    }
+    const first = credentials[0]
+    if (!first) throw new Error('seedWorkspace needs at least one app')
+    return { workspaceId, issuer: issuerFor(core.config, workspaceId), ...first }
+  })
+}
+
+export interface BenchSession {
+  accountId: string
+  /** The whole `Cookie` header value: `gh_session=…` (`__Host-gh_session=…` for an https BASE_URL). */
+  cookie: string
+  /** For the `X-CSRF-Token` header of unsafe methods. */
+  csrfToken: string
+}
+
+/**
+ * Creates a platform account (no password: nobody signs in with it) and a dashboard session for it,
+ * exactly as the sign-in callback does (createSession), in the store of the server started with `env`.
+ */
+export function seedSession(env: Record<string, string | undefined>): Promise<BenchSession> {
+  return withStore(env, (core) => {
+    const now = core.clock.now()
+    const accountId = newId('usr', now)
+    core.db.$client
       .prepare(
-        `INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
-           post_logout_redirect_uris, dev_mode, extra_grants, created_at)
-         VALUES ($id, $instance, 'bench web app', $clientId, $hash, 'web', '["https://rp.example/cb"]', '[]', 0, '[]', $now)`,
+        `INSERT INTO accounts (id, instance_id, email, name, email_verified, created_at, updated_at)
+         VALUES ($id, $instance, $email, 'Bench', 1, $now, $now)`,
       )
-      .run({ id: newId('app'), instance: workspaceId, clientId, hash: sha256Hex(clientSecret), now })
-    return { workspaceId, issuer: issuerFor(config, workspaceId), clientId, clientSecret }
-  } finally {
-    core.db.$client.close()
-  }
+      .run({ id: accountId, instance: PLATFORM, email: `${accountId.toLowerCase()}@bench.invalid`, now })
+    const { cookie, csrfToken } = createSession(core, accountId, null)
+    return { accountId, cookie: `${sessionCookieName(core)}=${cookie}`, csrfToken }
+  })
 }
 
 /** `Authorization: Basic …` for client_secret_basic (RFC 6749 §2.3.1: form-encode, then base64). */
