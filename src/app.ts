@@ -13,6 +13,7 @@ import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
 import { identityPlanePlugin } from './identity/bridge'
+import { registerFormats } from './shared/formats'
 import { errorsPlugin } from './shared/plugins/errors'
 import { requestLogPlugin } from './shared/plugins/request-log'
 
@@ -22,6 +23,7 @@ export interface AppDeps {
 
 /** Composes the control plane. Tests import this and drive it through `app.handle` or a server. */
 export function createApp(core: Core, { identity }: AppDeps) {
+  registerFormats()
   return (
     new Elysia()
       // Error mapping and request ids first, so every route below is covered.

@@ -1,4 +1,4 @@
-import { and, asc, eq } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { apps } from '../../db/schema'
 import { issuerFor } from '../../identity/instances'
@@ -23,15 +23,15 @@ export const appOut = (a: AppRow) => ({
 
 /** OIDC applications of a workspace's Default project; every query is scoped by workspace. */
 export function createAppService(core: Core) {
+  const listQuery = core.db
+    .select()
+    .from(apps)
+    .where(eq(apps.instanceId, sql.placeholder('workspaceId')))
+    .orderBy(asc(apps.createdAt), asc(apps.id))
+    .prepare()
   return {
     list(workspace: Workspace) {
-      const items = core.db
-        .select()
-        .from(apps)
-        .where(eq(apps.instanceId, workspace.id))
-        .orderBy(asc(apps.createdAt), asc(apps.id))
-        .all()
-        .map(appOut)
+      const items = listQuery.all({ workspaceId: workspace.id }).map(appOut)
       return { items, total: items.length }
     },
 

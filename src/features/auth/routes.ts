@@ -48,7 +48,7 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
       '/logout',
       async ({ request, cookie, body, principalOf, set }) => {
         const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, body)
-        const url = auth.logoutUrl(principal?.session?.idToken ?? null)
+        const url = auth.logoutUrl(principal?.session?.idToken() ?? null)
         if (principal?.session) destroySession(core, principal.session.idHash)
         cookie[cookieName]!.set({ value: '', httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 0 })
         if (request.headers.get('hx-request')) {

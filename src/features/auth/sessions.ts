@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { sessions } from '../../db/schema'
-import { type Account, findAccount } from '../../identity/accounts'
+import { preparedFor } from '../../db/prepared'
+import { accounts, sessions } from '../../db/schema'
+import type { Account } from '../../identity/accounts'
 import { PLATFORM } from '../../identity/instances'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 
@@ -14,7 +15,7 @@ export const sessionCookieName = (core: Core) =>
 export interface SessionView {
   idHash: string
   csrfToken: string
-  idToken: string | null
+  idToken: () => string | null
   account: Account
 }
 
@@ -42,22 +43,32 @@ export function createSession(
   return { cookie: id, csrfToken }
 }
 
+const queries = preparedFor((db) => ({
+  // One round trip for the session and its account: this runs on every dashboard request.
+  byHash: db
+    .select({ session: sessions, account: accounts })
+    .from(sessions)
+    .innerJoin(accounts, and(eq(accounts.id, sessions.accountId), eq(accounts.instanceId, PLATFORM)))
+    .where(eq(sessions.idHash, sql.placeholder('idHash')))
+    .prepare(),
+}))
+
 export function findSession(core: Core, cookie: string | undefined): SessionView | null {
   if (!cookie) return null
   const idHash = sha256Hex(cookie)
-  const row = core.db.select().from(sessions).where(eq(sessions.idHash, idHash)).get()
+  const row = queries(core.db).byHash.get({ idHash })
   if (!row) return null
-  if (row.expiresAt <= core.clock.now()) {
+  if (row.session.expiresAt <= core.clock.now()) {
     destroySession(core, idHash)
     return null
   }
-  const account = findAccount(core, PLATFORM, row.accountId)
-  if (!account) return null
+  const sealed = row.session.idTokenSealed
   return {
     idHash,
-    csrfToken: row.csrfToken,
-    idToken: row.idTokenSealed ? core.secrets.open(row.idTokenSealed, 'session-id-token') : null,
-    account,
+    csrfToken: row.session.csrfToken,
+    // Opened only when needed (logout), not on every request.
+    idToken: () => (sealed ? core.secrets.open(sealed, 'session-id-token') : null),
+    account: row.account,
   }
 }
 

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import type { Core } from '../../core'
@@ -91,6 +91,12 @@ export function authPlugin(core: Core) {
     return { account: session.account, via: 'session', session }
   }
 
+  const ownedWorkspace = core.db
+    .select()
+    .from(workspaces)
+    .where(and(eq(workspaces.id, sql.placeholder('id')), eq(workspaces.ownerId, sql.placeholder('ownerId'))))
+    .prepare()
+
   /** The scope a principal holds on a workspace it can see; the owner holds workspace:admin. */
   function scopeOn(principal: Principal, workspace: WorkspaceRow): WorkspaceScope | null {
     return workspace.ownerId === principal.account.id ? 'workspace:admin' : null
@@ -118,16 +124,10 @@ export function authPlugin(core: Core) {
     scope: (needed: WorkspaceScope) => ({
       resolve: async ({ request, cookie, body, params }) => {
         const principal = await required(request, cookie[cookieName]?.value, body)
-        const workspace = core.db
-          .select()
-          .from(workspaces)
-          .where(
-            and(
-              eq(workspaces.id, (params as Record<string, string | undefined>).workspace_id ?? ''),
-              eq(workspaces.ownerId, principal.account.id),
-            ),
-          )
-          .get()
+        const workspace = ownedWorkspace.get({
+          id: (params as Record<string, string | undefined>).workspace_id ?? '',
+          ownerId: principal.account.id,
+        })
         const held = workspace ? scopeOn(principal, workspace) : null
         if (!workspace || !held) throw notFound('Workspace')
         if (SCOPE_RANK[held] < SCOPE_RANK[needed]) throw forbidden(`This needs ${needed}`)
