@@ -1,5 +1,6 @@
-import { and, count, eq, isNull } from 'drizzle-orm'
+import { and, count, eq, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
+import { preparedFor } from '../db/prepared'
 import { accounts, accountTokens } from '../db/schema'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
@@ -26,12 +27,19 @@ const hashPassword = (password: string) => Bun.password.hash(password, { algorit
 // Verified against when no account matches, so a miss costs as long as a wrong password.
 const DUMMY_HASH = hashPassword('not-a-real-password-0000')
 
-export function findAccount(core: Core, instanceId: string, id: string): Account | undefined {
-  return core.db
+const queries = preparedFor((db) => ({
+  byId: db
     .select()
     .from(accounts)
-    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, id)))
-    .get()
+    .where(
+      and(eq(accounts.instanceId, sql.placeholder('instanceId')), eq(accounts.id, sql.placeholder('id'))),
+    )
+    .prepare(),
+}))
+
+/** On the token and bearer paths, so prepared once per connection. */
+export function findAccount(core: Core, instanceId: string, id: string): Account | undefined {
+  return queries(core.db).byId.get({ instanceId, id })
 }
 
 export function findAccountByEmail(core: Core, instanceId: string, email: string): Account | undefined {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
-import { exportJWK, generateKeyPair } from 'jose'
+import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
 import { instanceKeys, instanceSecrets } from '../db/schema'
 
@@ -85,3 +85,7 @@ export function deleteInstanceKeys(core: Core, instanceId: string): void {
   core.db.delete(instanceKeys).where(eq(instanceKeys.instanceId, instanceId)).run()
   core.db.delete(instanceSecrets).where(eq(instanceSecrets.instanceId, instanceId)).run()
 }
+
+/** A jose key set over the instance's public keys, to verify tokens it issued without HTTP. */
+export const localJwks = (core: Core, instanceId: string) =>
+  createLocalJWKSet(publicJwks(core, instanceId) as never)

@@ -1,10 +1,10 @@
-import { count, eq, lt } from 'drizzle-orm'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { eq, lt } from 'drizzle-orm'
+import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
-import { loginRequests, workspaces } from '../../db/schema'
+import { loginRequests } from '../../db/schema'
 import type { IdentityBridge } from '../../identity/bridge'
 import { issuerFor, PLATFORM } from '../../identity/instances'
-import { publicJwks } from '../../identity/keys'
+import { localJwks } from '../../identity/keys'
 import {
   CLI_CLIENT_ID,
   CONSOLE_CLIENT_ID,
@@ -15,6 +15,7 @@ import {
 import { controlPlaneAudience } from '../../identity/provider'
 import { randomToken } from '../../shared/crypto'
 import { AppError } from '../../shared/errors'
+import { createWorkspaceService } from '../workspaces/service'
 import { createSession } from './sessions'
 
 const LOGIN_REQUEST_TTL_MS = 10 * 60_000
@@ -53,7 +54,8 @@ export interface AuthServiceDeps {
 
 export function createAuthService({ core, bridge, configuredIdps = () => [] }: AuthServiceDeps) {
   const issuer = issuerFor(core.config, PLATFORM)
-  const jwks = () => createLocalJWKSet(publicJwks(core, PLATFORM) as never)
+  const jwks = () => localJwks(core, PLATFORM)
+  const workspaceService = createWorkspaceService(core)
   const basic = `Basic ${Buffer.from(`${encodeURIComponent(CONSOLE_CLIENT_ID)}:${encodeURIComponent(consoleClientSecret(core))}`).toString('base64')}`
 
   async function platformPost(
@@ -141,9 +143,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         throw new AppError('LOGIN_FAILED', 400, 'Sign-in could not be completed. Start again.')
       }
       const session = createSession(core, payload.sub, idToken)
-      const owned =
-        core.db.select({ n: count() }).from(workspaces).where(eq(workspaces.ownerId, payload.sub)).get()?.n ??
-        0
+      const owned = workspaceService.count(payload.sub)
       const redirect = request.next ?? (owned === 0 ? '/app/workspaces/new' : '/app/')
       return { session, redirect }
     },

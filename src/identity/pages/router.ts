@@ -45,6 +45,10 @@ function send(res: ServerResponse, status: number, body: string | Promise<string
   })
 }
 
+/** A mailed link that is unknown, expired or already used. */
+const linkExpired = (p: PageRequest, message: string) =>
+  send(p.res, 400, MessagePage({ title: 'Link expired', kind: 'error', message }))
+
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = []
   let size = 0
@@ -192,15 +196,7 @@ export function createPageRouter(core: Core) {
   async function verifyEmail(p: PageRequest) {
     const account = useAccountToken(core, p.instance.id, p.query.get('token') ?? '', 'verify_email')
     if (!account) {
-      await send(
-        p.res,
-        400,
-        MessagePage({
-          title: 'Link expired',
-          kind: 'error',
-          message: 'This verification link is invalid, expired or already used.',
-        }),
-      )
+      await linkExpired(p, 'This verification link is invalid, expired or already used.')
       return
     }
     markEmailVerified(core, account)
@@ -255,15 +251,7 @@ export function createPageRouter(core: Core) {
     }
     const account = useAccountToken(core, p.instance.id, token, 'reset_password')
     if (!account) {
-      await send(
-        p.res,
-        400,
-        MessagePage({
-          title: 'Link expired',
-          kind: 'error',
-          message: 'This reset link is invalid, expired or already used. Ask for a new one.',
-        }),
-      )
+      await linkExpired(p, 'This reset link is invalid, expired or already used. Ask for a new one.')
       return
     }
     await setPassword(core, account, password)

@@ -1,12 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { Elysia } from 'elysia'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { workspaces } from '../../db/schema'
 import { findSession, type SessionView, sessionCookieName } from '../../features/auth/sessions'
 import { type Account, findAccount } from '../../identity/accounts'
 import { issuerFor, PLATFORM } from '../../identity/instances'
-import { publicJwks } from '../../identity/keys'
+import { localJwks } from '../../identity/keys'
 import { controlPlaneAudience } from '../../identity/provider'
 import { safeEqual } from '../crypto'
 import { AppError, forbidden, notFound, unauthorized } from '../errors'
@@ -41,9 +41,9 @@ export function authPlugin(core: Core) {
   const issuer = issuerFor(core.config, PLATFORM)
   const audience = controlPlaneAudience(core)
   const origin = new URL(core.config.baseUrl).origin
-  let jwks: ReturnType<typeof createLocalJWKSet> | null = null
+  let jwks: ReturnType<typeof localJwks> | null = null
   const keySet = () => {
-    jwks ??= createLocalJWKSet(publicJwks(core, PLATFORM) as never)
+    jwks ??= localJwks(core, PLATFORM)
     return jwks
   }
 
