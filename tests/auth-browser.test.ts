@@ -42,10 +42,10 @@ describe('in headless Chromium', () => {
       form.submit()
     }, me.csrf_token as string)
     await page.waitForURL(`${server.baseUrl}/app/signed-out`)
-    await expect(page.getByRole('heading', { name: 'You are signed out' }).isVisible()).resolves.toBe(true)
+    await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
     expect((await page.evaluate(async () => (await fetch('/v1/auth/me')).status)) as number).toBe(401)
     await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await expect(page.getByRole('heading', { name: 'Sign in' }).isVisible()).resolves.toBe(true)
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
     await context.close()
   })
 
@@ -73,7 +73,7 @@ describe('in headless Chromium', () => {
     await page.getByLabel('Code').fill(started.user_code)
     await page.getByRole('button', { name: 'Continue' }).click()
     // The user checks the code shown on the device, allows it, then signs in.
-    await expect(page.getByText(started.user_code).isVisible()).resolves.toBe(true)
+    await page.getByText(started.user_code).waitFor()
     await page.getByRole('button', { name: 'Allow' }).click()
     await page.getByLabel('Email').fill(user.email)
     await page.getByLabel('Password').fill(user.password)
