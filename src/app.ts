@@ -1,4 +1,5 @@
 import { openapi } from '@elysiajs/openapi'
+import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
@@ -12,10 +13,9 @@ import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
-import { identityPlanePlugin } from './identity/bridge'
 import { registerFormats } from './shared/formats'
 import { errorsPlugin } from './shared/plugins/errors'
-import { requestLogPlugin } from './shared/plugins/request-log'
+import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -29,8 +29,6 @@ export function createApp(core: Core, { identity }: AppDeps) {
       // Error mapping and request ids first, so every route below is covered.
       .use(errorsPlugin(core.log))
       .use(requestLogPlugin(core.log))
-      // Requests addressed to an identity instance leave here for the bridge, before any parsing.
-      .use(identityPlanePlugin(identity.bridge))
       .use(
         openapi({
           path: '/docs',
@@ -58,3 +56,36 @@ export function createApp(core: Core, { identity }: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * The server's fetch handler, the front door of both planes: a request addressed to an identity
+ * instance (by path or host) goes straight to the identity plane, before any control-plane
+ * parsing or hooks; everything else to the control plane. Both answer with `X-Request-Id` and
+ * leave one access-log line.
+ */
+export function createFetch(core: Core, app: App, { identity }: AppDeps) {
+  const { bridge } = identity
+  return async (request: Request, server: Server<unknown>): Promise<Response> => {
+    const url = new URL(request.url)
+    const target = bridge.resolve(url.host, url.pathname)
+    if (!target) return app.fetch(request)
+    const startedAt = performance.now()
+    const id = requestIdFor(request)
+    let response: Response
+    try {
+      response = await bridge.forward(request, url, target, server.requestIP(request)?.address ?? '')
+    } catch (e) {
+      core.log.error('identity plane failed', { request_id: id, error: String(e), stack: (e as Error).stack })
+      response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
+    }
+    response.headers.set('x-request-id', id)
+    logRequest(core.log, {
+      id,
+      method: request.method,
+      path: url.pathname,
+      status: response.status,
+      startedAt,
+    })
+    return response
+  }
+}

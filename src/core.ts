@@ -4,6 +4,7 @@ import { createEmit, type Emit } from './events/emit'
 import { JobQueue } from './jobs/queue'
 import { type Clock, systemClock } from './shared/clock'
 import { SecretBox } from './shared/crypto'
+import { InstanceChanges } from './shared/instance-changes'
 import { createLogger, type Logger } from './shared/logger'
 
 /**
@@ -18,6 +19,8 @@ export interface Core {
   secrets: SecretBox
   jobs: JobQueue
   emit: Emit
+  /** Tells in-memory views of an identity instance that its rows changed. */
+  instances: InstanceChanges
 }
 
 export interface CoreOptions {
@@ -39,5 +42,6 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     secrets: new SecretBox(config.secretKey),
     jobs: new JobQueue(db, clock, opts.wakeJobs),
     emit: createEmit(db, clock),
+    instances: new InstanceChanges(),
   }
 }

@@ -1,4 +1,4 @@
-import { createApp } from './app'
+import { createApp, createFetch } from './app'
 import type { Config } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
@@ -29,7 +29,14 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   const identity = await startIdentityPlane(core)
   const app = createApp(core, { identity })
   // reusePort false: a stale second server must fail to bind rather than silently share the port.
-  const server = Bun.serve({ hostname: config.host, port: config.port, reusePort: false, fetch: app.fetch })
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    reusePort: false,
+    fetch: createFetch(core, app, { identity }),
+  })
+  // Routes read the client address (`server.requestIP`) through Elysia's context.
+  app.server = server
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   core.log.info('listening', { url, base_url: config.baseUrl, data_dir: config.dataDir })
   pool.wake()
@@ -40,7 +47,6 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     port: server.port ?? config.port,
     async stop() {
       await server.stop(true)
-      await identity.stop()
       await pool?.stop()
       core.db.$client.close()
     },

@@ -185,6 +185,40 @@ describe('a workspace identity instance', () => {
     expect(decodeJwt(api.access_token).aud).toBe('https://api.acme.example')
   })
 
+  it('reads a token request sent with chunked framing, and refuses a body over 64 KiB with 413', async () => {
+    const app = registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    }).toString()
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        const bytes = new TextEncoder().encode(form)
+        c.enqueue(bytes.subarray(0, 10))
+        c.enqueue(bytes.subarray(10))
+        c.close()
+      },
+    })
+    const token = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: chunked,
+    })
+    expect(token.status).toBe(200)
+    const body = (await token.json()) as { access_token: string; token_type: string }
+    expect(body.token_type).toBe('Bearer')
+    expect(decodeJwt(body.access_token).client_id).toBe(app.clientId)
+
+    const huge = await fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${form}&pad=${'x'.repeat(70 * 1024)}`,
+    })
+    expect(huge.status).toBe(413)
+    expect(await huge.json()).toEqual({ detail: 'Request body too large' })
+  })
+
   it('throttles failed sign-ins per account with a clear message', async () => {
     const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
     const config = await discover(app.clientId, null)

@@ -1,7 +1,8 @@
 import type { Statement } from 'bun:sqlite'
+import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import type { AppType } from '../db/schema'
-import { PLATFORM } from './instances'
+import { MEMO_MS, PLATFORM } from './instances'
 
 /** oidc-provider's adapter contract (one class per instance, one object per model). */
 export interface OidcAdapter {
@@ -49,11 +50,16 @@ export function clientMetadata(app: AppRow, machineGrants: boolean): Record<stri
 }
 
 /**
- * The SQLite adapter of one instance: clients are read live from `apps` (a new app works at once,
- * no provider rebuild); every other model lives in `oidc_payloads`.
+ * The SQLite adapter of one instance: clients are read from `apps` (a new app works at once, no
+ * provider rebuild); every other model lives in `oidc_payloads`.
  */
 export function createAdapterClass(core: Core, instanceId: string) {
   const sql = core.db.$client
+  // Clients found lately (a lookup per token request costs more than the rest of client auth);
+  // dropped with the Provider when an app changes (`core.instances`), else after MEMO_MS.
+  const clients = new LRUCache<string, { metadata: Readonly<Record<string, unknown>>; until: number }>({
+    max: 1000,
+  })
   const stmts = {
     client: sql.prepare(
       'SELECT client_id, name, client_secret_hash, app_type, redirect_uris, post_logout_redirect_uris, extra_grants FROM apps WHERE instance_id = $instance AND client_id = $id',
@@ -107,8 +113,17 @@ export function createAdapterClass(core: Core, instanceId: string) {
 
     async find(id: string) {
       if (this.model === 'Client') {
+        const now = core.clock.now()
+        const known = clients.get(id)
+        if (known && known.until > now) return known.metadata
         const app = stmts.client.get({ instance: instanceId, id }) as AppRow | null
-        return app ? clientMetadata(app, instanceId !== PLATFORM) : undefined
+        if (!app) {
+          clients.delete(id)
+          return undefined
+        }
+        const metadata = Object.freeze(clientMetadata(app, instanceId !== PLATFORM))
+        clients.set(id, { metadata, until: now + MEMO_MS })
+        return metadata
       }
       return decode(stmts.find.get({ instance: instanceId, model: this.model, id }), core.clock.now())
     }

@@ -1,10 +1,6 @@
-import { randomBytes } from 'node:crypto'
-import { existsSync, unlinkSync } from 'node:fs'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { Elysia } from 'elysia'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
+import { inject } from './inject'
 import { createInstanceResolver, type InstanceTarget, issuerFor } from './instances'
 import { createPageRouter } from './pages/router'
 import { ErrorPage } from './pages/views'
@@ -26,15 +22,12 @@ interface Cached {
 }
 
 /**
- * The identity plane behind the control plane's port. oidc-provider is a Koa (node:http) app;
- * Elysia takes fetch handlers only, so the Providers run on a node:http server on a private unix
- * socket in this process and Elysia forwards `/i/:ws/*` to it. Discovery and JWKS are answered
- * from a short cache without crossing the bridge.
+ * The identity plane behind the control plane's port. oidc-provider is a Koa (node:http) app and
+ * Elysia takes fetch handlers, so requests addressed to an instance are handed to it in-process
+ * (`inject`): no second HTTP hop, no socket. Discovery and JWKS are answered from a short cache.
  */
 export class IdentityBridge {
-  readonly socketPath = join(tmpdir(), `gatehouse-${process.pid}-${randomBytes(4).toString('hex')}.sock`)
   readonly resolve
-  private server: Server | null = null
   private readonly pages
   private readonly cache = new Map<string, Cached>()
 
@@ -44,25 +37,15 @@ export class IdentityBridge {
   ) {
     this.resolve = createInstanceResolver(core.config)
     this.pages = createPageRouter(core)
+    core.instances.subscribe((instanceId) => this.invalidate(instanceId))
   }
 
-  async start(): Promise<void> {
-    if (existsSync(this.socketPath)) unlinkSync(this.socketPath)
-    const server = createServer((req, res) => {
-      this.dispatch(req, res).catch((e) => {
-        this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ detail: 'Internal Server Error' }))
-      })
+  private readonly handle = (req: IncomingMessage, res: ServerResponse) =>
+    this.dispatch(req, res).catch((e) => {
+      this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ detail: 'Internal Server Error' }))
     })
-    await new Promise<void>((resolve) => server.listen(this.socketPath, resolve))
-    this.server = server
-  }
-
-  async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
-    if (existsSync(this.socketPath)) unlinkSync(this.socketPath)
-  }
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://bridge')
@@ -92,20 +75,23 @@ export class IdentityBridge {
   }
 
   /** Sends a request to an instance through the bridge (the control plane's own OIDC calls use it). */
-  fetch(instanceId: string, path: string, init: RequestInit = {}, clientIp = '127.0.0.1'): Promise<Response> {
+  async fetch(
+    instanceId: string,
+    path: string,
+    init: { method?: string; headers?: HeadersInit; body?: string } = {},
+    clientIp = '127.0.0.1',
+  ): Promise<Response> {
     const issuer = new URL(issuerFor(this.core.config, instanceId))
     const headers = new Headers(init.headers)
-    headers.set('x-forwarded-proto', issuer.protocol.slice(0, -1))
-    headers.set('x-forwarded-host', issuer.host)
-    headers.set('x-forwarded-for', clientIp)
     headers.set('host', issuer.host)
-    return fetch(`http://localhost${issuer.pathname.replace(/\/$/, '')}${path}`, {
-      ...init,
+    return this.send(
+      issuer,
+      init.method ?? 'GET',
+      `${issuer.pathname.replace(/\/$/, '')}${path}`,
       headers,
-      unix: this.socketPath,
-      redirect: 'manual',
-      decompress: false,
-    } as RequestInit)
+      clientIp,
+      init.body ? new TextEncoder().encode(init.body) : null,
+    )
   }
 
   /** Forwards a public request to its instance, or answers discovery/JWKS from the cache. */
@@ -114,7 +100,7 @@ export class IdentityBridge {
     const cacheKey = request.method === 'GET' && CACHEABLE.has(sub) ? `${target.instanceId}${sub}` : null
     if (cacheKey) {
       const hit = this.cache.get(cacheKey)
-      // A cache hit skips the bridge, so it checks here that the instance still serves; a miss is
+      // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
         if (this.pool.isServing(target.instanceId)) return new Response(hit.body, { headers: hit.headers })
@@ -123,36 +109,78 @@ export class IdentityBridge {
       }
     }
     const issuer = new URL(issuerFor(this.core.config, target.instanceId))
-    const headers = new Headers(request.headers)
-    // The issuer is authoritative for the URLs the provider builds; the socket peer is the client.
-    headers.set('x-forwarded-proto', issuer.protocol.slice(0, -1))
-    headers.set('x-forwarded-host', issuer.host)
-    headers.set('x-forwarded-for', clientIp)
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
-    const response = await fetch(`http://localhost${url.pathname}${url.search}`, {
-      method: request.method,
-      headers,
-      body: hasBody ? await request.arrayBuffer() : undefined,
-      unix: this.socketPath,
-      redirect: 'manual',
-      decompress: false,
-    } as RequestInit)
+    const body = hasBody ? await readBody(request) : null
+    if (body === TOO_LARGE) {
+      return Response.json(
+        { detail: 'Request body too large' },
+        { status: 413, headers: { connection: 'close' } },
+      )
+    }
+    const response = await this.send(
+      issuer,
+      request.method,
+      `${url.pathname}${url.search}`,
+      new Headers(request.headers),
+      clientIp,
+      body,
+    )
     if (cacheKey && response.status === 200) {
-      const body = await response.arrayBuffer()
+      const cached = await response.arrayBuffer()
       const kept = [...response.headers].filter(
         ([k]) => k === 'content-type' || k === 'cache-control' || k === 'access-control-allow-origin',
       )
-      this.cache.set(cacheKey, { body, headers: kept, expires: this.core.clock.now() + CACHE_MS })
-      return new Response(body, { status: 200, headers: kept })
+      this.cache.set(cacheKey, { body: cached, headers: kept, expires: this.core.clock.now() + CACHE_MS })
+      return new Response(cached, { status: 200, headers: kept })
     }
     return response
   }
 
-  /** Drops cached discovery/JWKS of an instance (after key changes or deletion). */
+  private send(
+    issuer: URL,
+    method: string,
+    url: string,
+    headers: Headers,
+    clientIp: string,
+    body: Uint8Array | null,
+  ) {
+    // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on).
+    headers.set('x-forwarded-proto', issuer.protocol.slice(0, -1))
+    headers.set('x-forwarded-host', issuer.host)
+    headers.set('x-forwarded-for', clientIp)
+    return inject(this.handle, { method, url, headers, body, remoteAddress: clientIp })
+  }
+
+  /** Forgets what this process holds about an instance: cached discovery/JWKS, its Provider, its state. */
   invalidate(instanceId: string): void {
     for (const sub of CACHEABLE) this.cache.delete(`${instanceId}${sub}`)
     this.pool.evict(instanceId)
   }
+}
+
+/** Bodies sent to an identity instance are forms and small JSON; oidc-provider itself stops at 56 KiB. */
+const BODY_LIMIT = 64 * 1024
+const TOO_LARGE = Symbol('too large')
+
+async function readBody(request: Request): Promise<Uint8Array | typeof TOO_LARGE> {
+  const length = request.headers.get('content-length')
+  if (length !== null) {
+    // Known length (the usual case): Bun reads it natively, far cheaper than pulling the stream.
+    return Number(length) > BODY_LIMIT ? TOO_LARGE : new Uint8Array(await request.arrayBuffer())
+  }
+  if (!request.body) return new Uint8Array()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength
+    if (size > BODY_LIMIT) {
+      await reader.cancel()
+      return TOO_LARGE
+    }
+    chunks.push(r.value)
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks)
 }
 
 function notFound(accept: string): { body: string; type: string } {
@@ -167,13 +195,3 @@ function notFound(accept: string): { body: string; type: string } {
   }
   return { body: JSON.stringify({ detail: 'Identity instance not found' }), type: 'application/json' }
 }
-
-/** Routes requests addressed to an identity instance (by path or host) across the bridge. */
-export const identityPlanePlugin = (bridge: IdentityBridge) =>
-  new Elysia({ name: 'identity-plane' }).onRequest(({ request, server }) => {
-    const url = new URL(request.url)
-    const target = bridge.resolve(url.host, url.pathname)
-    if (!target) return
-    const ip = server?.requestIP(request)?.address ?? ''
-    return bridge.forward(request, url, target, ip)
-  })

@@ -7,10 +7,9 @@ import { InstancePool } from './pool'
 export interface IdentityPlane {
   pool: InstancePool
   bridge: IdentityBridge
-  stop(): Promise<void>
 }
 
-/** Starts the identity plane: the platform instance, the provider pool and the bridge socket. */
+/** Starts the identity plane: the platform instance, the provider pool and the bridge. */
 export async function startIdentityPlane(core: Core): Promise<IdentityPlane> {
   await ensurePlatformInstance(core)
   const resolve = createInstanceResolver(core.config)
@@ -20,6 +19,5 @@ export async function startIdentityPlane(core: Core): Promise<IdentityPlane> {
   }
   const pool = new InstancePool(core, prefixFor)
   const bridge = new IdentityBridge(core, pool)
-  await bridge.start()
-  return { pool, bridge, stop: () => bridge.stop() }
+  return { pool, bridge }
 }

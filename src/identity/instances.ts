@@ -44,3 +44,10 @@ export function createInstanceResolver(config: Config) {
     return instanceId ? { instanceId, prefix } : null
   }
 }
+
+/**
+ * How long the identity plane trusts what it read about an instance (its state, its clients)
+ * without reading again. Writes in this thread forget it at once (`core.instances`); this bounds
+ * how late a write from elsewhere (another thread, an operator's SQL) is seen.
+ */
+export const MEMO_MS = 2_000

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
 import type { Core } from '../core'
-import { isInstanceId, PLATFORM } from './instances'
+import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { loadInstanceKeys } from './keys'
 import { buildProvider } from './provider'
 
@@ -19,6 +19,7 @@ export interface Instance {
  */
 export class InstancePool {
   private readonly cache: LRUCache<string, Instance>
+  private readonly servingUntil = new Map<string, number>()
   private readonly stateOf
 
   constructor(
@@ -30,12 +31,24 @@ export class InstancePool {
     this.stateOf = core.db.$client.prepare('SELECT state FROM workspaces WHERE id = $id')
   }
 
-  /** Whether the instance may serve now (checked on every request: deletion takes effect at once). */
+  /**
+   * Whether the instance may serve now. An `active` answer is remembered for a few seconds (a
+   * lookup per request costs more than some endpoints); leaving `active` goes through
+   * `core.instances.changed`, which forgets it at once.
+   */
   isServing(instanceId: string): boolean {
     if (!isInstanceId(instanceId)) return false
     if (instanceId === PLATFORM) return true
+    const now = this.core.clock.now()
+    const until = this.servingUntil.get(instanceId)
+    if (until !== undefined && until > now) return true
     const row = this.stateOf.get({ id: instanceId }) as { state: string } | null
-    return row?.state === 'active'
+    if (row?.state !== 'active') {
+      this.servingUntil.delete(instanceId)
+      return false
+    }
+    this.servingUntil.set(instanceId, now + MEMO_MS)
+    return true
   }
 
   get(instanceId: string): Instance | null {
@@ -53,8 +66,10 @@ export class InstancePool {
     return instance
   }
 
+  /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */
   evict(instanceId: string): void {
     this.cache.delete(instanceId)
+    this.servingUntil.delete(instanceId)
   }
 
   get size(): number {

@@ -80,6 +80,8 @@ export function createAppService(core: Core) {
         .delete(apps)
         .where(and(eq(apps.instanceId, workspace.id), eq(apps.id, appId)))
         .run()
+      // The instance forgets the client now: its next token request is refused.
+      core.instances.changed(workspace.id)
     },
   }
 }

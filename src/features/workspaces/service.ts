@@ -102,16 +102,19 @@ export function createWorkspaceService(core: Core) {
     remove(ownerId: string, id: string): Workspace {
       const w = get(ownerId, id)
       if (w.state === 'deleting') return w
-      return core.db.transaction((tx) => {
-        const updated = tx
+      const updated = core.db.transaction((tx) => {
+        const row = tx
           .update(workspaces)
           .set({ state: 'deleting', updatedAt: core.clock.now() })
           .where(eq(workspaces.id, id))
           .returning()
           .get()!
         core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
-        return updated
+        return row
       })
+      // The instance stops serving with this request, not when the teardown job runs.
+      core.instances.changed(id)
+      return updated
     },
 
     /** Re-runs provisioning from `provisioning_failed`; in any other state a no-op (SPEC). */

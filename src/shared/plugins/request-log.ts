@@ -4,28 +4,48 @@ import type { Logger } from '../logger'
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const started = new WeakMap<Request, { t: number; id: string }>()
 
+/** The request's id: a sane incoming `X-Request-Id` is kept, so a proxy's id threads through. */
+export function requestIdFor(request: Request): string {
+  const incoming = request.headers.get('x-request-id')
+  return incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID()
+}
+
+/** The one structured access-log line of a request. */
+export function logRequest(
+  log: Logger,
+  entry: { id?: string; method: string; path: string; status: number; startedAt?: number },
+): void {
+  log.info('request', {
+    request_id: entry.id,
+    method: entry.method,
+    path: entry.path,
+    status: entry.status,
+    duration_ms:
+      entry.startedAt === undefined
+        ? undefined
+        : Math.round((performance.now() - entry.startedAt) * 100) / 100,
+  })
+}
+
 /**
- * Every response carries `X-Request-Id` (a sane incoming one is kept, so a proxy's id threads
- * through), and every request leaves one structured access-log line.
+ * Every control-plane response carries `X-Request-Id`, and every request leaves one access-log
+ * line (the identity plane does the same in its front door, `createFetch`).
  */
 export const requestLogPlugin = (log: Logger) =>
   new Elysia({ name: 'request-log' })
     .onRequest(({ request, set }) => {
-      const incoming = request.headers.get('x-request-id')
-      const id = incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID()
+      const id = requestIdFor(request)
       started.set(request, { t: performance.now(), id })
       set.headers['x-request-id'] = id
     })
     .onAfterResponse({ as: 'global' }, ({ request, set, path, responseValue }) => {
       const s = started.get(request)
       const status = responseValue instanceof Response ? responseValue.status : set.status
-      log.info('request', {
-        request_id: s?.id,
+      logRequest(log, {
+        id: s?.id,
         method: request.method,
         path,
         status: typeof status === 'number' ? status : 200,
-        duration_ms: s ? Math.round((performance.now() - s.t) * 100) / 100 : undefined,
+        startedAt: s?.t,
       })
     })
-
-export const requestIdOf = (request: Request): string | undefined => started.get(request)?.id
