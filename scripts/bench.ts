@@ -1,12 +1,14 @@
 // Benchmarks a named scenario against a baseline measured in the same run, and prints the ratio.
-//   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--warmup N] [--log-level info|warn|…]
+//   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--warmup N] [--rounds N] [--log-level info|warn|…]
 // Scenarios: healthz, discovery, jwks, client-credentials, apps-list, provisioning (see `scenarios` below).
 // All but `provisioning` are throughput scenarios; `provisioning` is a latency scenario: it times a
 // sequence of operations against an absolute target and has no baseline (nor uses --seconds,
-// --connections or --warmup), but prints in the same shape.
-// Servers run as separate processes on loopback; this process drives the load. Each run measures
-// baseline, subject, baseline again (one server process at a time) and compares the subject with
-// the mean of the two baselines, so drift during the run (thermal, noisy neighbours) shows up.
+// --connections, --warmup or --rounds), but prints in the same shape.
+// Servers run as separate processes on loopback; this process drives the load. A run measures
+// baseline, then subject and baseline again for each round (3 by default; one server process at a
+// time), compares each subject run with the mean of the baselines just before and after it, and
+// reports the median round: drift during the run (thermal, noisy neighbours) shows up as a spread
+// between rounds instead of deciding the result.
 // Every response is checked (see bench/checked-load.ts); a rejected one counts as an error. On
 // Linux it also prints the server's CPU time per request, which moves far less than req/s when
 // other processes share the machine (their CPU use is printed too).
@@ -32,7 +34,7 @@ import { basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
 
 const root = join(import.meta.dir, '..')
 
-const FLAGS = ['seconds', 'connections', 'warmup', 'log-level'] as const
+const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds'] as const
 const args = process.argv.slice(2)
 const flag = (name: (typeof FLAGS)[number]) => {
   const i = args.indexOf(`--${name}`)
@@ -45,8 +47,10 @@ const connections = Number(flag('connections') ?? 32)
 const warmup = Number(flag('warmup') ?? 2)
 /** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
 const logLevel = flag('log-level') ?? 'info'
-if (!(seconds > 0) || !(connections >= 1) || !(warmup >= 0)) {
-  console.error('--seconds, --connections and --warmup take positive numbers')
+/** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
+const roundCount = Number(flag('rounds') ?? 3)
+if (!(seconds > 0) || !(connections >= 1) || !(warmup >= 0) || !(Number.isInteger(roundCount) && roundCount >= 1)) {
+  console.error('--seconds, --connections, --warmup and --rounds take positive numbers')
   process.exit(2)
 }
 
@@ -482,23 +486,36 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     `${seconds} s per measurement after ${warmup} s of warm-up, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}, target ${targets.join(' and ') || 'none (informational)'}`,
   )
   console.log('req/s counts responses that passed the check; p50/p95/p99 are per-request latencies')
-  const first = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
-  const measured = await measure(scenario.subject, scenario.subject.name)
-  const second = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
-  const subject = measured.load
-  const baselineRps = (first.load.rps + second.load.rps) / 2
-  const ratio = subject.rps / baselineRps
-  const spread = Math.abs(first.load.rps - second.load.rps) / baselineRps
-  console.log(
-    `baseline mean ${baselineRps.toFixed(0)} req/s (its two runs differ by ${(spread * 100).toFixed(1)}% of the mean)`,
-  )
-  console.log(`ratio ${ratio.toFixed(2)} (gatehouse / mean baseline req/s)`)
-  if (first.cpuPerRequest !== null && second.cpuPerRequest !== null && measured.cpuPerRequest !== null) {
-    const baselineCpu = (first.cpuPerRequest + second.cpuPerRequest) / 2
+  // baseline, then (subject, baseline) per round: each subject run is compared with the mean of the
+  // baseline runs just before and after it, and the median round is reported.
+  const baselines = [await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)]
+  const rounds: { subject: Measured; ratio: number; cost: number | null }[] = []
+  for (let r = 0; r < roundCount; r++) {
+    const measured = await measure(scenario.subject, scenario.subject.name)
+    const after = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+    const before = baselines[baselines.length - 1]!
+    baselines.push(after)
+    const baselineRps = (before.load.rps + after.load.rps) / 2
+    const spread = Math.abs(before.load.rps - after.load.rps) / baselineRps
+    const cpus = [before.cpuPerRequest, after.cpuPerRequest, measured.cpuPerRequest]
+    const cost = cpus.every((c) => c !== null)
+      ? (before.cpuPerRequest! + after.cpuPerRequest!) / 2 / measured.cpuPerRequest!
+      : null
+    const ratio = measured.load.rps / baselineRps
+    rounds.push({ subject: measured, ratio, cost })
     console.log(
-      `server cpu per request: gatehouse ${measured.cpuPerRequest.toFixed(0)} µs, baseline mean ${baselineCpu.toFixed(0)} µs (cost ratio ${(baselineCpu / measured.cpuPerRequest).toFixed(2)}, baseline / gatehouse)`,
+      `round ${r + 1}: ratio ${ratio.toFixed(2)} (gatehouse ${measured.load.rps.toFixed(0)} req/s / mean of the baselines around it ${baselineRps.toFixed(0)} req/s, which differ by ${(spread * 100).toFixed(1)}%)${cost === null ? '' : `; cpu cost ratio ${cost.toFixed(2)} (baseline µs per request / gatehouse)`}`,
     )
   }
+  const median = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!
+  const subject = median.subject.load
+  const ratio = median.ratio
+  if (rounds.length > 1) {
+    console.log(`rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}`)
+  }
+  console.log(
+    `ratio ${ratio.toFixed(2)} (${rounds.length > 1 ? 'median round, ' : ''}gatehouse / mean baseline req/s)`,
+  )
   if (scenario.minRate !== undefined) {
     const met = subject.rps >= scenario.minRate
     console.log(

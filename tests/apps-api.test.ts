@@ -221,6 +221,23 @@ describe('web apps', () => {
     expect(r.status).toBe(200)
     expect((await listApps()).items.map((a) => a.id)).toContain(web.id)
   })
+
+  it('refuses the client credentials of a deleted app with the very next token request', async () => {
+    const config = await discover(web.client_id, web.client_secret)
+    const before = await oidc.clientCredentialsGrant(config)
+    expect(before.token_type).toBe('bearer')
+    expect((await json(owner.agent, 'DELETE', `${appsPath}/${web.id}`)).status).toBe(200)
+    const after = await fetch(`${ws.auth_url}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${web.client_id}:${web.client_secret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    })
+    expect(after.status).toBe(401)
+    expect(((await after.json()) as { error: string }).error).toBe('invalid_client')
+  })
 })
 
 describe('AppCreate validation', () => {

@@ -247,6 +247,66 @@ describe('a workspace identity instance', () => {
   })
 })
 
+describe('sign-in throttling per client address', () => {
+  const clearAddressCounts = () => server.core.db.$client.run("DELETE FROM login_throttle WHERE key LIKE 'ip:%'")
+
+  it('keys the limit by the real client address and locks it after 30 failures across accounts', async () => {
+    clearAddressCounts() // earlier tests failed sign-ins from this address too
+    const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    const config = await discover(app.clientId, null)
+    const agent = new Agent(server.baseUrl)
+    const start = await agent.follow(
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: `${RP}/cb`,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      }),
+    )
+    let html = await start.res.text()
+    const statuses: number[] = []
+    for (let i = 0; i < 31; i++) {
+      // A different account each time: only the per-address rule can lock.
+      const r = await agent.submit(html, start.url, '/login', {
+        email: `spray-${i}@example.com`,
+        password: 'sprayed-password',
+      })
+      statuses.push(r.res.status)
+      html = await r.res.text()
+    }
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true)
+    expect(statuses[30]).toBe(429)
+    expect(html).toContain('Too many failed sign-in attempts. Try again in 15 minutes.')
+    const keys = server.core.db.$client
+      .query("SELECT key FROM login_throttle WHERE key LIKE 'ip:%'")
+      .all() as { key: string }[]
+    expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:127.0.0.1`])
+    clearAddressCounts() // leave the address unlocked for the tests after this one
+  })
+})
+
+describe('the front door of the identity plane', () => {
+  it('answers with X-Request-Id and writes one access-log line per request, without the query', async () => {
+    const res = await fetch(`${issuer}/.well-known/openid-configuration?probe=secret-value`, {
+      headers: { 'x-request-id': 'trace-identity-1' },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-request-id')).toBe('trace-identity-1')
+    const missing = await fetch(`${server.baseUrl}/i/00000000-0000-4000-8000-000000000000/jwks`)
+    expect(missing.status).toBe(404)
+    const generated = missing.headers.get('x-request-id')
+    expect(generated).toMatch(/^[0-9a-f-]{36}$/)
+    const lines = server.logLines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/i/'))
+    expect(lines.find((l) => l.request_id === 'trace-identity-1')).toMatchObject({
+      method: 'GET',
+      path: `/i/${ws}/.well-known/openid-configuration`,
+      status: 200,
+    })
+    expect(lines.find((l) => l.request_id === generated)).toMatchObject({ status: 404 })
+    expect(JSON.stringify(server.logLines)).not.toContain('secret-value')
+  })
+})
+
 describe('unknown instances', () => {
   it('answers 404 for an unknown workspace id and creates no Provider', async () => {
     const providers = server.identity.pool.size

@@ -28,7 +28,7 @@ export async function provisionWorkspace(
 ): Promise<void> {
   const steps = opts.steps ?? PROVISION_STEPS
   const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
-  if (!w || w.state !== 'provisioning') return
+  if (w?.state !== 'provisioning') return
   const done = steps.findIndex((s) => s.name === w.provisioningStep)
   for (const step of steps.slice(done + 1)) {
     try {
@@ -59,7 +59,7 @@ export async function provisionWorkspace(
 /** Tears down a `deleting` workspace's identity instance and purges its data. Idempotent. */
 export function teardownWorkspace(core: Core, workspaceId: string): void {
   const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
-  if (!w || w.state !== 'deleting') return
+  if (w?.state !== 'deleting') return
   core.db.transaction((tx) => {
     tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, w.id)).run()
     tx.delete(apps).where(eq(apps.instanceId, w.id)).run()
