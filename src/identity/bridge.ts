@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
 import { inject } from './inject'
 import { createInstanceResolver, type InstanceTarget, issuerFor } from './instances'
@@ -40,18 +40,9 @@ export class IdentityBridge {
     core.instances.subscribe((instanceId) => this.invalidate(instanceId))
   }
 
-  private readonly handle = (req: IncomingMessage, res: ServerResponse) =>
-    this.dispatch(req, res).catch((e) => {
-      this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ detail: 'Internal Server Error' }))
-    })
-
-  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://bridge')
-    const target = this.resolve(String(req.headers['x-forwarded-host'] ?? ''), url.pathname)
-    const instance = target && this.pool.get(target.instanceId)
-    if (!target || !instance) {
+  private async dispatch(req: IncomingMessage, res: ServerResponse, target: InstanceTarget, url: URL) {
+    const instance = this.pool.get(target.instanceId)
+    if (!instance) {
       const nf = notFound(String(req.headers.accept ?? ''))
       res.writeHead(404, { 'content-type': nf.type })
       res.end(nf.body)
@@ -60,16 +51,14 @@ export class IdentityBridge {
     // oidc-provider derives its mount path from originalUrl minus url.
     req.originalUrl = req.url
     req.url = req.url?.slice(target.prefix.length) || '/'
-    const path = url.pathname.slice(target.prefix.length) || '/'
-    const clientIp = String(req.headers['x-forwarded-for'] ?? '')
     const handled = await this.pages({
       instance,
       prefix: target.prefix,
       req,
       res,
-      path,
+      path: url.pathname.slice(target.prefix.length) || '/',
       query: url.searchParams,
-      clientIp,
+      clientIp: String(req.headers['x-forwarded-for'] ?? ''),
     })
     if (!handled) instance.callback(req, res)
   }
@@ -78,20 +67,16 @@ export class IdentityBridge {
   async fetch(
     instanceId: string,
     path: string,
-    init: { method?: string; headers?: HeadersInit; body?: string } = {},
+    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
     clientIp = '127.0.0.1',
   ): Promise<Response> {
-    const issuer = new URL(issuerFor(this.core.config, instanceId))
-    const headers = new Headers(init.headers)
-    headers.set('host', issuer.host)
-    return this.send(
-      issuer,
-      init.method ?? 'GET',
-      `${issuer.pathname.replace(/\/$/, '')}${path}`,
-      headers,
-      clientIp,
-      init.body ? new TextEncoder().encode(init.body) : null,
-    )
+    const url = new URL(`${issuerFor(this.core.config, instanceId).replace(/\/$/, '')}${path}`)
+    const target = this.resolve(url.host, url.pathname)
+    if (!target) throw new Error(`no identity instance at ${url.href}`)
+    const headers: IncomingHttpHeaders = { host: url.host }
+    for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value
+    const body = init.body ? new TextEncoder().encode(init.body) : null
+    return this.send(target, url, init.method ?? 'GET', headers, clientIp, body)
   }
 
   /** Forwards a public request to its instance, or answers discovery/JWKS from the cache. */
@@ -108,7 +93,6 @@ export class IdentityBridge {
         return new Response(nf.body, { status: 404, headers: { 'content-type': nf.type } })
       }
     }
-    const issuer = new URL(issuerFor(this.core.config, target.instanceId))
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
     const body = hasBody ? await readBody(request) : null
     if (body === TOO_LARGE) {
@@ -117,14 +101,9 @@ export class IdentityBridge {
         { status: 413, headers: { connection: 'close' } },
       )
     }
-    const response = await this.send(
-      issuer,
-      request.method,
-      `${url.pathname}${url.search}`,
-      new Headers(request.headers),
-      clientIp,
-      body,
-    )
+    const headers: IncomingHttpHeaders = {}
+    for (const [name, value] of request.headers) headers[name] = value
+    const response = await this.send(target, url, request.method, headers, clientIp, body)
     if (cacheKey && response.status === 200) {
       const cached = await response.arrayBuffer()
       const kept = [...response.headers].filter(
@@ -137,18 +116,30 @@ export class IdentityBridge {
   }
 
   private send(
-    issuer: URL,
+    target: InstanceTarget,
+    url: URL,
     method: string,
-    url: string,
-    headers: Headers,
+    headers: IncomingHttpHeaders,
     clientIp: string,
     body: Uint8Array | null,
-  ) {
-    // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on).
-    headers.set('x-forwarded-proto', issuer.protocol.slice(0, -1))
-    headers.set('x-forwarded-host', issuer.host)
-    headers.set('x-forwarded-for', clientIp)
-    return inject(this.handle, { method, url, headers, body, remoteAddress: clientIp })
+  ): Promise<Response> {
+    // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on), and the
+    // client address is the one the server saw: whatever the client claimed in these is replaced.
+    const issuer = issuerFor(this.core.config, target.instanceId)
+    const scheme = issuer.indexOf('://')
+    headers['x-forwarded-proto'] = issuer.slice(0, scheme)
+    headers['x-forwarded-host'] = issuer.slice(scheme + 3).split('/', 1)[0]
+    headers['x-forwarded-for'] = clientIp
+    const request = { method, url: `${url.pathname}${url.search}`, headers, body, remoteAddress: clientIp }
+    return inject(
+      (req, res) =>
+        this.dispatch(req, res, target, url).catch((e) => {
+          this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ detail: 'Internal Server Error' }))
+        }),
+      request,
+    )
   }
 
   /** Forgets what this process holds about an instance: cached discovery/JWKS, its Provider, its state. */

@@ -14,7 +14,8 @@ export interface InjectRequest {
   method: string
   /** Path and query, as node:http puts it in `req.url`. */
   url: string
-  headers: Headers
+  /** Lower-case names, as node:http gives them; the request takes this object over. */
+  headers: IncomingHttpHeaders
   body?: Uint8Array | null
   /** Address of the client, for `req.socket.remoteAddress`. */
   remoteAddress: string
@@ -44,8 +45,7 @@ class InjectedRequest extends Readable {
     this.method = r.method
     this.url = r.url
     this.body = r.body && r.body.byteLength > 0 ? r.body : null
-    const headers: IncomingHttpHeaders = {}
-    for (const [name, value] of r.headers) headers[name] = value
+    const headers = r.headers
     // The body is already buffered: its length is known, whatever framing the client used.
     delete headers['transfer-encoding']
     if (this.body) headers['content-length'] = String(this.body.byteLength)
