@@ -49,7 +49,12 @@ const warmup = Number(flag('warmup') ?? 2)
 const logLevel = flag('log-level') ?? 'info'
 /** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
 const roundCount = Number(flag('rounds') ?? 3)
-if (!(seconds > 0) || !(connections >= 1) || !(warmup >= 0) || !(Number.isInteger(roundCount) && roundCount >= 1)) {
+if (
+  !(seconds > 0) ||
+  !(connections >= 1) ||
+  !(warmup >= 0) ||
+  !(Number.isInteger(roundCount) && roundCount >= 1)
+) {
   console.error('--seconds, --connections, --warmup and --rounds take positive numbers')
   process.exit(2)
 }

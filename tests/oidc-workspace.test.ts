@@ -248,7 +248,8 @@ describe('a workspace identity instance', () => {
 })
 
 describe('sign-in throttling per client address', () => {
-  const clearAddressCounts = () => server.core.db.$client.run("DELETE FROM login_throttle WHERE key LIKE 'ip:%'")
+  const clearAddressCounts = () =>
+    server.core.db.$client.run("DELETE FROM login_throttle WHERE key LIKE 'ip:%'")
 
   it('keys the limit by the real client address and locks it after 30 failures across accounts', async () => {
     clearAddressCounts() // earlier tests failed sign-ins from this address too
