@@ -6,6 +6,7 @@ import { Shell } from '../../shared/views/layout'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
+import { WorkspaceCrumb } from '../workspaces/views'
 import { AppModel } from './model'
 import { type appOut, createAppService } from './service'
 import { AppForm, type AppFormValues, AppTable, CredentialsReveal } from './views'
@@ -42,12 +43,7 @@ export function appPages(core: Core) {
 
   const page = (user: ReturnType<typeof shellUser>, w: Workspace) => (
     <Shell title={`${w.name} apps`} user={user} section="workspaces">
-      <p class="hint">
-        <a href={`/app/workspaces/${w.id}`} safe>
-          {w.name}
-        </a>{' '}
-        /
-      </p>
+      <WorkspaceCrumb w={w} />
       <h1>Applications</h1>
       <p class="lead">OpenID Connect clients that sign users in with this workspace.</p>
       <div class="panel">

@@ -6,7 +6,7 @@ import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService } from './service'
-import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceFacts } from './views'
+import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceCrumb, WorkspaceFacts } from './views'
 
 const views = { detail: { tags: ['views'] } }
 const params = WorkspaceModel.params
@@ -155,12 +155,7 @@ export function workspacePages(core: Core) {
       ({ principal, workspace: w }) =>
         html(
           <Shell title={`${w.name} settings`} user={shellUser(principal)} section="workspaces">
-            <p class="hint">
-              <a href={`/app/workspaces/${w.id}`} safe>
-                {w.name}
-              </a>{' '}
-              /
-            </p>
+            <WorkspaceCrumb w={w} />
             <h1>Settings</h1>
             <div class="panel">
               <ul class="links">

@@ -42,6 +42,26 @@ export function SignInPage(p: SignInProps) {
   )
 }
 
+/** A password being chosen (sign-up, reset), with the rule the server enforces. */
+function NewPasswordField({ label }: { label: string }) {
+  return (
+    <>
+      <label for="password" safe>
+        {label}
+      </label>
+      <input
+        id="password"
+        name="password"
+        type="password"
+        required
+        minlength="8"
+        autocomplete="new-password"
+      />
+      <p class="hint">At least 8 characters.</p>
+    </>
+  )
+}
+
 export interface SignUpProps {
   action: string
   signInUrl: string
@@ -77,16 +97,7 @@ export function SignUpPage(p: SignUpProps) {
           autocomplete="email"
           value={p.values?.email ?? ''}
         />
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          required
-          minlength="8"
-          autocomplete="new-password"
-        />
-        <p class="hint">At least 8 characters.</p>
+        <NewPasswordField label="Password" />
         <button type="submit">Create account</button>
       </form>
       <div class="links">
@@ -154,16 +165,7 @@ export function ResetPasswordPage(p: { action: string; token: string; error?: st
       <Alert kind="error" message={p.error} />
       <form method="post" action={p.action}>
         <input type="hidden" name="token" value={p.token} />
-        <label for="password">New password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          required
-          minlength="8"
-          autocomplete="new-password"
-        />
-        <p class="hint">At least 8 characters.</p>
+        <NewPasswordField label="New password" />
         <button type="submit">Save password</button>
       </form>
     </Layout>
