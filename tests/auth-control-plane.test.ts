@@ -28,6 +28,16 @@ async function login(agent: Agent, query = ''): Promise<URL> {
   return (await agent.submit(html, first.url, '/login', user, isCallbackDone)).url
 }
 
+/** Runs a login with an instance session up to the callback; answers the callback's Location as sent. */
+async function callbackLocation(agent: Agent, query: string): Promise<string> {
+  const atCallback = (u: URL) => u.pathname === '/v1/auth/callback'
+  const toCallback = await agent.follow(`/v1/auth/login${query}`, {}, atCallback)
+  expect(toCallback.url.pathname).toBe('/v1/auth/callback')
+  const callback = await agent.request(toCallback.url)
+  expect(callback.status).toBe(303)
+  return callback.headers.get('location')!
+}
+
 const me = (agent: Agent, headers: Record<string, string> = {}) => agent.request('/v1/auth/me', { headers })
 
 describe('GET /v1/auth/login', () => {
@@ -92,11 +102,22 @@ describe('the dashboard login flow', () => {
     expect(stored.map((r) => r.id_hash)).not.toContain(value)
   })
 
-  for (const next of ['https://evil.example', '//evil.example', '/\\evil.example', 'javascript:alert(1)']) {
-    it(`drops next=${next} and uses the default target`, async () => {
-      const landed = await login(browser, `?next=${encodeURIComponent(next)}`)
-      expect(landed.origin).toBe(server.baseUrl)
-      expect(landed.pathname).toBe('/app/workspaces/new')
+  for (const next of [
+    'https://evil.example',
+    '//evil.example',
+    '/\\evil.example',
+    'javascript:alert(1)',
+    '/.//evil.example',
+    '/..//evil.example',
+    '/app/%2e%2e/%2e%2e//evil.example',
+    '/%2f%2fevil.example',
+    '/\t/evil.example',
+  ]) {
+    it(`drops next=${JSON.stringify(next)}: the callback redirects to the default target here`, async () => {
+      // Stops at the callback and reads its Location as sent, so an escape is seen, never followed.
+      const location = await callbackLocation(browser, `?next=${encodeURIComponent(next)}`)
+      expect(location).toBe('/app/workspaces/new')
+      expect(new URL(location, server.baseUrl).origin).toBe(server.baseUrl)
     })
   }
 

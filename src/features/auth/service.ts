@@ -22,24 +22,51 @@ const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 const LOGIN_SCOPE = 'openid email profile'
 export const IDP_HINTS = ['google', 'github', 'microsoft'] as const
 
+const NEXT_MAX_LENGTH = 2048
+// Printable ASCII only: our own paths reach `next` percent-encoded, so a raw control character,
+// backslash or non-ASCII look-alike (fullwidth solidus, bidi override) is never legitimate.
+const PRINTABLE_ASCII = /^[\x21-\x7e]*$/
+const ENCODED_SLASH = /%(2f|5c)/i
+
 /**
- * `next` must be a path on this site: one leading `/`, never `//` or `/\` (protocol-relative to a
- * browser), no scheme, no control characters or backslashes. Anything else is dropped.
+ * `next` must stay a path on this site (SPEC "Rules for login" 2). The raw value is normalised as
+ * a browser would (dot segments, `%2e`), then the RESULT is checked: one leading `/`, never `//`
+ * (protocol-relative), no backslash or control character raw or percent-decoded, no encoded
+ * slash in the path, and it resolves against BASE_URL to BASE_URL's origin. Anything else is
+ * dropped (null), and the default target applies.
  */
-export function safeNext(next: string | undefined): string | null {
-  if (!next || next.length > 2048) return null
-  if (!next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return null
-  for (const ch of next) {
-    const code = ch.charCodeAt(0)
-    if (code < 0x20 || code === 0x7f || ch === '\\') return null
+export function safeNext(next: string | undefined, baseUrl: string): string | null {
+  if (!next || next.length > NEXT_MAX_LENGTH || !PRINTABLE_ASCII.test(next) || next.includes('\\')) {
+    return null
   }
+  if (!next.startsWith('/')) return null
+  const origin = new URL(baseUrl).origin
+  let resolved: URL
   try {
-    const resolved = new URL(next, 'http://gatehouse.invalid')
-    if (resolved.origin !== 'http://gatehouse.invalid') return null
-    return resolved.pathname + resolved.search + resolved.hash
+    resolved = new URL(next, origin)
   } catch {
     return null
   }
+  if (resolved.origin !== origin) return null
+  const normalised = resolved.pathname + resolved.search + resolved.hash
+  return isLocalPath(normalised, origin) ? normalised : null
+}
+
+function isLocalPath(path: string, origin: string): boolean {
+  if (!path.startsWith('/') || path.startsWith('//') || path.includes('\\')) return false
+  const pathname = path.replace(/[?#].*$/s, '')
+  if (ENCODED_SLASH.test(pathname)) return false
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(pathname)
+  } catch {
+    return false
+  }
+  // Decoded too, for whatever decodes the path later: still printable ASCII, no leading `//`, no backslash.
+  if (!PRINTABLE_ASCII.test(decoded) || decoded.startsWith('//') || decoded.includes('\\')) return false
+  // A fixed point: resolving the final value again changes neither the origin nor the path.
+  const again = new URL(path, origin)
+  return again.origin === origin && again.pathname + again.search + again.hash === path
 }
 
 const s256 = async (verifier: string) =>
@@ -84,7 +111,13 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       const codeVerifier = randomToken(48)
       core.db
         .insert(loginRequests)
-        .values({ state, nonce, codeVerifier, next: safeNext(input.next), createdAt: now })
+        .values({
+          state,
+          nonce,
+          codeVerifier,
+          next: safeNext(input.next, core.config.baseUrl),
+          createdAt: now,
+        })
         .run()
       const params = new URLSearchParams({
         client_id: CONSOLE_CLIENT_ID,
@@ -144,7 +177,9 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       }
       const session = createSession(core, payload.sub, idToken)
       const owned = workspaceService.count(payload.sub)
-      const redirect = request.next ?? (owned === 0 ? '/app/workspaces/new' : '/app/')
+      // Checked again on the way out: the stored value is only ever used as this site's path.
+      const next = safeNext(request.next ?? undefined, core.config.baseUrl)
+      const redirect = next ?? (owned === 0 ? '/app/workspaces/new' : '/app/')
       return { session, redirect }
     },
 
