@@ -19,3 +19,17 @@ export const authPages = () =>
     },
     { detail: { tags: ['views'], summary: 'Signed-out page' } },
   )
+
+/** What a browser sees when the callback refuses a sign-in: the reason and a way to start again. */
+export const loginFailedPage = (message: string) =>
+  (
+    <Layout title="Sign-in failed">
+      <h1>Sign-in failed</h1>
+      <p class="sub" safe>
+        {message}
+      </p>
+      <p>
+        <a href="/v1/auth/login">Start again</a>
+      </p>
+    </Layout>
+  ) as string

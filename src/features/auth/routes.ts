@@ -1,25 +1,50 @@
-import { Elysia } from 'elysia'
+import { type Cookie, Elysia } from 'elysia'
 import type { Core } from '../../core'
 import type { IdentityBridge } from '../../identity/bridge'
+import { AppError } from '../../shared/errors'
 import { authPlugin } from '../../shared/plugins/auth'
+import { LOGIN_COOKIE_PATH, loginCookieName, parseLoginCookie, serializeLoginCookie } from './login-binding'
 import { AuthModel } from './model'
-import { createAuthService } from './service'
+import { loginFailedPage } from './pages'
+import { createAuthService, LOGIN_REQUEST_TTL_MS } from './service'
 import { destroySession, SESSION_TTL_MS, sessionCookieName } from './sessions'
 
 const tags = ['auth']
+
+const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html')
 
 /** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
 export function authRoutes(core: Core, bridge: IdentityBridge) {
   const auth = createAuthService({ core, bridge })
   const cookieName = sessionCookieName(core)
   const secure = core.config.baseUrl.startsWith('https:')
+  const loginCookie = loginCookieName(core)
+
+  /** The browser's pending login secrets; none left clears the cookie. */
+  const setLoginCookie = (jar: Cookie<unknown>, pending: string[]) =>
+    jar.set({
+      value: serializeLoginCookie(pending),
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      path: LOGIN_COOKIE_PATH,
+      maxAge: pending.length ? LOGIN_REQUEST_TTL_MS / 1000 : 0,
+    })
 
   return new Elysia({ name: 'auth-routes', prefix: '/v1/auth' })
     .use(authPlugin(core))
     .get(
       '/login',
-      async ({ query, redirect }) =>
-        redirect(await auth.startLogin({ idpHint: query.idp_hint, next: query.next }), 302),
+      async ({ query, cookie, redirect }) => {
+        const jar = cookie[loginCookie]!
+        const started = await auth.startLogin({
+          idpHint: query.idp_hint,
+          next: query.next,
+          pending: parseLoginCookie(jar.value),
+        })
+        setLoginCookie(jar, started.pending)
+        return redirect(started.url, 302)
+      },
       {
         query: AuthModel.loginQuery,
         detail: { tags, summary: 'Start the OIDC login (redirects to the identity provider)' },
@@ -27,17 +52,32 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     )
     .get(
       '/callback',
-      async ({ query, cookie, redirect }) => {
-        const { session, redirect: to } = await auth.finishLogin(query)
-        cookie[cookieName]!.set({
-          value: session.cookie,
-          httpOnly: true,
-          sameSite: 'lax',
-          secure,
-          path: '/',
-          maxAge: SESSION_TTL_MS / 1000,
-        })
-        return redirect(to, 303)
+      async ({ query, cookie, redirect, request }) => {
+        const jar = cookie[loginCookie]!
+        try {
+          const taken = auth.takeLoginRequest(query.state, parseLoginCookie(jar.value))
+          // Spent at once, whatever happens next: the browser forgets the secret of this login.
+          setLoginCookie(jar, taken.pending)
+          const { session, redirect: to } = await auth.finishLogin(taken.request, query)
+          cookie[cookieName]!.set({
+            value: session.cookie,
+            httpOnly: true,
+            sameSite: 'lax',
+            secure,
+            path: '/',
+            maxAge: SESSION_TTL_MS / 1000,
+          })
+          return redirect(to, 303)
+        } catch (e) {
+          // A person in a browser lands here: a page to start again, not a JSON body.
+          if (e instanceof AppError && e.status === 400 && wantsHtml(request)) {
+            return new Response(loginFailedPage(e.message), {
+              status: 400,
+              headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
+            })
+          }
+          throw e
+        }
       },
       {
         query: AuthModel.callbackQuery,

@@ -1,4 +1,4 @@
-import { eq, lt } from 'drizzle-orm'
+import { inArray, lt } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { loginRequests } from '../../db/schema'
@@ -16,9 +16,10 @@ import { controlPlaneAudience } from '../../identity/provider'
 import { randomToken } from '../../shared/crypto'
 import { AppError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
+import { addPendingLogin, loginRequestKey } from './login-binding'
 import { createSession } from './sessions'
 
-const LOGIN_REQUEST_TTL_MS = 10 * 60_000
+export const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 const LOGIN_SCOPE = 'openid email profile'
 export const IDP_HINTS = ['google', 'github', 'microsoft'] as const
 
@@ -69,6 +70,12 @@ function isLocalPath(path: string, origin: string): boolean {
   return again.origin === origin && again.pathname + again.search + again.hash === path
 }
 
+type LoginRequest = typeof loginRequests.$inferSelect
+
+/** Deletes and answers the one row among `keys`: at most one exists, since each key hashes a random secret. */
+const takeLoginRequestRow = (core: Core, keys: string[]): LoginRequest | undefined =>
+  core.db.delete(loginRequests).where(inArray(loginRequests.state, keys)).returning().get()
+
 const s256 = async (verifier: string) =>
   Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url')
 
@@ -99,20 +106,28 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
   }
 
   return {
-    /** GET /v1/auth/login: the authorization request (code + PKCE + nonce) to the platform instance. */
-    async startLogin(input: { idpHint?: string; next?: string }): Promise<string> {
+    /**
+     * GET /v1/auth/login: the authorization request (code + PKCE + nonce) to the platform instance,
+     * bound to this browser by a new secret added to its `pending` ones (see login-binding.ts).
+     */
+    async startLogin(input: {
+      idpHint?: string
+      next?: string
+      pending: string[]
+    }): Promise<{ url: string; pending: string[] }> {
       const now = core.clock.now()
       core.db
         .delete(loginRequests)
         .where(lt(loginRequests.createdAt, now - LOGIN_REQUEST_TTL_MS))
         .run()
+      const { secret, pending } = addPendingLogin(input.pending)
       const state = randomToken(24)
       const nonce = randomToken(24)
       const codeVerifier = randomToken(48)
       core.db
         .insert(loginRequests)
         .values({
-          state,
+          state: loginRequestKey(secret, state),
           nonce,
           codeVerifier,
           next: safeNext(input.next, core.config.baseUrl),
@@ -134,21 +149,32 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       if (hint && (IDP_HINTS as readonly string[]).includes(hint) && configuredIdps().includes(hint)) {
         params.set('idp_hint', hint)
       }
-      return `${issuer}/auth?${params}`
+      return { url: `${issuer}/auth?${params}`, pending }
     },
 
-    /** GET /v1/auth/callback: code exchange, ID token checks, a new session, and where to go next. */
-    async finishLogin(query: { code?: string; state?: string; error?: string }) {
-      const request = query.state
-        ? core.db.delete(loginRequests).where(eq(loginRequests.state, query.state)).returning().get()
-        : undefined
+    /**
+     * The first half of GET /v1/auth/callback: takes (deletes) the login transaction that `state`
+     * names for one of this browser's `pending` secrets. Single use; a callback from a browser that
+     * did not start the login finds nothing and leaves the transaction to its owner.
+     */
+    takeLoginRequest(
+      state: string | undefined,
+      pending: string[],
+    ): { request: LoginRequest; pending: string[] } {
+      const keys = state ? pending.map((secret) => loginRequestKey(secret, state)) : []
+      const request = keys.length ? takeLoginRequestRow(core, keys) : undefined
       if (!request || request.createdAt < core.clock.now() - LOGIN_REQUEST_TTL_MS) {
         throw new AppError(
           'LOGIN_EXPIRED',
           400,
-          'This sign-in attempt expired or was already used. Start again.',
+          'This sign-in attempt expired, was already used or was started in another browser. Start again.',
         )
       }
+      return { request, pending: pending.filter((_, i) => keys[i] !== request.state) }
+    },
+
+    /** The second half of the callback: code exchange, ID token checks, a new session, where to go next. */
+    async finishLogin(request: LoginRequest, query: { code?: string; error?: string }) {
       if (query.error || !query.code) {
         throw new AppError('LOGIN_DENIED', 400, 'Sign-in was cancelled or refused.')
       }
