@@ -39,6 +39,8 @@ describe('loadConfig', () => {
     ['JOB_WORKERS', { JOB_WORKERS: '0' }],
     ['AUTH_URL_TEMPLATE', { AUTH_URL_TEMPLATE: 'https://auth.example.com' }],
     ['SMTP_URL', { SMTP_URL: 'mail.example.com' }],
+    ['DEV_OUTBOX', { DEV_OUTBOX: 'yes' }],
+    ['DEV_OUTBOX', { DEV_OUTBOX: 'TRUE ' }],
   ]
   for (const [variable, env] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {
@@ -52,6 +54,28 @@ describe('loadConfig', () => {
       }
     })
   }
+})
+
+describe('DEV_OUTBOX', () => {
+  const devOutbox = (env: Record<string, string>) => loadConfig({ DATA_DIR: tempDir(), ...env }).devOutbox
+
+  it('is off by default: HOST listens on every interface', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).host).toBe('0.0.0.0')
+    expect(devOutbox({})).toBe(false)
+    expect(devOutbox({ HOST: '::' })).toBe(false)
+    expect(devOutbox({ HOST: '192.168.1.5', BASE_URL: 'http://localhost:8080' })).toBe(false)
+  })
+
+  it('is on by default when HOST and BASE_URL are loopback and no SMTP is set', () => {
+    for (const HOST of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) expect(devOutbox({ HOST })).toBe(true)
+    expect(devOutbox({ HOST: '127.0.0.1', SMTP_URL: 'smtp://127.0.0.1:2525' })).toBe(false)
+    expect(devOutbox({ HOST: '127.0.0.1', BASE_URL: 'https://auth.example.com' })).toBe(false)
+  })
+
+  it('follows an explicit true or false', () => {
+    expect(devOutbox({ HOST: '0.0.0.0', DEV_OUTBOX: 'true' })).toBe(true)
+    expect(devOutbox({ HOST: '127.0.0.1', DEV_OUTBOX: 'false' })).toBe(false)
+  })
 })
 
 describe('the CLI on a bad value', () => {

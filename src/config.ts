@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { BlockList, isIP } from 'node:net'
 import { join, resolve } from 'node:path'
 
 export const VERSION = '0.1.0'
@@ -22,6 +23,8 @@ export interface Config {
   authUrlTemplate: string
   smtpUrl: string | null
   smtpFrom: string
+  /** Serve /dev/outbox (to the platform administrator) and keep mail there when SMTP is unset. */
+  devOutbox: boolean
 }
 
 /** A bad environment value: the CLI prints `message` alone, never a stack trace. */
@@ -91,6 +94,33 @@ function loadSecretKey(env: Env, dataDir: string): Buffer {
   return key
 }
 
+function bool(env: Env, name: string): boolean | null {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return null
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, `expected true or false, got "${raw}"`)
+  return raw === 'true'
+}
+
+const LOOPBACK = new BlockList()
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
+LOOPBACK.addAddress('::1', 'ipv6')
+
+/** 127.0.0.0/8, ::1 or localhost: reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  if (bare === 'localhost') return true
+  const family = isIP(bare)
+  return family !== 0 && LOOPBACK.check(bare, family === 4 ? 'ipv4' : 'ipv6')
+}
+
+/**
+ * Mail carries sign-in and reset links, so the dev outbox is on by default only on a developer's
+ * machine: listening on loopback, a loopback BASE_URL and no SMTP. `DEV_OUTBOX` overrides.
+ */
+function devOutboxDefault(host: string, baseUrl: string, smtpUrl: string | null): boolean {
+  return !smtpUrl && isLoopbackHost(host) && isLoopbackHost(new URL(baseUrl).hostname)
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -117,9 +147,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATA_DIR', `cannot create ${dataDir}: ${(e as Error).message}`)
   }
 
+  const host = str(env, 'HOST', '0.0.0.0')
+  const devOutbox = bool(env, 'DEV_OUTBOX') ?? devOutboxDefault(host, baseUrl, smtpUrl)
+
   return {
     baseUrl,
-    host: str(env, 'HOST', '0.0.0.0'),
+    host,
     port,
     dataDir,
     databasePath: join(dataDir, 'gatehouse.db'),
@@ -130,5 +163,6 @@ export function loadConfig(env: Env = process.env): Config {
     authUrlTemplate,
     smtpUrl,
     smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
+    devOutbox,
   }
 }

@@ -48,7 +48,7 @@ export const outboxPage = (mails: DevMail[], limit: number) => `<!doctype html>
 </head>
 <body>
 <h1>Dev outbox</h1>
-<p class="note">No SMTP server is configured: mail is kept here instead of being sent (the latest ${limit}, newest first). <a href="/dev/outbox">Refresh</a> · <a href="/dev/outbox.json">JSON</a></p>
+<p class="note">No SMTP server is configured: mail is kept here instead of being sent (the latest ${limit} of the last 24 hours, newest first). <a href="/dev/outbox">Refresh</a> · <a href="/dev/outbox.json">JSON</a></p>
 ${mails.length === 0 ? '<p>No mail yet.</p>' : mails.map(mailHtml).join('\n')}
 </body>
 </html>

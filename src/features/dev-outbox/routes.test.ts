@@ -2,14 +2,43 @@ import { describe, expect, it } from 'bun:test'
 import { Elysia } from 'elysia'
 import { testCore } from '../../../tests/support/core'
 import type { Core } from '../../core'
-import { devOutbox } from '../../db/schema'
+import { accounts, devOutbox } from '../../db/schema'
+import { PLATFORM } from '../../identity/instances'
+import { newId } from '../../shared/ids'
 import { deliverMail } from '../../shared/mail/mailer'
 import { errorsPlugin } from '../../shared/plugins/errors'
+import { createSession } from '../auth/sessions'
 import { devOutboxRoutes } from './routes'
 
 // Composed as in the app: the errors plugin turns a missing route into the usual 404 body.
 const appFor = (core: Core) => new Elysia().use(errorsPlugin(core.log)).use(devOutboxRoutes(core))
-const get = (core: Core, path: string) => appFor(core).handle(new Request(`http://localhost${path}`))
+
+/** A platform account with a dashboard session; answers its session cookie. */
+function signedIn(core: Core, isPlatformAdmin: boolean): string {
+  const id = newId('usr')
+  const now = core.clock.now()
+  core.db
+    .insert(accounts)
+    .values({
+      id,
+      instanceId: PLATFORM,
+      email: `${id}@example.com`,
+      isPlatformAdmin,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .run()
+  return `gh_session=${createSession(core, id, null).cookie}`
+}
+
+const get = (core: Core, path: string, cookie?: string) =>
+  appFor(core).handle(new Request(`http://localhost${path}`, { headers: cookie ? { cookie } : {} }))
+
+/** A local install as the test servers run it: HOST and BASE_URL on loopback, no SMTP. */
+const localCore = (env: Record<string, string> = {}) => {
+  const core = testCore({ HOST: '127.0.0.1', ...env })
+  return { core, admin: signedIn(core, true) }
+}
 
 const reset = {
   to: 'ada@example.com',
@@ -19,11 +48,11 @@ const reset = {
 
 describe('GET /dev/outbox', () => {
   it('lists the mails of the outbox, newest first, with clickable links', async () => {
-    const core = testCore()
+    const { core, admin } = localCore()
     await deliverMail(core, { to: 'old@example.com', subject: 'Older mail', text: 'first' })
     core.clock.advance(60_000)
     await deliverMail(core, reset)
-    const res = await get(core, '/dev/outbox')
+    const res = await get(core, '/dev/outbox', admin)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(res.headers.get('cache-control')).toBe('no-store')
@@ -37,13 +66,13 @@ describe('GET /dev/outbox', () => {
   })
 
   it('escapes the content of a mail', async () => {
-    const core = testCore()
+    const { core, admin } = localCore()
     await deliverMail(core, {
       to: '"<b>"@example.com',
       subject: '<script>alert(1)</script>',
       text: 'see http://localhost/"><img src=x onerror=alert(2)>',
     })
-    const html = await (await get(core, '/dev/outbox')).text()
+    const html = await (await get(core, '/dev/outbox', admin)).text()
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
     expect(html).not.toContain('<script')
     expect(html).not.toContain('<img')
@@ -52,17 +81,18 @@ describe('GET /dev/outbox', () => {
   })
 
   it('says so when the outbox is empty', async () => {
-    const html = await (await get(testCore(), '/dev/outbox')).text()
+    const { core, admin } = localCore()
+    const html = await (await get(core, '/dev/outbox', admin)).text()
     expect(html).toContain('No mail yet.')
   })
 
   it('keeps only the latest 50', async () => {
-    const core = testCore()
+    const { core, admin } = localCore()
     for (let i = 0; i < 51; i++) {
       core.clock.advance(1_000)
       await deliverMail(core, { to: 'a@example.com', subject: `mail #${i}`, text: 'x' })
     }
-    const html = await (await get(core, '/dev/outbox')).text()
+    const html = await (await get(core, '/dev/outbox', admin)).text()
     expect(html.match(/<article>/g)).toHaveLength(50)
     expect(html).toContain('mail #50')
     expect(html).not.toContain('mail #0<')
@@ -71,12 +101,13 @@ describe('GET /dev/outbox', () => {
 
 describe('GET /dev/outbox.json', () => {
   it('returns the mails as JSON, newest first', async () => {
-    const core = testCore()
+    const { core, admin } = localCore()
     await deliverMail(core, { ...reset, subject: 'first', workspaceId: 'ws-1' })
     core.clock.advance(1_000)
     await deliverMail(core, { ...reset, html: '<p>hi</p>' })
-    const res = await get(core, '/dev/outbox.json')
+    const res = await get(core, '/dev/outbox.json', admin)
     expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('no-store')
     expect(await res.json()).toEqual([
       {
         id: expect.stringMatching(/^mail_/),
@@ -92,30 +123,97 @@ describe('GET /dev/outbox.json', () => {
   })
 })
 
-describe('the dev outbox on a real deployment', () => {
+describe('who may read the dev outbox', () => {
+  it('answers 404 to a signed-in user who is not the platform administrator', async () => {
+    const { core } = localCore()
+    await deliverMail(core, reset)
+    const user = signedIn(core, false)
+    for (const path of ['/dev/outbox', '/dev/outbox.json']) {
+      const res = await get(core, path, user)
+      expect(res.status).toBe(404)
+      expect(await res.json()).toEqual({ detail: 'Not Found' })
+    }
+  })
+
+  it('sends a signed-out browser to sign in, and answers 401 to a signed-out API call', async () => {
+    const { core } = localCore()
+    await deliverMail(core, reset)
+    const page = await get(core, '/dev/outbox')
+    expect(page.status).toBe(303)
+    expect(page.headers.get('location')).toBe('/v1/auth/login?next=%2Fdev%2Foutbox')
+    const json = await get(core, '/dev/outbox.json')
+    expect(json.status).toBe(401)
+    expect(await json.json()).toEqual({ detail: 'Not authenticated' })
+  })
+})
+
+describe('what the dev outbox keeps', () => {
+  it('stores the text and html sealed, never a link in clear', async () => {
+    const { core } = localCore()
+    await deliverMail(core, {
+      ...reset,
+      html: '<a href="http://localhost:8080/i/ws/reset?token=t0k3n">x</a>',
+    })
+    const raw = JSON.stringify(core.db.$client.prepare('SELECT * FROM dev_outbox').all())
+    expect(raw).toContain('Reset your password')
+    expect(raw).not.toContain('t0k3n')
+  })
+
+  it('forgets mails older than 24 hours when it is read or written', async () => {
+    const { core, admin } = localCore()
+    await deliverMail(core, { ...reset, subject: 'old' })
+    core.clock.advance(24 * 3600_000 + 1)
+    const json = (await (await get(core, '/dev/outbox.json', admin)).json()) as unknown[]
+    expect(json).toEqual([])
+    expect(core.db.select().from(devOutbox).all()).toHaveLength(0)
+
+    await deliverMail(core, { ...reset, subject: 'kept' })
+    core.clock.advance(24 * 3600_000 + 1)
+    await deliverMail(core, { ...reset, subject: 'new' })
+    expect(core.db.select({ subject: devOutbox.subject }).from(devOutbox).all()).toEqual([{ subject: 'new' }])
+  })
+})
+
+describe('when the dev outbox exists', () => {
   const cases: [string, Record<string, string>][] = [
-    ['a public BASE_URL', { BASE_URL: 'https://auth.example.com' }],
-    ['a public BASE_URL that only starts like localhost', { BASE_URL: 'http://localhost.example.com' }],
-    ['SMTP configured, even on localhost', { SMTP_URL: 'smtp://127.0.0.1:2525' }],
+    ['HOST on every interface (the default, as in the Docker image)', { HOST: '0.0.0.0' }],
+    ['a public BASE_URL', { HOST: '127.0.0.1', BASE_URL: 'https://auth.example.com' }],
+    [
+      'a public BASE_URL that only starts like localhost',
+      { HOST: '127.0.0.1', BASE_URL: 'http://localhost.example.com' },
+    ],
+    ['SMTP configured, even on localhost', { HOST: '127.0.0.1', SMTP_URL: 'smtp://127.0.0.1:2525' }],
+    ['DEV_OUTBOX=false', { HOST: '127.0.0.1', DEV_OUTBOX: 'false' }],
   ]
   for (const [name, env] of cases) {
     it(`does not exist with ${name}`, async () => {
       const core = testCore(env)
+      const admin = signedIn(core, true)
       core.db
         .insert(devOutbox)
         .values({ id: 'mail_1', to: 'a@example.com', subject: 'reset link', text: 'x', createdAt: 0 })
         .run()
       for (const path of ['/dev/outbox', '/dev/outbox.json']) {
-        const res = await get(core, path)
+        const res = await get(core, path, admin)
         expect(res.status).toBe(404)
         expect(await res.json()).toEqual({ detail: 'Not Found' })
       }
     })
   }
 
-  it('exists on 127.0.0.1 and [::1] too', async () => {
-    for (const BASE_URL of ['http://127.0.0.1:8080', 'http://[::1]:8080']) {
-      expect((await get(testCore({ BASE_URL }), '/dev/outbox')).status).toBe(200)
+  it('exists on a loopback HOST with a loopback BASE_URL', async () => {
+    for (const env of [
+      { HOST: '127.0.0.1', BASE_URL: 'http://127.0.0.1:8080' },
+      { HOST: '::1', BASE_URL: 'http://[::1]:8080' },
+      { HOST: 'localhost', BASE_URL: 'http://localhost:8080' },
+    ]) {
+      const core = testCore(env)
+      expect((await get(core, '/dev/outbox', signedIn(core, true))).status).toBe(200)
     }
+  })
+
+  it('exists with DEV_OUTBOX=true on every interface', async () => {
+    const core = testCore({ HOST: '0.0.0.0', DEV_OUTBOX: 'true' })
+    expect((await get(core, '/dev/outbox', signedIn(core, true))).status).toBe(200)
   })
 })

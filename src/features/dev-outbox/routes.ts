@@ -1,7 +1,10 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { isoTime } from '../../shared/clock'
-import { devOutboxEnabled, latestDevMails } from '../../shared/mail/mailer'
+import { AppError } from '../../shared/errors'
+import { latestDevMails } from '../../shared/mail/mailer'
+import { authPlugin, type Principal } from '../../shared/plugins/auth'
+import { sessionCookieName } from '../auth/sessions'
 import { outboxPage } from './page'
 
 const LIMIT = 50
@@ -17,18 +20,38 @@ const PAGE_HEADERS = {
 // A development aid, not part of the API contract.
 const notInApiDocs = { detail: { hide: true } }
 
+/**
+ * The outbox shows working reset and verification links: only the platform administrator's
+ * dashboard session may read it. Anyone else signed in gets 404, as if it did not exist.
+ */
+function requireAdminSession(principal: Principal): void {
+  if (principal.via !== 'session' || !principal.account.isPlatformAdmin) {
+    throw new AppError('NOT_FOUND', 404, 'Not Found')
+  }
+}
+
+/** Served only when config.devOutbox is on (DEV_OUTBOX, or a loopback-only install without SMTP). */
 export const devOutboxRoutes = (core: Core) => {
   const app = new Elysia({ name: 'dev-outbox' })
-  if (!devOutboxEnabled(core.config)) return app
+  if (!core.config.devOutbox) return app
+  const cookieName = sessionCookieName(core)
   return app
+    .use(authPlugin(core))
     .get(
       '/dev/outbox',
-      () => new Response(outboxPage(latestDevMails(core, LIMIT), LIMIT), { headers: PAGE_HEADERS }),
+      async ({ request, cookie, principalOf, redirect }) => {
+        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, null)
+        // A page a person opens: signed out, they sign in and come back here.
+        if (!principal) return redirect(`/v1/auth/login?next=${encodeURIComponent('/dev/outbox')}`, 303)
+        requireAdminSession(principal)
+        return new Response(outboxPage(latestDevMails(core, LIMIT), LIMIT), { headers: PAGE_HEADERS })
+      },
       notInApiDocs,
     )
     .get(
       '/dev/outbox.json',
-      ({ set }) => {
+      ({ principal, set }) => {
+        requireAdminSession(principal)
         set.headers['cache-control'] = 'no-store'
         return latestDevMails(core, LIMIT).map((m) => ({
           id: m.id,
@@ -40,6 +63,6 @@ export const devOutboxRoutes = (core: Core) => {
           created_at: isoTime(m.createdAt),
         }))
       },
-      notInApiDocs,
+      { auth: true, ...notInApiDocs },
     )
 }

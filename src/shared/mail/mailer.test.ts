@@ -6,7 +6,7 @@ import type { Core } from '../../core'
 import { devOutbox, jobs } from '../../db/schema'
 import { jobHandlers } from '../../jobs/registry'
 import { type JobHandler, JobRunner } from '../../jobs/runner'
-import { sendMail } from './mailer'
+import { latestDevMails, MAIL_SEND, sealMail, sendMail } from './mailer'
 
 const runnerFor = (core: Core) =>
   new JobRunner(core.db, core.clock, core.log, core, jobHandlers as JobHandler<Core>[], {
@@ -16,10 +16,11 @@ const runnerFor = (core: Core) =>
   })
 const jobRow = (core: Core, id: string) => core.db.select().from(jobs).where(eq(jobs.id, id)).get()!
 
+const LINK = 'http://localhost:8080/i/ws/verify?code=abc'
 const mail = {
   to: 'ada@example.com',
   subject: 'Verify your email',
-  text: 'Open http://localhost:8080/i/ws/verify?code=abc to verify.',
+  text: `Open ${LINK} to verify.`,
 }
 
 let smtp: SmtpSink
@@ -33,7 +34,6 @@ describe('sendMail', () => {
     const core = testCore({ SMTP_URL: smtp.url })
     const id = sendMail(core, { ...mail, workspaceId: 'ws-1' })
     expect(jobRow(core, id)).toMatchObject({ kind: 'mail.send', status: 'queued', workspaceId: 'ws-1' })
-    expect(JSON.parse(jobRow(core, id).payload)).toMatchObject(mail)
   })
 
   it("enqueues in the caller's transaction: a rollback sends nothing", () => {
@@ -89,12 +89,12 @@ describe('the mail.send job', () => {
     expect(JSON.stringify(core.logLines)).not.toContain('hunter2')
   })
 
-  it('writes to the dev outbox and the log when no SMTP is configured', async () => {
-    const core = testCore()
+  it('writes to the dev outbox when no SMTP is configured, and logs no link', async () => {
+    const core = testCore({ HOST: '127.0.0.1' })
     const id = sendMail(core, { ...mail, workspaceId: 'ws-2' })
     await runnerFor(core).drain()
     expect(jobRow(core, id).status).toBe('done')
-    expect(core.db.select().from(devOutbox).all()).toEqual([
+    expect(latestDevMails(core, 10)).toEqual([
       {
         id: expect.stringMatching(/^mail_/),
         workspaceId: 'ws-2',
@@ -106,7 +106,63 @@ describe('the mail.send job', () => {
       },
     ])
     expect(core.logLines).toContainEqual(
-      expect.objectContaining({ level: 'info', msg: 'mail (no SMTP configured)', ...mail }),
+      expect.objectContaining({ level: 'info', msg: 'mail kept in the dev outbox', to: mail.to }),
     )
+    expect(JSON.stringify(core.logLines)).not.toContain(LINK)
+  })
+
+  it('drops the mail with a warning, and logs no link, when neither SMTP nor the dev outbox is on', async () => {
+    const core = testCore({ HOST: '0.0.0.0' })
+    const id = sendMail(core, mail)
+    await runnerFor(core).drain()
+    expect(jobRow(core, id).status).toBe('done')
+    expect(core.db.select().from(devOutbox).all()).toHaveLength(0)
+    expect(core.logLines).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: 'mail not delivered: set SMTP_URL' }),
+    )
+    expect(JSON.stringify(core.logLines)).not.toContain(LINK)
+  })
+})
+
+describe('a mail in the job queue', () => {
+  for (const [name, env] of [
+    ['sent through SMTP', () => ({ SMTP_URL: smtp.url })],
+    ['kept in the dev outbox', () => ({ HOST: '127.0.0.1' })],
+  ] as const) {
+    it(`is sealed while queued and gone from the job row once ${name}`, async () => {
+      const core = testCore(env())
+      const to = `sealed-${crypto.randomUUID()}@example.com`
+      const id = sendMail(core, { ...mail, to })
+      const queued = jobRow(core, id).payload
+      expect(queued).not.toContain(LINK)
+      expect(queued).not.toContain(to)
+      await runnerFor(core).drain()
+      const row = jobRow(core, id)
+      expect(row.status).toBe('done')
+      expect(JSON.stringify(row)).not.toContain(queued)
+      expect(JSON.stringify(row)).not.toContain(LINK)
+      expect(JSON.stringify(core.logLines)).not.toContain(LINK)
+    })
+  }
+
+  it('is forgotten too when the job gives up for good', async () => {
+    const down = await startSmtpServer()
+    await down.close()
+    const core = testCore({ SMTP_URL: down.url })
+    const id = core.jobs.enqueue(MAIL_SEND, sealMail(core, mail), { maxAttempts: 1 })
+    await runnerFor(core).drain()
+    const row = jobRow(core, id)
+    expect(row.status).toBe('dead')
+    expect(row.payload).toBe('null')
+  })
+
+  it('still delivers a job queued before mails were sealed (a plain payload)', async () => {
+    const core = testCore({ HOST: '127.0.0.1' })
+    const id = core.jobs.enqueue(MAIL_SEND, mail)
+    await runnerFor(core).drain()
+    expect(jobRow(core, id)).toMatchObject({ status: 'done', payload: 'null' })
+    expect(latestDevMails(core, 10)).toEqual([
+      expect.objectContaining({ subject: mail.subject, text: mail.text }),
+    ])
   })
 })

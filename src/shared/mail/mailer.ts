@@ -1,8 +1,7 @@
-import { desc } from 'drizzle-orm'
+import { desc, eq, lt, notLike, or } from 'drizzle-orm'
 import { createTransport, type Transporter } from 'nodemailer'
-import type { Config } from '../../config'
 import type { Core } from '../../core'
-import { devOutbox } from '../../db/schema'
+import { devOutbox, jobs } from '../../db/schema'
 import type { EnqueueOptions } from '../../jobs/queue'
 import { newId } from '../ids'
 
@@ -17,11 +16,40 @@ export interface MailMessage {
 export const MAIL_SEND = 'mail.send'
 
 /**
+ * A `mail.send` job payload. Mails carry sign-in and reset links, so the message is sealed under
+ * the master key while queued, and the payload becomes `null` once the job is finished (sent or
+ * given up). A plain MailMessage is a job queued before payloads were sealed.
+ */
+export type MailJobPayload = { sealed: string } | MailMessage | null
+
+const PAYLOAD_CONTEXT = 'mail.send'
+
+export const sealMail = (core: Pick<Core, 'secrets'>, msg: MailMessage): MailJobPayload => ({
+  sealed: core.secrets.seal(JSON.stringify(msg), PAYLOAD_CONTEXT),
+})
+
+/** The message of a payload; null when there is nothing left to send. */
+export function openMail(core: Pick<Core, 'secrets'>, payload: MailJobPayload): MailMessage | null {
+  if (!payload) return null
+  if ('sealed' in payload)
+    return JSON.parse(core.secrets.open(payload.sealed, PAYLOAD_CONTEXT)) as MailMessage
+  return payload
+}
+
+/** A finished job keeps no copy of its mail (see MailJobPayload). */
+export function forgetMailPayload(core: Pick<Core, 'db'>, jobId: string): void {
+  core.db.update(jobs).set({ payload: 'null' }).where(eq(jobs.id, jobId)).run()
+}
+
+/**
  * Queues a mail: the caller never waits on an SMTP server, and a mail enqueued in the caller's
  * transaction (`tx`) is sent only if that transaction commits. Returns the job id.
  */
 export function sendMail(core: Core, msg: MailMessage, opts: { tx?: EnqueueOptions['tx'] } = {}): string {
-  return core.jobs.enqueue(MAIL_SEND, msg, { workspaceId: msg.workspaceId ?? null, tx: opts.tx })
+  return core.jobs.enqueue(MAIL_SEND, sealMail(core, msg), {
+    workspaceId: msg.workspaceId ?? null,
+    tx: opts.tx,
+  })
 }
 
 // One transport per thread and SMTP URL: each job worker builds its own, and a URL per key keeps
@@ -69,40 +97,20 @@ function passwordForms(smtpUrl: string): string[] {
   }
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
-/**
- * Mails carry sign-in and reset links: they may be shown outside a mailbox (log, dev outbox) only
- * on a developer's machine, i.e. when no SMTP is configured AND the public URL is a loopback one.
- */
-export const devOutboxEnabled = (config: Config) =>
-  !config.smtpUrl && LOOPBACK_HOSTS.has(new URL(config.baseUrl).hostname)
-
 /**
  * Sends a mail now (the `mail.send` job calls this). Throws on failure so the job is retried.
- * Without SMTP on a local install the mail goes to the log and the dev outbox; on a real
- * deployment without SMTP it is dropped with a warning (its links must not land in a log).
+ * Without SMTP, the mail goes to the dev outbox when it is on (config.devOutbox), else it is
+ * dropped with a warning. The log never gets its text: that is where the links are.
  */
 export async function deliverMail(core: Core, msg: MailMessage): Promise<void> {
   const { smtpUrl, smtpFrom } = core.config
   if (!smtpUrl) {
-    if (!devOutboxEnabled(core.config)) {
+    if (!core.config.devOutbox) {
       core.log.warn('mail not delivered: set SMTP_URL', { to: msg.to, subject: msg.subject })
       return
     }
-    core.log.info('mail (no SMTP configured)', { to: msg.to, subject: msg.subject, text: msg.text })
-    core.db
-      .insert(devOutbox)
-      .values({
-        id: newId('mail', core.clock.now()),
-        workspaceId: msg.workspaceId ?? null,
-        to: msg.to,
-        subject: msg.subject,
-        text: msg.text,
-        html: msg.html ?? null,
-        createdAt: core.clock.now(),
-      })
-      .run()
+    keepInDevOutbox(core, msg)
+    core.log.info('mail kept in the dev outbox', { to: msg.to, subject: msg.subject })
     return
   }
   try {
@@ -118,8 +126,53 @@ export async function deliverMail(core: Core, msg: MailMessage): Promise<void> {
   }
 }
 
+/** A mail of the dev outbox, its text and html opened. */
 export type DevMail = typeof devOutbox.$inferSelect
 
-/** The latest mails of the dev outbox, newest first. */
-export const latestDevMails = (core: Pick<Core, 'db'>, limit: number): DevMail[] =>
-  core.db.select().from(devOutbox).orderBy(desc(devOutbox.createdAt), desc(devOutbox.id)).limit(limit).all()
+/** The longest lifetime of a mailed link (email verification): the outbox keeps nothing older. */
+export const DEV_OUTBOX_TTL_MS = 24 * 3600_000
+
+// Bound to the row, so a sealed text cannot be moved to another mail unnoticed.
+const outboxContext = (id: string) => `dev-outbox:${id}`
+
+/** Drops mails past their links' lifetime, and any kept in clear by an older version. */
+function purgeDevOutbox(core: Core): void {
+  core.db
+    .delete(devOutbox)
+    .where(or(lt(devOutbox.createdAt, core.clock.now() - DEV_OUTBOX_TTL_MS), notLike(devOutbox.text, 'v1.%')))
+    .run()
+}
+
+function keepInDevOutbox(core: Core, msg: MailMessage): void {
+  purgeDevOutbox(core)
+  const now = core.clock.now()
+  const id = newId('mail', now)
+  core.db
+    .insert(devOutbox)
+    .values({
+      id,
+      workspaceId: msg.workspaceId ?? null,
+      to: msg.to,
+      subject: msg.subject,
+      text: core.secrets.seal(msg.text, outboxContext(id)),
+      html: msg.html ? core.secrets.seal(msg.html, outboxContext(id)) : null,
+      createdAt: now,
+    })
+    .run()
+}
+
+/** The latest mails of the dev outbox, newest first, opened; older than a day are deleted first. */
+export function latestDevMails(core: Core, limit: number): DevMail[] {
+  purgeDevOutbox(core)
+  return core.db
+    .select()
+    .from(devOutbox)
+    .orderBy(desc(devOutbox.createdAt), desc(devOutbox.id))
+    .limit(limit)
+    .all()
+    .map((m) => ({
+      ...m,
+      text: core.secrets.open(m.text, outboxContext(m.id)),
+      html: m.html === null ? null : core.secrets.open(m.html, outboxContext(m.id)),
+    }))
+}
