@@ -2,11 +2,12 @@ import type { Core } from '../../core'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 
 /**
- * Login CSRF defence (RFC 6749 §10.12, RFC 9700 §4.7.1): a login transaction is bound to the
- * browser that started it. `/v1/auth/login` gives that browser a random secret in an HttpOnly
- * cookie, and the `login_requests` row is keyed by a hash of secret and `state`: a callback URL
+ * Login CSRF defence (RFC 6749 §10.12): a login transaction is bound to the browser that started
+ * it. `/v1/auth/login` gives that browser a random secret in an HttpOnly cookie, and the
+ * `login_requests` row is keyed (column `state`) by a hash of secret and `state`: a callback URL
  * carried to another browser finds no row, so it cannot sign that browser into someone else's
- * account. The row stays server-side for single use, nonce and PKCE verifier.
+ * account, nor use up the transaction. The row stays server-side for single use, nonce and PKCE
+ * verifier.
  *
  * One cookie holds the secrets of the newest few logins of this browser (several tabs each finish
  * on their own); starting one more retires the oldest.
