@@ -193,12 +193,19 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         core.log.warn('login code exchange failed', { status: token.status, error: token.body.error })
         throw new AppError('LOGIN_FAILED', 400, 'Sign-in could not be completed. Start again.')
       }
-      const { payload } = await jwtVerify(idToken, jwks(), {
+      // A token our own instance just issued fails only on a key or clock mishap: a 400, never a 500.
+      const payload = await jwtVerify(idToken, jwks(), {
         issuer,
         audience: CONSOLE_CLIENT_ID,
         currentDate: new Date(core.clock.now()),
-      })
-      if (payload.nonce !== request.nonce || typeof payload.sub !== 'string') {
+      }).then(
+        (r) => r.payload,
+        (e) => {
+          core.log.warn('login id token refused', { error: (e as Error).message })
+          return null
+        },
+      )
+      if (!payload || payload.nonce !== request.nonce || typeof payload.sub !== 'string') {
         throw new AppError('LOGIN_FAILED', 400, 'Sign-in could not be completed. Start again.')
       }
       const session = createSession(core, payload.sub, idToken)
