@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { type Cidr, parseCidr } from './shared/client-address'
 
 export const VERSION = '0.1.0'
 
@@ -22,6 +23,8 @@ export interface Config {
   authUrlTemplate: string
   smtpUrl: string | null
   smtpFrom: string
+  /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES); none by default. */
+  trustedProxies: Cidr[]
 }
 
 /** A bad environment value: the CLI prints `message` alone, never a stack trace. */
@@ -91,6 +94,22 @@ function loadSecretKey(env: Env, dataDir: string): Buffer {
   return key
 }
 
+function cidrList(env: Env, name: string): Cidr[] {
+  const entries = (env[name] ?? '').split(',').map((entry) => entry.trim())
+  return entries
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const cidr = parseCidr(entry)
+      if (!cidr) {
+        throw new ConfigError(
+          name,
+          `expected comma-separated IPv4/IPv6 CIDRs (10.0.0.0/8, fd00::/8), got "${entry}"`,
+        )
+      }
+      return cidr
+    })
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -130,5 +149,6 @@ export function loadConfig(env: Env = process.env): Config {
     authUrlTemplate,
     smtpUrl,
     smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
+    trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
   }
 }

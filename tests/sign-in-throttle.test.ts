@@ -1,14 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, spyOn } from 'bun:test'
 import { rmSync } from 'node:fs'
-import * as oidc from 'openid-client'
-import { signUp } from '../src/identity/accounts'
 import { ManualClock } from '../src/shared/clock'
-import { Agent } from './support/browserless'
 import { tempDir } from './support/core'
-import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import { signInForm } from './support/sign-in'
 
-const RP = 'https://rp.example.com'
 const LOCKED = 'Too many failed sign-in attempts. Try again in 15 minutes.'
 
 let server: TestServer
@@ -26,39 +22,11 @@ afterAll(async () => {
 })
 afterEach(() => verify?.mockRestore())
 
-/** A workspace of its own (throttle keys are per instance) with one account, and a sign-in form. */
-async function signInForm(account = { email: 'ada@example.com', password: 'correct horse battery' }) {
-  const ws = await activeWorkspace(server.core)
-  await signUp(server.core, ws, account)
-  const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
-  const agent = new Agent(server.baseUrl)
-  const url = new URL(`${server.baseUrl}/i/${ws}/auth`)
-  url.search = new URLSearchParams({
-    client_id: app.clientId,
-    response_type: 'code',
-    redirect_uri: `${RP}/cb`,
-    scope: 'openid',
-    code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-    code_challenge_method: 'S256',
-  }).toString()
-  const page = await agent.follow(url)
-  const html = await page.res.text()
-  const action = /<form method="post" action="([^"]*\/login)"/.exec(html)?.[1]
-  if (!action) throw new Error(`no sign-in form on:\n${html.slice(0, 500)}`)
-  const post = (email: string, password: string, headers: Record<string, string> = {}) =>
-    agent.request(new URL(action, page.url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-      body: new URLSearchParams({ email, password }).toString(),
-    })
-  return { ws, account, post }
-}
-
 const countOf = (statuses: number[], status: number) => statuses.filter((s) => s === status).length
 
 describe('sign-in throttling under concurrency', () => {
   it('verifies at most 5 of 40 wrong passwords sent at once for one account; the rest get 429', async () => {
-    const { post, account } = await signInForm()
+    const { post, account } = await signInForm(server)
     verify = spyOn(Bun.password, 'verify')
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) => post(account.email, `wrong-guess-${i}`)),
@@ -74,7 +42,7 @@ describe('sign-in throttling under concurrency', () => {
   })
 
   it('verifies at most 30 of 40 wrong passwords sent at once from one address across accounts', async () => {
-    const { post } = await signInForm()
+    const { post } = await signInForm(server)
     verify = spyOn(Bun.password, 'verify')
     // A different account each time: only the per-address rule can lock.
     const answers = await Promise.all(
@@ -89,7 +57,7 @@ describe('sign-in throttling under concurrency', () => {
 
 describe('sign-in lockout', () => {
   it('refuses even the right password while locked, and lets it in once the lock has expired', async () => {
-    const { post, account } = await signInForm()
+    const { post, account } = await signInForm(server)
     for (let i = 0; i < 5; i++) expect((await post(account.email, `wrong-${i}`)).status).toBe(401)
     const locked = await post(account.email, account.password)
     expect(locked.status).toBe(429)
@@ -107,14 +75,14 @@ describe('sign-in lockout', () => {
   })
 
   it('forgets failures after a successful sign-in', async () => {
-    const { post, account } = await signInForm()
+    const { post, account } = await signInForm(server)
     for (let i = 0; i < 4; i++) expect((await post(account.email, `wrong-${i}`)).status).toBe(401)
     expect((await post(account.email, account.password)).status).toBe(303)
     for (let i = 0; i < 4; i++) expect((await post(account.email, `again-${i}`)).status).toBe(401)
   })
 
   it('ignores X-Forwarded-For without TRUSTED_PROXIES: forged addresses share the real one', async () => {
-    const { post } = await signInForm()
+    const { post } = await signInForm(server)
     const statuses: number[] = []
     for (let i = 0; i < 31; i++) {
       const forged = { 'x-forwarded-for': `203.0.113.${i + 1}` }

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import type { IdentityBridge } from '../../identity/bridge'
+import { clientAddress } from '../../shared/client-address'
 import { authPlugin } from '../../shared/plugins/auth'
 import { AuthModel } from './model'
 import { createAuthService } from './service'
@@ -78,7 +79,7 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     )
     .post(
       '/device/start',
-      ({ request, server }) => auth.startDevice(server?.requestIP(request)?.address ?? ''),
+      ({ request, server }) => auth.startDevice(clientAddress(request, server, core.config.trustedProxies)),
       {
         response: AuthModel.deviceStart,
         detail: { tags, summary: 'Start the device authorization flow (RFC 8628)' },
