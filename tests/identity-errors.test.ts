@@ -161,6 +161,21 @@ describe('other errors of the identity plane', () => {
     expect(JSON.stringify(lines[0])).not.toContain(wrongSecret)
   })
 
+  it('does not warn about a device poll before approval, a normal step of the flow', async () => {
+    const started = await fetch(`${server.baseUrl}/v1/auth/device/start`, { method: 'POST' })
+    const { device_code } = (await started.json()) as { device_code: string }
+    const poll = await fetch(`${server.baseUrl}/v1/auth/device/poll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ device_code }),
+    })
+    expect(((await poll.json()) as { status: string }).status).toBe('pending')
+    const pending = server.logLines.filter(
+      (l) => l.msg === 'identity error' && l.error === 'authorization_pending',
+    )
+    expect(pending).toEqual([])
+  })
+
   it('answers a server error as server_error and logs it once at error level, with no stack on stderr', async () => {
     const { provider } = server.identity.pool.get(ws)!
     const find = spyOn(provider.Client, 'find').mockImplementation(() =>

@@ -51,4 +51,17 @@ describe('behind a trusted reverse proxy', () => {
       .all({ prefix: `ip:${ws}:%` }) as { key: string }[]
     expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:127.0.0.1`])
   })
+
+  it('hands the forwarded client address to the identity plane when the control plane starts a device flow', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/auth/device/start`, {
+      method: 'POST',
+      headers: via('203.0.113.50, 198.51.100.9'),
+    })
+    expect(res.status).toBe(200)
+    const rows = server.core.db.$client
+      .query("SELECT payload FROM oidc_payloads WHERE instance_id = 'platform' AND model = 'DeviceCode'")
+      .all() as { payload: string }[]
+    const ips = rows.map((r) => (JSON.parse(r.payload) as { deviceInfo?: { ip?: string } }).deviceInfo?.ip)
+    expect(ips).toEqual(['198.51.100.9'])
+  })
 })

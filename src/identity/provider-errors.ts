@@ -31,6 +31,19 @@ const ERROR_EVENTS = [
   'server_error',
 ]
 
+/**
+ * Answers that are steps of a normal flow, not failures: device polling before approval (RFC 8628
+ * §3.5) and silent authentication without a session (OpenID Connect Core §3.1.2.6).
+ */
+const ROUTINE = new Set([
+  'authorization_pending',
+  'slow_down',
+  'login_required',
+  'interaction_required',
+  'consent_required',
+  'account_selection_required',
+])
+
 /** A Koa context; `oidc` exists only once a route of oidc-provider has matched. */
 type Ctx = Omit<KoaContextWithOIDC, 'oidc'> & { oidc?: KoaContextWithOIDC['oidc'] }
 
@@ -45,7 +58,8 @@ function errorFields(ctx: Ctx | undefined, instanceId: string, err: unknown) {
     path: ctx?.path,
     route: ctx?.oidc?.route,
     status: ctx?.status,
-    error: e.error,
+    // Re-rendered form errors (an unknown user code) carry no protocol code, only a class name.
+    error: e.error ?? e.name,
     error_description: e.error_description,
     client_id: ctx?.oidc?.client?.clientId,
   }
@@ -84,11 +98,10 @@ export function handleProviderErrors(core: Core, provider: Provider, instanceId:
   const events = provider as unknown as EventEmitter
   for (const event of ERROR_EVENTS) {
     events.on(event, (ctx: Ctx, err: unknown) => {
-      if (event === 'server_error') {
-        core.log.error('identity error', { event, ...errorFields(ctx, instanceId, err), ...exceptionOf(err) })
-      } else {
-        core.log.warn('identity error', { event, ...errorFields(ctx, instanceId, err) })
-      }
+      const fields = { event, ...errorFields(ctx, instanceId, err) }
+      if (event === 'server_error') core.log.error('identity error', { ...fields, ...exceptionOf(err) })
+      else if (ROUTINE.has(String(fields.error))) core.log.debug('identity error', fields)
+      else core.log.warn('identity error', fields)
     })
   }
 
