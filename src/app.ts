@@ -13,6 +13,7 @@ import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
+import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
@@ -73,7 +74,12 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
     const id = requestIdFor(request)
     let response: Response
     try {
-      response = await bridge.forward(request, url, target, server.requestIP(request)?.address ?? '')
+      response = await bridge.forward(
+        request,
+        url,
+        target,
+        clientAddress(request, server, core.config.trustedProxies),
+      )
     } catch (e) {
       core.log.error('identity plane failed', { request_id: id, error: String(e), stack: (e as Error).stack })
       response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })

@@ -78,6 +78,28 @@ describe('DEV_OUTBOX', () => {
   })
 })
 
+describe('TRUSTED_PROXIES', () => {
+  it('trusts no proxy by default', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).trustedProxies).toEqual([])
+  })
+
+  it('reads a comma-separated list of IPv4 and IPv6 CIDRs and single addresses', () => {
+    const { trustedProxies } = loadConfig({
+      DATA_DIR: tempDir(),
+      TRUSTED_PROXIES: ' 10.0.0.0/8, fd00::/8 ,127.0.0.1,',
+    })
+    expect(trustedProxies.map((c) => c.prefix)).toEqual([8 + 96, 8, 32 + 96])
+  })
+
+  for (const value of ['10.0.0.0/33', 'localhost', '10.0.0.0/8, nope', '192.168.1.0/24;10.0.0.0/8']) {
+    it(`rejects "${value}" naming the variable`, () => {
+      expect(() => loadConfig({ DATA_DIR: tempDir(), TRUSTED_PROXIES: value })).toThrow(
+        /^invalid TRUSTED_PROXIES: /,
+      )
+    })
+  }
+})
+
 describe('the CLI on a bad value', () => {
   it('stops with one clear line naming the variable, never a stack trace', () => {
     const proc = Bun.spawnSync(['bun', 'src/main.ts', 'serve'], {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { BlockList, isIP } from 'node:net'
 import { join, resolve } from 'node:path'
+import { type Cidr, parseCidr } from './shared/client-address'
 
 export const VERSION = '0.1.0'
 
@@ -25,6 +26,8 @@ export interface Config {
   smtpFrom: string
   /** Serve /dev/outbox (to the platform administrator) and keep mail there when SMTP is unset. */
   devOutbox: boolean
+  /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES); none by default. */
+  trustedProxies: Cidr[]
 }
 
 /** A bad environment value: the CLI prints `message` alone, never a stack trace. */
@@ -121,6 +124,22 @@ function devOutboxDefault(host: string, baseUrl: string, smtpUrl: string | null)
   return !smtpUrl && isLoopbackHost(host) && isLoopbackHost(new URL(baseUrl).hostname)
 }
 
+function cidrList(env: Env, name: string): Cidr[] {
+  const entries = (env[name] ?? '').split(',').map((entry) => entry.trim())
+  return entries
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const cidr = parseCidr(entry)
+      if (!cidr) {
+        throw new ConfigError(
+          name,
+          `expected comma-separated IPv4/IPv6 CIDRs (10.0.0.0/8, fd00::/8), got "${entry}"`,
+        )
+      }
+      return cidr
+    })
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -164,5 +183,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
     devOutbox,
+    trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
   }
 }

@@ -40,7 +40,13 @@ export class IdentityBridge {
     core.instances.subscribe((instanceId) => this.invalidate(instanceId))
   }
 
-  private async dispatch(req: IncomingMessage, res: ServerResponse, target: InstanceTarget, url: URL) {
+  private async dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: InstanceTarget,
+    url: URL,
+    clientIp: string,
+  ) {
     const instance = this.pool.get(target.instanceId)
     if (!instance) {
       const nf = notFound(String(req.headers.accept ?? ''))
@@ -58,7 +64,7 @@ export class IdentityBridge {
       res,
       path: url.pathname.slice(target.prefix.length) || '/',
       query: url.searchParams,
-      clientIp: String(req.headers['x-forwarded-for'] ?? ''),
+      clientIp,
     })
     if (!handled) instance.callback(req, res)
   }
@@ -124,7 +130,8 @@ export class IdentityBridge {
     body: Uint8Array | null,
   ): Promise<Response> {
     // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on), and the
-    // client address is the one the server saw: whatever the client claimed in these is replaced.
+    // client address is the one the front door resolved (`clientAddress`): whatever the client
+    // claimed in these is replaced.
     const issuer = issuerFor(this.core.config, target.instanceId)
     const scheme = issuer.indexOf('://')
     headers['x-forwarded-proto'] = issuer.slice(0, scheme)
@@ -133,7 +140,7 @@ export class IdentityBridge {
     const request = { method, url: `${url.pathname}${url.search}`, headers, body, remoteAddress: clientIp }
     return inject(
       (req, res) =>
-        this.dispatch(req, res, target, url).catch((e) => {
+        this.dispatch(req, res, target, url, clientIp).catch((e) => {
           this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
           if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
           res.end(JSON.stringify({ detail: 'Internal Server Error' }))

@@ -7,6 +7,7 @@ import { createAdapterClass } from './adapter'
 import { issuerFor, PLATFORM } from './instances'
 import type { InstanceKeyMaterial } from './keys'
 import { DeviceConfirmPage, DeviceInputPage, ErrorPage, LogoutPage, MessagePage } from './pages/views'
+import { handleProviderErrors } from './provider-errors'
 
 /** Audience of platform access tokens: the control plane's JSON API. */
 export const controlPlaneAudience = (core: Core) => `${core.config.baseUrl}/v1`
@@ -122,8 +123,25 @@ export function providerConfiguration(
       },
       deviceFlow: {
         enabled: true,
-        userCodeInputSource: (ctx, form, _out, err) =>
-          html(
+        userCodeInputSource: (ctx, form, _out, err) => {
+          // After an error oidc-provider re-renders this form with a CSRF secret kept in the
+          // browser's session. A browser that sent no session cookie has no stored session (no
+          // `exp`): that form could never be submitted, and oidc-provider would then fail to
+          // persist the session (a 500). Ask for a fresh start instead, and leave the session be.
+          if (err && typeof ctx.oidc.session?.exp !== 'number') {
+            Object.assign(ctx.oidc.session ?? {}, { touched: false })
+            return html(
+              ctx,
+              MessagePage({
+                title: 'Page expired',
+                kind: 'error',
+                message:
+                  'This form has expired or your browser did not send its cookie. Open the device page again and enter the code shown on your device.',
+                link: { href: ctx.oidc.urlFor('code_verification'), label: 'Open the device page again' },
+              }),
+            )
+          }
+          return html(
             ctx,
             DeviceInputPage({
               safeForm: form,
@@ -133,7 +151,8 @@ export function providerConfiguration(
                   : 'The request could not be completed. Start again on your device.'
                 : null,
             }),
-          ),
+          )
+        },
         userCodeConfirmSource: (ctx, form, client, _info, userCode) =>
           html(
             ctx,
@@ -190,6 +209,7 @@ export function buildProvider(
   )
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
+  handleProviderErrors(core, provider, instanceId)
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,

@@ -2,11 +2,14 @@ import type { Statement } from 'bun:sqlite'
 import type { Core } from '../core'
 
 export interface ThrottleRule {
-  /** Failures allowed inside the window before the key is locked. */
+  /** Attempts allowed inside the window (in flight or failed) before the key is refused. */
   limit: number
   windowMs: number
+  /** How long a key stays locked once its failures reach the limit. */
   lockMs: number
 }
+
+export type ThrottleEntry = [key: string, rule: ThrottleRule]
 
 /** Brute-force protection for sign-in: per account and per client IP, persisted across restarts. */
 export const SIGN_IN_RULES = {
@@ -14,44 +17,73 @@ export const SIGN_IN_RULES = {
   ip: { limit: 30, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
 } satisfies Record<string, ThrottleRule>
 
+/**
+ * Counts attempts before the slow check, never after it: `reserve` takes a slot in one atomic
+ * upsert, so however many requests arrive at once, at most `limit` per window get past it. The
+ * caller then reports the outcome: `fail` keeps the slot (and locks a full key), `release` gives
+ * it back, `reset` forgets the key.
+ */
 export class LoginThrottle {
+  private readonly take: Statement
+  private readonly giveBack: Statement
+  private readonly lock: Statement
   private readonly get: Statement
-  private readonly put: Statement
   private readonly clear: Statement
 
   constructor(private readonly core: Core) {
     const sql = core.db.$client
-    this.get = sql.prepare('SELECT failures, window_start, locked_until FROM login_throttle WHERE key = $key')
-    this.put = sql.prepare(`
-      INSERT INTO login_throttle (key, failures, window_start, locked_until) VALUES ($key, $failures, $windowStart, $lockedUntil)
-      ON CONFLICT (key) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, locked_until = excluded.locked_until`)
+    // A fresh key, an expired window or an expired lock starts over at 1. The DO UPDATE's WHERE
+    // refuses the slot (no row returned) while the key is locked or its window is full. Plain
+    // INSERT … ON CONFLICT … RETURNING, so PostgreSQL runs the same statement.
+    this.take = sql.prepare(`
+      INSERT INTO login_throttle (key, failures, window_start, locked_until) VALUES ($key, 1, $now, NULL)
+      ON CONFLICT (key) DO UPDATE SET
+        failures = CASE WHEN login_throttle.window_start + $windowMs < $now THEN 1 ELSE login_throttle.failures + 1 END,
+        window_start = CASE WHEN login_throttle.window_start + $windowMs < $now THEN $now ELSE login_throttle.window_start END,
+        locked_until = NULL
+      WHERE (login_throttle.locked_until IS NULL OR login_throttle.locked_until <= $now)
+        AND (login_throttle.failures < $limit OR login_throttle.window_start + $windowMs < $now)
+      RETURNING failures`)
+    // A lock set while this slot was in flight is lifted when the remaining count is below the limit.
+    this.giveBack = sql.prepare(`
+      UPDATE login_throttle SET
+        failures = failures - 1,
+        locked_until = CASE WHEN failures - 1 < $limit THEN NULL ELSE locked_until END
+      WHERE key = $key AND failures > 0`)
+    this.lock = sql.prepare(`
+      UPDATE login_throttle SET locked_until = $until
+      WHERE key = $key AND failures >= $limit AND locked_until IS NULL`)
+    this.get = sql.prepare('SELECT locked_until FROM login_throttle WHERE key = $key')
     this.clear = sql.prepare('DELETE FROM login_throttle WHERE key = $key')
   }
 
-  /** Milliseconds until the first locked key unlocks, or 0 when every key may try. */
-  retryAfterMs(keys: string[]): number {
+  /**
+   * Takes one attempt slot on every key. Returns 0 when all were taken; otherwise the milliseconds
+   * to wait, and nothing stays taken.
+   */
+  reserve(entries: ThrottleEntry[]): number {
     const now = this.core.clock.now()
-    let wait = 0
-    for (const key of keys) {
+    for (const [i, [key, rule]] of entries.entries()) {
+      const taken = this.take.get({ key, now, windowMs: rule.windowMs, limit: rule.limit })
+      if (taken) continue
+      this.release(entries.slice(0, i))
       const row = this.get.get({ key }) as { locked_until: number | null } | null
-      if (row?.locked_until && row.locked_until > now) wait = Math.max(wait, row.locked_until - now)
+      // Without a lock the slots are held by attempts still being checked: if they fail, the key
+      // locks for lockMs from about now.
+      return row?.locked_until && row.locked_until > now ? row.locked_until - now : rule.lockMs
     }
-    return wait
+    return 0
   }
 
-  fail(entries: [key: string, rule: ThrottleRule][]): void {
+  /** The reserved attempts failed: they stay counted, and a key that reached its limit locks. */
+  fail(entries: ThrottleEntry[]): void {
     const now = this.core.clock.now()
-    for (const [key, rule] of entries) {
-      const row = this.get.get({ key }) as { failures: number; window_start: number } | null
-      const fresh = !row || now - row.window_start > rule.windowMs
-      const failures = fresh ? 1 : row.failures + 1
-      this.put.run({
-        key,
-        failures,
-        windowStart: fresh ? now : row.window_start,
-        lockedUntil: failures >= rule.limit ? now + rule.lockMs : null,
-      })
-    }
+    for (const [key, rule] of entries) this.lock.run({ key, limit: rule.limit, until: now + rule.lockMs })
+  }
+
+  /** Gives reserved slots back: the attempt succeeded or was never made. */
+  release(entries: ThrottleEntry[]): void {
+    for (const [key, rule] of entries) this.giveBack.run({ key, limit: rule.limit })
   }
 
   reset(key: string): void {

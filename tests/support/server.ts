@@ -1,6 +1,7 @@
 import { createServer } from 'node:net'
 import { loadConfig } from '../../src/config'
 import { type RunningServer, startServer } from '../../src/server'
+import type { Clock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
 import { tempDir } from './core'
 
@@ -26,7 +27,7 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(
   env: Record<string, string> = {},
   dataDir = tempDir(),
-  opts: { handlerModules?: string[] } = {},
+  opts: { handlerModules?: string[]; clock?: Clock } = {},
 ): Promise<TestServer> {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
@@ -44,6 +45,7 @@ export async function startTestServer(
     workerUrl: WORKER_URL,
     log,
     handlerModules: opts.handlerModules,
+    clock: opts.clock,
   })
   return { ...server, baseUrl: config.baseUrl, logLines }
 }

@@ -1,6 +1,7 @@
 import { type Cookie, Elysia } from 'elysia'
 import type { Core } from '../../core'
 import type { IdentityBridge } from '../../identity/bridge'
+import { clientAddress } from '../../shared/client-address'
 import { AppError } from '../../shared/errors'
 import { authPlugin } from '../../shared/plugins/auth'
 import { LOGIN_COOKIE_PATH, loginCookieName, parseLoginCookie, serializeLoginCookie } from './login-binding'
@@ -118,7 +119,7 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     )
     .post(
       '/device/start',
-      ({ request, server }) => auth.startDevice(server?.requestIP(request)?.address ?? ''),
+      ({ request, server }) => auth.startDevice(clientAddress(request, server, core.config.trustedProxies)),
       {
         response: AuthModel.deviceStart,
         detail: { tags, summary: 'Start the device authorization flow (RFC 8628)' },

@@ -15,11 +15,13 @@ import {
 } from '../accounts'
 import { issuerFor } from '../instances'
 import type { Instance } from '../pool'
-import { LoginThrottle, minutesText, SIGN_IN_RULES } from '../throttle'
+import { LoginThrottle, minutesText, SIGN_IN_RULES, type ThrottleEntry } from '../throttle'
 import { ForgotPasswordPage, MessagePage, ResetPasswordPage, SignInPage, SignUpPage } from './views'
 
 const VERIFY_TTL_MS = 24 * 3600_000
 const RESET_TTL_MS = 3600_000
+/** Reset mails per address: every request takes a slot, none is given back. */
+const RESET_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
 
 export interface PageRequest {
   instance: Instance
@@ -160,11 +162,12 @@ export function createPageRouter(core: Core) {
     if (action === 'login' && p.req.method === 'POST') {
       const form = await readForm(p.req)
       const email = (form.get('email') ?? '').trim().toLowerCase()
-      const keys = {
-        account: `acct:${p.instance.id}:${email}`,
-        ip: `ip:${p.instance.id}:${p.clientIp}`,
+      const keys: Record<'account' | 'ip', ThrottleEntry> = {
+        account: [`acct:${p.instance.id}:${email}`, SIGN_IN_RULES.account],
+        ip: [`ip:${p.instance.id}:${p.clientIp}`, SIGN_IN_RULES.ip],
       }
-      const wait = throttle.retryAfterMs([keys.account, keys.ip])
+      // Counted before the slow hash, so guesses sent at once cannot all get past the limit.
+      const wait = throttle.reserve([keys.account, keys.ip])
       if (wait > 0) {
         const error = `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`
         await send(p.res, 429, SignInPage({ ...links, email, error }))
@@ -172,14 +175,12 @@ export function createPageRouter(core: Core) {
       }
       const account = await verifyPassword(core, p.instance.id, email, form.get('password') ?? '')
       if (!account) {
-        throttle.fail([
-          [keys.account, SIGN_IN_RULES.account],
-          [keys.ip, SIGN_IN_RULES.ip],
-        ])
+        throttle.fail([keys.account, keys.ip])
         await send(p.res, 401, SignInPage({ ...links, email, error: 'Wrong email or password.' }))
         return
       }
-      throttle.reset(keys.account)
+      throttle.release([keys.ip])
+      throttle.reset(keys.account[0])
       await provider.interactionFinished(
         p.req,
         p.res,
@@ -217,8 +218,7 @@ export function createPageRouter(core: Core) {
     const key = `reset:${p.instance.id}:${email}`
     // The same answer whether or not the account exists: no account enumeration.
     const notice = 'If an account exists for that address, we sent a link to reset the password.'
-    if (throttle.retryAfterMs([key]) === 0) {
-      throttle.fail([[key, { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }]])
+    if (throttle.reserve([[key, RESET_MAIL_RULE]]) === 0) {
       const account = findAccountByEmail(core, p.instance.id, email)
       if (account) {
         const token = issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { tempDir } from './support/core'
+import { startTestServer, type TestServer } from './support/server'
+import { signInForm } from './support/sign-in'
+
+// The test client connects from 127.0.0.1: here that address is a trusted reverse proxy.
+let server: TestServer
+const dataDir = tempDir()
+beforeAll(async () => {
+  server = await startTestServer({ TRUSTED_PROXIES: '127.0.0.1/32' }, dataDir)
+})
+afterAll(async () => {
+  await server.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const via = (forwardedFor: string) => ({ 'x-forwarded-for': forwardedFor })
+
+describe('behind a trusted reverse proxy', () => {
+  it('locks the forwarded client that failed 30 times and not another one behind the same proxy', async () => {
+    const { ws, post } = await signInForm(server)
+    // A different account each time: only the per-address rule can lock.
+    const spray = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        post(`spray-${i}@example.com`, 'sprayed-password', via('198.51.100.7')),
+      ),
+    )
+    expect(spray.map((r) => r.status)).toEqual(new Array(30).fill(401))
+
+    const again = await post('spray-30@example.com', 'sprayed-password', via('198.51.100.7'))
+    expect(again.status).toBe(429)
+    expect(await again.text()).toContain('Too many failed sign-in attempts. Try again in 15 minutes.')
+    // What the client writes left of the proxy's own entry is not believed.
+    const spoofed = await post('spray-31@example.com', 'sprayed-password', via('198.51.100.8, 198.51.100.7'))
+    expect(spoofed.status).toBe(429)
+
+    const neighbour = await post('spray-32@example.com', 'sprayed-password', via('198.51.100.8'))
+    expect(neighbour.status).toBe(401)
+    const keys = server.core.db.$client
+      .query('SELECT key FROM login_throttle WHERE key LIKE $prefix ORDER BY key')
+      .all({ prefix: `ip:${ws}:%` }) as { key: string }[]
+    expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:198.51.100.7`, `ip:${ws}:198.51.100.8`])
+  })
+
+  it('keys a request without X-Forwarded-For by the proxy itself', async () => {
+    const { ws, post } = await signInForm(server)
+    expect((await post('nobody@example.com', 'wrong-password')).status).toBe(401)
+    const keys = server.core.db.$client
+      .query('SELECT key FROM login_throttle WHERE key LIKE $prefix')
+      .all({ prefix: `ip:${ws}:%` }) as { key: string }[]
+    expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:127.0.0.1`])
+  })
+
+  it('hands the forwarded client address to the identity plane when the control plane starts a device flow', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/auth/device/start`, {
+      method: 'POST',
+      headers: via('203.0.113.50, 198.51.100.9'),
+    })
+    expect(res.status).toBe(200)
+    const rows = server.core.db.$client
+      .query("SELECT payload FROM oidc_payloads WHERE instance_id = 'platform' AND model = 'DeviceCode'")
+      .all() as { payload: string }[]
+    const ips = rows.map((r) => (JSON.parse(r.payload) as { deviceInfo?: { ip?: string } }).deviceInfo?.ip)
+    expect(ips).toEqual(['198.51.100.9'])
+  })
+})
