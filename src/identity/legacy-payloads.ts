@@ -1,0 +1,58 @@
+import type { Core } from '../core'
+import { accountOf, HASHED_PREFIX, type PayloadCodec, payloadCodec } from './payload-keys'
+
+interface LegacyRow {
+  instance_id: string
+  model: string
+  id: string
+  payload: string
+  user_code: string | null
+}
+
+/**
+ * A database from before keyed hashing holds raw ids (refresh tokens, session ids, device codes)
+ * as keys and in payloads. At start-up they are rewritten in place as the adapter writes them
+ * today, so nobody has to sign in again, and the file is rebuilt so that no old credential stays
+ * readable in freed pages. Runs once (a rewritten row no longer matches), also when several nodes
+ * start at once.
+ */
+export function rehashLegacyPayloads(core: Core): number {
+  const sql = core.db.$client
+  const rows = sql
+    .query(
+      `SELECT instance_id, model, id, payload, user_code FROM oidc_payloads WHERE substr(id, 1, ${HASHED_PREFIX.length}) <> $prefix`,
+    )
+    .all({ prefix: HASHED_PREFIX }) as LegacyRow[]
+  if (rows.length === 0) return 0
+
+  const codecs = new Map<string, PayloadCodec>()
+  const codecOf = (instanceId: string) => {
+    let codec = codecs.get(instanceId)
+    if (!codec) codecs.set(instanceId, (codec = payloadCodec(core, instanceId)))
+    return codec
+  }
+  const update = sql.prepare(`
+    UPDATE oidc_payloads SET id = $key, payload = $payload, user_code = $userCode, account_id = $accountId
+    WHERE instance_id = $instance AND model = $model AND id = $id`)
+  sql.transaction(() => {
+    for (const row of rows) {
+      const codec = codecOf(row.instance_id)
+      const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), jti: row.id }
+      update.run({
+        instance: row.instance_id,
+        model: row.model,
+        id: row.id,
+        key: codec.key(row.id),
+        payload: codec.store(row.model, payload),
+        userCode: row.user_code ? codec.key(row.user_code) : null,
+        accountId: accountOf(payload),
+      })
+    }
+  })()
+  // Every earlier save left copies of raw ids in freed space: rebuild the file without them, then
+  // fold the write-ahead log (which holds the old pages too) back into it.
+  sql.exec('VACUUM')
+  sql.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  core.log.info('identity rows rehashed', { rows: rows.length })
+  return rows.length
+}
