@@ -28,7 +28,10 @@ export function rehashLegacyPayloads(core: Core): number {
   const codecs = new Map<string, PayloadCodec>()
   const codecOf = (instanceId: string) => {
     let codec = codecs.get(instanceId)
-    if (!codec) codecs.set(instanceId, (codec = payloadCodec(core, instanceId)))
+    if (!codec) {
+      codec = payloadCodec(core, instanceId)
+      codecs.set(instanceId, codec)
+    }
     return codec
   }
   const update = sql.prepare(`
