@@ -4,6 +4,7 @@ import type { Core } from '../core'
 import { safeEqual, sha256Hex } from '../shared/crypto'
 import { findAccount } from './accounts'
 import { createAdapterClass } from './adapter'
+import { devicePolling } from './device-polling'
 import { issuerFor, PLATFORM } from './instances'
 import type { InstanceKeyMaterial } from './keys'
 import { DeviceConfirmPage, DeviceInputPage, ErrorPage, LogoutPage, MessagePage } from './pages/views'
@@ -200,6 +201,7 @@ export function buildProvider(
   )
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
+  provider.use(devicePolling(core, instanceId))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,

@@ -3,6 +3,7 @@ import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { loginRequests } from '../../db/schema'
 import type { IdentityBridge } from '../../identity/bridge'
+import { DEVICE_POLL_INTERVAL_S } from '../../identity/device-polling'
 import { issuerFor, PLATFORM } from '../../identity/instances'
 import { localJwks } from '../../identity/keys'
 import {
@@ -188,7 +189,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         interval?: number
       }
       // RFC 8628 §3.2: absent interval means 5 seconds; say it explicitly to clients.
-      return { ...started, interval: started.interval ?? 5 }
+      return { ...started, interval: started.interval ?? DEVICE_POLL_INTERVAL_S }
     },
 
     /** POST /v1/auth/device/poll: the token request (RFC 8628 §3.4), errors mapped to a status. */
