@@ -17,9 +17,8 @@ import { controlPlaneAudience } from '../../identity/provider'
 import { randomToken } from '../../shared/crypto'
 import { AppError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
-import { createSession } from './sessions'
+import { createSession, LOGIN_REQUEST_TTL_MS } from './sessions'
 
-const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 const LOGIN_SCOPE = 'openid email profile'
 export const IDP_HINTS = ['google', 'github', 'microsoft'] as const
 
