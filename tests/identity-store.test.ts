@@ -189,6 +189,8 @@ describe('an upgraded database', () => {
     }
     legacy('RefreshToken', 'consumed_at IS NULL', handedOut.rotatedRefreshToken!)
     legacy('Session', "payload LIKE '%accountId%'", handedOut.instanceSession!)
+    // An older version never recorded the rewrite as done.
+    db.exec('DELETE FROM upgrade_steps')
     db.close()
     expect(everyRow()).toContain(handedOut.rotatedRefreshToken!)
     // A database file from before: readable by others.

@@ -1,3 +1,8 @@
+CREATE TABLE `upgrade_steps` (
+	`name` text PRIMARY KEY NOT NULL,
+	`done_at` integer NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE `accounts` ADD `auth_epoch` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `oidc_payloads` ADD `account_id` text;--> statement-breakpoint
 ALTER TABLE `oidc_payloads` ADD `polled_at` integer;--> statement-breakpoint

@@ -20,11 +20,10 @@ export const PERIODIC_JOBS: PeriodicJob[] = [{ kind: PURGE_EXPIRED, everyMs: 5 *
 export function enqueuePeriodic(
   core: Pick<Core, 'clock' | 'jobs'>,
   seen = new Map<string, number>(),
-  periodic = PERIODIC_JOBS,
 ): number {
   const now = core.clock.now()
   let added = 0
-  for (const { kind, everyMs } of periodic) {
+  for (const { kind, everyMs } of PERIODIC_JOBS) {
     const slot = now - (now % everyMs)
     if (seen.get(kind) === slot) continue
     if (core.jobs.enqueueOnce(kind, null, `${kind}@${isoTime(slot)}`, { runAt: slot })) added++
