@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { rmSync } from 'node:fs'
 import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'
 import { Agent } from './support/browserless'
+import { tempDir } from './support/core'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
@@ -12,16 +14,18 @@ import { type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
 let smtp: SmtpSink
 let server: TestServer
+const dataDir = tempDir()
 const RP = 'https://rp.example.com'
 const isDashboard = (u: URL) => u.pathname.startsWith('/app/')
 
 beforeAll(async () => {
   smtp = await startSmtpServer()
-  server = await startTestServer({ SMTP_URL: smtp.url })
+  server = await startTestServer({ SMTP_URL: smtp.url }, dataDir)
 })
 afterAll(async () => {
   await server.stop()
   await smtp.close()
+  rmSync(dataDir, { recursive: true, force: true })
 })
 
 const publicClient = (issuer: string, clientId: string) =>
