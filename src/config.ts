@@ -161,7 +161,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const dataDir = resolve(str(env, 'DATA_DIR', './data'))
   try {
-    mkdirSync(dataDir, { recursive: true })
+    // Owner only: it holds the database and the master key file.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   } catch (e) {
     throw new ConfigError('DATA_DIR', `cannot create ${dataDir}: ${(e as Error).message}`)
   }

@@ -4,6 +4,7 @@ import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { type IdentityPlane, startIdentityPlane } from './identity'
 import { WorkerPool } from './jobs/pool'
+import { startSchedule } from './jobs/schedule'
 
 export interface ServerOptions extends CoreOptions {
   /** URL of the job worker entry (src/jobs/worker.ts); resolved by the caller's entry point. */
@@ -40,12 +41,14 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   core.log.info('listening', { url, base_url: config.baseUrl, data_dir: config.dataDir })
   pool.wake()
+  const schedule = startSchedule(core)
   return {
     core,
     identity,
     url,
     port: server.port ?? config.port,
     async stop() {
+      schedule.stop()
       await server.stop(true)
       await pool?.stop()
       core.db.$client.close()

@@ -1,7 +1,7 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import { preparedFor } from '../db/prepared'
-import { accounts, accountTokens } from '../db/schema'
+import { accounts, accountTokens, oidcPayloads, sessions } from '../db/schema'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
@@ -168,12 +168,33 @@ export function markEmailVerified(core: Core, account: Account): void {
     .run()
 }
 
+type Tx = Parameters<Parameters<Core['db']['transaction']>[0]>[0]
+
+/**
+ * Ends what an account's credentials opened: the instance's sessions, grants, codes and tokens of
+ * the account (so its refresh tokens fail with invalid_grant), and its dashboard sessions.
+ */
+function endAccountAccess(tx: Tx, account: Account): void {
+  tx.delete(oidcPayloads)
+    .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
+    .run()
+  // Dashboard sessions (the control plane's) rest on the platform account's sign-in.
+  tx.delete(sessions).where(eq(sessions.accountId, account.id)).run()
+}
+
+/**
+ * The one way a password changes (a reset, and any later change). Whoever held the old one is
+ * signed out everywhere: `endAccountAccess`, and the new `auth_epoch` makes platform access tokens
+ * issued before stop working on the control plane (they are JWTs verified without a lookup).
+ */
 export async function setPassword(core: Core, account: Account, password: string): Promise<void> {
   checkPassword(password)
   const passwordHash = await hashPassword(password)
-  core.db
-    .update(accounts)
-    .set({ passwordHash, updatedAt: core.clock.now() })
-    .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
-    .run()
+  core.db.transaction((tx) => {
+    tx.update(accounts)
+      .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: core.clock.now() })
+      .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+      .run()
+    endAccountAccess(tx, account)
+  })
 }

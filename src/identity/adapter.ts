@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import type { AppType } from '../db/schema'
 import { MEMO_MS, PLATFORM } from './instances'
+import { accountOf, payloadCodec } from './payload-keys'
 
 /** oidc-provider's adapter contract (one class per instance, one object per model). */
 export interface OidcAdapter {
@@ -51,10 +52,12 @@ export function clientMetadata(app: AppRow, machineGrants: boolean): Record<stri
 
 /**
  * The SQLite adapter of one instance: clients are read from `apps` (a new app works at once, no
- * provider rebuild); every other model lives in `oidc_payloads`.
+ * provider rebuild); every other model lives in `oidc_payloads`, keyed and scrubbed by
+ * `payloadCodec` so the table holds no working credential.
  */
 export function createAdapterClass(core: Core, instanceId: string) {
   const sql = core.db.$client
+  const codec = payloadCodec(core, instanceId)
   // Clients found lately (a lookup per token request costs more than the rest of client auth);
   // dropped with the Provider when an app changes (`core.instances`), else after MEMO_MS.
   const clients = new LRUCache<string, { metadata: Readonly<Record<string, unknown>>; until: number }>({
@@ -64,11 +67,13 @@ export function createAdapterClass(core: Core, instanceId: string) {
     client: sql.prepare(
       'SELECT client_id, name, client_secret_hash, app_type, redirect_uris, post_logout_redirect_uris, extra_grants FROM apps WHERE instance_id = $instance AND client_id = $id',
     ),
+    // A save without the user code (a device code found by id) keeps the one stored.
     upsert: sql.prepare(`
-      INSERT INTO oidc_payloads (instance_id, model, id, payload, grant_id, user_code, uid, expires_at, consumed_at)
-      VALUES ($instance, $model, $id, $payload, $grantId, $userCode, $uid, $expiresAt, NULL)
+      INSERT INTO oidc_payloads (instance_id, model, id, payload, grant_id, user_code, uid, account_id, expires_at, consumed_at)
+      VALUES ($instance, $model, $id, $payload, $grantId, $userCode, $uid, $accountId, $expiresAt, NULL)
       ON CONFLICT (instance_id, model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
-        user_code = excluded.user_code, uid = excluded.uid, expires_at = excluded.expires_at`),
+        user_code = COALESCE(excluded.user_code, oidc_payloads.user_code), uid = excluded.uid,
+        account_id = COALESCE(excluded.account_id, oidc_payloads.account_id), expires_at = excluded.expires_at`),
     find: sql.prepare(
       'SELECT payload, expires_at, consumed_at FROM oidc_payloads WHERE instance_id = $instance AND model = $model AND id = $id',
     ),
@@ -87,10 +92,10 @@ export function createAdapterClass(core: Core, instanceId: string) {
     revoke: sql.prepare('DELETE FROM oidc_payloads WHERE instance_id = $instance AND grant_id = $grantId'),
   } satisfies Record<string, Statement>
 
-  const decode = (row: unknown, now: number) => {
+  const decode = (model: string, row: unknown, by: { id?: string; userCode?: string }) => {
     const r = row as { payload: string; expires_at: number | null; consumed_at: number | null } | null
-    if (!r || (r.expires_at !== null && r.expires_at <= now)) return undefined
-    const payload = JSON.parse(r.payload) as Record<string, unknown>
+    if (!r || (r.expires_at !== null && r.expires_at <= core.clock.now())) return undefined
+    const payload = codec.restore(model, r.payload, by)
     if (r.consumed_at !== null) payload.consumed = Math.floor(r.consumed_at / 1000)
     return payload
   }
@@ -99,14 +104,16 @@ export function createAdapterClass(core: Core, instanceId: string) {
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
+      const userCode = payload.userCode as string | undefined
       stmts.upsert.run({
         instance: instanceId,
         model: this.model,
-        id,
-        payload: JSON.stringify(payload),
+        id: codec.key(id),
+        payload: codec.store(this.model, payload),
         grantId: (payload.grantId as string) ?? null,
-        userCode: (payload.userCode as string) ?? null,
+        userCode: userCode ? codec.key(userCode) : null,
         uid: (payload.uid as string) ?? null,
+        accountId: accountOf(payload),
         expiresAt: expiresIn ? core.clock.now() + expiresIn * 1000 : null,
       })
     }
@@ -125,29 +132,29 @@ export function createAdapterClass(core: Core, instanceId: string) {
         clients.set(id, { metadata, until: now + MEMO_MS })
         return metadata
       }
-      return decode(stmts.find.get({ instance: instanceId, model: this.model, id }), core.clock.now())
+      const row = stmts.find.get({ instance: instanceId, model: this.model, id: codec.key(id) })
+      return decode(this.model, row, { id })
     }
 
     async findByUserCode(userCode: string) {
-      return decode(
-        stmts.byUserCode.get({ instance: instanceId, model: this.model, value: userCode }),
-        core.clock.now(),
-      )
+      const row = stmts.byUserCode.get({
+        instance: instanceId,
+        model: this.model,
+        value: codec.key(userCode),
+      })
+      return decode(this.model, row, { userCode })
     }
 
     async findByUid(uid: string) {
-      return decode(
-        stmts.byUid.get({ instance: instanceId, model: this.model, value: uid }),
-        core.clock.now(),
-      )
+      return decode(this.model, stmts.byUid.get({ instance: instanceId, model: this.model, value: uid }), {})
     }
 
     async consume(id: string) {
-      stmts.consume.run({ instance: instanceId, model: this.model, id, now: core.clock.now() })
+      stmts.consume.run({ instance: instanceId, model: this.model, id: codec.key(id), now: core.clock.now() })
     }
 
     async destroy(id: string) {
-      stmts.destroy.run({ instance: instanceId, model: this.model, id })
+      stmts.destroy.run({ instance: instanceId, model: this.model, id: codec.key(id) })
     }
 
     async revokeByGrantId(grantId: string) {

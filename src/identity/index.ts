@@ -1,6 +1,7 @@
 import type { Core } from '../core'
 import { IdentityBridge } from './bridge'
 import { createInstanceResolver, issuerFor } from './instances'
+import { rehashLegacyPayloads } from './legacy-payloads'
 import { ensurePlatformInstance } from './platform'
 import { InstancePool } from './pool'
 
@@ -11,6 +12,7 @@ export interface IdentityPlane {
 
 /** Starts the identity plane: the platform instance, the provider pool and the bridge. */
 export async function startIdentityPlane(core: Core): Promise<IdentityPlane> {
+  rehashLegacyPayloads(core)
   await ensurePlatformInstance(core)
   const resolve = createInstanceResolver(core.config)
   const prefixFor = (instanceId: string) => {

@@ -4,10 +4,14 @@ import type { Core } from '../core'
 import { safeEqual, sha256Hex } from '../shared/crypto'
 import { findAccount } from './accounts'
 import { createAdapterClass } from './adapter'
+import { devicePolling } from './device-polling'
 import { issuerFor, PLATFORM } from './instances'
 import type { InstanceKeyMaterial } from './keys'
 import { DeviceConfirmPage, DeviceInputPage, ErrorPage, LogoutPage, MessagePage } from './pages/views'
 import { handleProviderErrors } from './provider-errors'
+
+/** The claim of platform access tokens that names the account's `auth_epoch` at issue. */
+export const AUTH_EPOCH_CLAIM = 'auth_epoch'
 
 /** Audience of platform access tokens: the control plane's JSON API. */
 export const controlPlaneAudience = (core: Core) => `${core.config.baseUrl}/v1`
@@ -83,6 +87,13 @@ export function providerConfiguration(
       }
     },
     interactions: { url: (_ctx, interaction) => `${prefix}/interaction/${interaction.uid}` },
+    // Platform access tokens carry the account's epoch: a password change refuses earlier ones.
+    extraTokenClaims: async (_ctx, token) => {
+      const accountId = 'accountId' in token ? token.accountId : undefined
+      if (instanceId !== PLATFORM || !accountId) return undefined
+      const account = findAccount(core, instanceId, accountId)
+      return account ? { [AUTH_EPOCH_CLAIM]: account.authEpoch } : undefined
+    },
     // Every app of an instance belongs to its workspace: first-party, so consent is implied.
     loadExistingGrant: async (ctx) => {
       const { client, session, params } = ctx.oidc
@@ -210,6 +221,7 @@ export function buildProvider(
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
   handleProviderErrors(core, provider, instanceId)
+  provider.use(devicePolling(core, instanceId))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client'
+import { deleteInBatches } from '../db/purge'
 import { jobs } from '../db/schema'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
@@ -24,23 +25,49 @@ export class JobQueue {
   ) {}
 
   enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): string {
-    const now = this.clock.now()
-    const id = newId('job', now)
-    ;(opts.tx ?? this.db)
-      .insert(jobs)
-      .values({
-        id,
-        kind,
-        payload: JSON.stringify(payload ?? null),
-        workspaceId: opts.workspaceId ?? null,
-        runAt: opts.runAt ?? now,
-        maxAttempts: opts.maxAttempts ?? 10,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run()
+    const row = this.row(kind, payload, opts)
+    ;(opts.tx ?? this.db).insert(jobs).values(row).run()
     // A microtask runs after the caller's synchronous transaction has committed.
     queueMicrotask(this.wake)
-    return id
+    return row.id
   }
+
+  /**
+   * Enqueues unless a job with `dedupeKey` exists already, whichever node wrote it: periodic work
+   * gives each schedule slot one key, so a cluster runs it once. True when this call added it.
+   */
+  enqueueOnce(kind: string, payload: unknown, dedupeKey: string, opts: EnqueueOptions = {}): boolean {
+    const added = (opts.tx ?? this.db)
+      .insert(jobs)
+      .values({ ...this.row(kind, payload, opts), dedupeKey })
+      .onConflictDoNothing({ target: jobs.dedupeKey })
+      .returning({ id: jobs.id })
+      .get()
+    if (added) queueMicrotask(this.wake)
+    return added !== undefined
+  }
+
+  private row(kind: string, payload: unknown, opts: EnqueueOptions) {
+    const now = this.clock.now()
+    return {
+      id: newId('job', now),
+      kind,
+      payload: JSON.stringify(payload ?? null),
+      workspaceId: opts.workspaceId ?? null,
+      runAt: opts.runAt ?? now,
+      maxAttempts: opts.maxAttempts ?? 10,
+      createdAt: now,
+      updatedAt: now,
+    }
+  }
+}
+
+/** Finished periodic jobs are kept this long (what ran lately stays visible), then dropped. */
+const KEEP_FINISHED_PERIODIC_MS = 7 * 24 * 3600_000
+
+/** Drops finished periodic jobs older than a week: each schedule slot adds a row. */
+export function purgeFinishedPeriodicJobs(db: Db, clock: Clock): Promise<number> {
+  return deleteInBatches(db, 'jobs', "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $before", {
+    before: clock.now() - KEEP_FINISHED_PERIODIC_MS,
+  })
 }

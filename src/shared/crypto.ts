@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto'
 
 const VERSION = 'v1'
 
@@ -36,6 +44,20 @@ export class SecretBox {
 
 /** Secrets that only need checking (client secrets, session ids) are stored as SHA-256. */
 export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex')
+
+/**
+ * A 32-byte subkey of the master key for one purpose (HKDF-SHA256, RFC 5869 §2), so no two uses
+ * share a key and none needs one stored.
+ */
+export const deriveKey = (master: Buffer, purpose: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `gatehouse ${purpose}`, 32))
+
+/**
+ * HMAC-SHA256 (RFC 2104) of `value`, base64url: the lookup key of a secret that is presented again
+ * later. Unlike a plain digest it cannot be recomputed, or matched against guesses, without the key.
+ */
+export const keyedHash = (key: Buffer, value: string): string =>
+  createHmac('sha256', key).update(value).digest('base64url')
 
 /** Constant-time string comparison; unequal lengths compare a digest so timing stays flat. */
 export function safeEqual(a: string, b: string): boolean {

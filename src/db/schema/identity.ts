@@ -24,7 +24,11 @@ export const instanceSecrets = sqliteTable('instance_secrets', {
   createdAt: integer('created_at').notNull(),
 })
 
-/** The one table for every oidc-provider model but Client (sessions, grants, codes, tokens…). */
+/**
+ * The one table for every oidc-provider model but Client (sessions, grants, codes, tokens…).
+ * `id` and `user_code` are keyed hashes of what was handed out (src/identity/payload-keys.ts) and
+ * the payload holds no usable credential: a copy of this table opens nothing.
+ */
 export const oidcPayloads = sqliteTable(
   'oidc_payloads',
   {
@@ -35,14 +39,19 @@ export const oidcPayloads = sqliteTable(
     grantId: text('grant_id'),
     userCode: text('user_code'),
     uid: text('uid'),
+    /** The account a session, grant, code or token stands for: revoked together on a password change. */
+    accountId: text('account_id'),
     expiresAt: integer('expires_at'),
     consumedAt: integer('consumed_at'),
+    /** Device codes: when the client last polled (RFC 8628 §3.5 slow_down). */
+    polledAt: integer('polled_at'),
   },
   (t) => [
     primaryKey({ columns: [t.instanceId, t.model, t.id] }),
     index('oidc_payloads_grant_idx').on(t.instanceId, t.grantId),
     index('oidc_payloads_user_code_idx').on(t.instanceId, t.userCode),
     index('oidc_payloads_uid_idx').on(t.instanceId, t.uid),
+    index('oidc_payloads_account_idx').on(t.instanceId, t.accountId),
     index('oidc_payloads_expires_idx').on(t.expiresAt),
   ],
 )
@@ -82,6 +91,11 @@ export const accounts = sqliteTable(
     /** argon2id (Bun.password); null for accounts that only sign in through an external IdP. */
     passwordHash: text('password_hash'),
     isPlatformAdmin: integer('is_platform_admin', { mode: 'boolean' }).notNull().default(false),
+    /**
+     * Bumped by every password change. Platform access tokens carry the epoch they were issued in
+     * (`auth_epoch`); the control plane refuses one from an earlier epoch.
+     */
+    authEpoch: integer('auth_epoch').notNull().default(0),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

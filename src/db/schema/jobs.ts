@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'dead'
 
@@ -18,8 +18,17 @@ export const jobs = sqliteTable(
     leaseUntil: integer('lease_until'),
     lockedBy: text('locked_by'),
     lastError: text('last_error'),
+    /**
+     * Set for periodic work: `<kind>@<slot start>`. Unique, so every node may enqueue the slot and
+     * exactly one row results (src/jobs/schedule.ts).
+     */
+    dedupeKey: text('dedupe_key'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (t) => [index('jobs_due_idx').on(t.status, t.runAt), index('jobs_workspace_idx').on(t.workspaceId)],
+  (t) => [
+    index('jobs_due_idx').on(t.status, t.runAt),
+    index('jobs_workspace_idx').on(t.workspaceId),
+    uniqueIndex('jobs_dedupe_key_idx').on(t.dedupeKey),
+  ],
 )

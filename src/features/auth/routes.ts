@@ -7,8 +7,8 @@ import { authPlugin } from '../../shared/plugins/auth'
 import { LOGIN_COOKIE_PATH, loginCookieName, parseLoginCookie, serializeLoginCookie } from './login-binding'
 import { AuthModel } from './model'
 import { loginFailedPage } from './pages'
-import { createAuthService, LOGIN_REQUEST_TTL_MS } from './service'
-import { destroySession, SESSION_TTL_MS, sessionCookieName } from './sessions'
+import { createAuthService } from './service'
+import { destroySession, LOGIN_REQUEST_TTL_MS, SESSION_TTL_MS, sessionCookieName } from './sessions'
 
 const tags = ['auth']
 

@@ -3,6 +3,7 @@ import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { loginRequests } from '../../db/schema'
 import type { IdentityBridge } from '../../identity/bridge'
+import { DEVICE_POLL_INTERVAL_S } from '../../identity/device-polling'
 import { issuerFor, PLATFORM } from '../../identity/instances'
 import { localJwks } from '../../identity/keys'
 import {
@@ -17,9 +18,8 @@ import { randomToken } from '../../shared/crypto'
 import { AppError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
 import { addPendingLogin, loginRequestKey } from './login-binding'
-import { createSession } from './sessions'
+import { createSession, LOGIN_REQUEST_TTL_MS } from './sessions'
 
-export const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 const LOGIN_SCOPE = 'openid email profile'
 export const IDP_HINTS = ['google', 'github', 'microsoft'] as const
 
@@ -256,7 +256,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         interval?: number
       }
       // RFC 8628 §3.2: absent interval means 5 seconds; say it explicitly to clients.
-      return { ...started, interval: started.interval ?? 5 }
+      return { ...started, interval: started.interval ?? DEVICE_POLL_INTERVAL_S }
     },
 
     /** POST /v1/auth/device/poll: the token request (RFC 8628 §3.4), errors mapped to a status. */

@@ -7,6 +7,8 @@ import { PLATFORM } from '../../identity/instances'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 
 export const SESSION_TTL_MS = 7 * 24 * 3600_000
+/** How long a started login (its state, nonce and PKCE verifier) may be finished. */
+export const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 
 /** `__Host-` binds the cookie to this origin (Secure, Path=/, no Domain) when served over https. */
 export const sessionCookieName = (core: Core) =>

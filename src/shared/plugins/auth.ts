@@ -7,7 +7,7 @@ import { findSession, type SessionView, sessionCookieName } from '../../features
 import { type Account, findAccount } from '../../identity/accounts'
 import { issuerFor, PLATFORM } from '../../identity/instances'
 import { localJwks } from '../../identity/keys'
-import { controlPlaneAudience } from '../../identity/provider'
+import { AUTH_EPOCH_CLAIM, controlPlaneAudience } from '../../identity/provider'
 import { safeEqual } from '../crypto'
 import { AppError, forbidden, notFound, unauthorized } from '../errors'
 
@@ -57,6 +57,8 @@ export function authPlugin(core: Core) {
       })
       const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
       if (!account) throw new Error('unknown subject')
+      // Issued before the account's last password change (a token without the claim is from epoch 0).
+      if ((payload[AUTH_EPOCH_CLAIM] ?? 0) !== account.authEpoch) throw new Error('revoked')
       return { account, via: 'bearer' }
     } catch {
       throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {

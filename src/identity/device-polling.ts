@@ -1,0 +1,48 @@
+import type { KoaContextWithOIDC } from 'oidc-provider'
+import type { Core } from '../core'
+import { payloadCodec } from './payload-keys'
+
+/** Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). */
+export const DEVICE_POLL_INTERVAL_S = 5
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/**
+ * RFC 8628 §3.5 pacing, which oidc-provider 9 does not do (it defines `slow_down` but never
+ * answers it). Runs after oidc-provider's own handling: the device authorization response names
+ * the interval, and a token request answered `authorization_pending` sooner than the interval after
+ * the last one answered so becomes `slow_down`. The last poll is a column of the device code's
+ * row, set on the core clock, so every node shares it.
+ */
+export function devicePolling(core: Core, instanceId: string) {
+  const codec = payloadCodec(core, instanceId)
+  const mark = core.db.$client.prepare(`
+    UPDATE oidc_payloads SET polled_at = $now
+    WHERE instance_id = $instance AND model = 'DeviceCode' AND id = $id
+      AND (polled_at IS NULL OR polled_at <= $now - $intervalMs)
+    RETURNING 1 AS paced`)
+
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next()
+    const route = ctx.oidc?.route
+    const body = ctx.body as Record<string, unknown> | undefined
+    if (route === 'device_authorization' && ctx.status === 200 && body) {
+      body.interval = DEVICE_POLL_INTERVAL_S
+      return
+    }
+    if (route !== 'token' || ctx.oidc.params?.grant_type !== DEVICE_GRANT) return
+    if (body?.error !== 'authorization_pending') return
+    const paced = mark.get({
+      instance: instanceId,
+      id: codec.key(String(ctx.oidc.params.device_code)),
+      now: core.clock.now(),
+      intervalMs: DEVICE_POLL_INTERVAL_S * 1000,
+    })
+    if (!paced) {
+      ctx.body = {
+        error: 'slow_down',
+        error_description: `poll at most every ${DEVICE_POLL_INTERVAL_S} seconds`,
+      }
+    }
+  }
+}

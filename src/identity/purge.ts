@@ -1,0 +1,33 @@
+import type { Core } from '../core'
+import { deleteInBatches } from '../db/purge'
+
+/**
+ * How long an unlocked throttle counter is kept after its window opened: longer than any sign-in
+ * or reset window, so a purge never forgets failures that still count.
+ */
+const THROTTLE_KEEP_MS = 24 * 3600_000
+
+/**
+ * Removes identity rows that can no longer be used: expired oidc-provider models (device codes,
+ * sessions, grants, codes, tokens, interactions; a consumed code or rotated refresh token stays
+ * until it expires, so its reuse is still recognised), mailed tokens used or expired, and
+ * throttle counters that are neither locked nor inside a window.
+ */
+export async function purgeExpiredIdentityRows(core: Core): Promise<Record<string, number>> {
+  const now = core.clock.now()
+  return {
+    oidc_payloads: await deleteInBatches(core.db, 'oidc_payloads', 'expires_at <= $now', { now }),
+    account_tokens: await deleteInBatches(
+      core.db,
+      'account_tokens',
+      'used_at IS NOT NULL OR expires_at <= $now',
+      { now },
+    ),
+    login_throttle: await deleteInBatches(
+      core.db,
+      'login_throttle',
+      '(locked_until IS NULL OR locked_until <= $now) AND window_start <= $before',
+      { now, before: now - THROTTLE_KEEP_MS },
+    ),
+  }
+}
