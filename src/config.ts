@@ -22,10 +22,15 @@ export interface Config {
   authUrlTemplate: string
   smtpUrl: string | null
   smtpFrom: string
+  /** Stable id of this node; job leases are recorded as `<node id>:<boot id>:<worker>`. */
+  nodeId: string
 }
 
+/** A start-up failure the operator can fix: the CLI prints `gatehouse: <message>` and exits 2. */
+export class StartupError extends Error {}
+
 /** A bad environment value: the CLI prints `message` alone, never a stack trace. */
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   constructor(
     readonly variable: string,
     detail: string,
@@ -91,10 +96,43 @@ function loadSecretKey(env: Env, dataDir: string): Buffer {
   return key
 }
 
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+
+/**
+ * NODE_ID when set (an orchestrator's stable name for the node), else an id generated once into
+ * DATA_DIR/node.id: it survives restarts with the data, so a node can tell its own earlier boot's
+ * job leases from another node's. No `:` (it separates the parts of `locked_by`).
+ */
+function loadNodeId(env: Env, dataDir: string): string {
+  const raw = env.NODE_ID
+  if (raw) {
+    if (!NODE_ID.test(raw))
+      throw new ConfigError('NODE_ID', `expected 1-63 of A-Z a-z 0-9 . _ -, got "${raw}"`)
+    return raw
+  }
+  const file = join(dataDir, 'node.id')
+  try {
+    // `wx`: two processes starting on one DATA_DIR agree on the first id written.
+    writeFileSync(file, `${newNodeId()}\n`, { flag: 'wx', mode: 0o600 })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+  }
+  const id = readFileSync(file, 'utf8').trim()
+  if (!NODE_ID.test(id)) throw new ConfigError('NODE_ID', `the node id file ${file} is corrupt`)
+  return id
+}
+
+const newNodeId = () => `node-${randomBytes(8).toString('hex')}`
+
+/** HOST and PORT alone, read without touching the disk (`gatehouse healthcheck` needs no write access). */
+export function loadListenConfig(env: Env = process.env): Pick<Config, 'host' | 'port'> {
+  return { host: str(env, 'HOST', '0.0.0.0'), port: int(env, 'PORT', 8080, 0, 65535) }
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 8080, 0, 65535)
+  const { host, port } = loadListenConfig(env)
   const baseUrl = httpUrl('BASE_URL', str(env, 'BASE_URL', `http://localhost:${port}`))
   const logLevel = str(env, 'LOG_LEVEL', 'info') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -119,7 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   return {
     baseUrl,
-    host: str(env, 'HOST', '0.0.0.0'),
+    host,
     port,
     dataDir,
     databasePath: join(dataDir, 'gatehouse.db'),
@@ -130,5 +168,6 @@ export function loadConfig(env: Env = process.env): Config {
     authUrlTemplate,
     smtpUrl,
     smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
+    nodeId: loadNodeId(env, dataDir),
   }
 }
