@@ -8,6 +8,7 @@ import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
 import { authRoutes } from './features/auth/routes'
 import { assetRoutes } from './features/dashboard/assets'
+import { frontRoutes } from './features/dashboard/front'
 import { devOutboxRoutes } from './features/dev-outbox/routes'
 import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
@@ -50,6 +51,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(workspacePages(core))
       .use(appPages(core))
       .use(assetRoutes())
+      .use(frontRoutes())
       .use(authPages())
       .use(devOutboxRoutes(core))
   )

@@ -107,7 +107,7 @@ function loadNodeId(env: Env, dataDir: string): string {
   const raw = env.NODE_ID
   if (raw) {
     if (!NODE_ID.test(raw))
-      throw new ConfigError('NODE_ID', `expected 1-63 of A-Z a-z 0-9 . _ -, got "${raw}"`)
+      throw new ConfigError('NODE_ID', `expected 1 to 63 letters, digits, ".", "_" or "-", got "${raw}"`)
     return raw
   }
   const file = join(dataDir, 'node.id')
