@@ -8,7 +8,9 @@ import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
 import { authRoutes } from './features/auth/routes'
 import { assetRoutes } from './features/dashboard/assets'
+import { frontRoutes } from './features/dashboard/front'
 import { devOutboxRoutes } from './features/dev-outbox/routes'
+import { docsRoutes } from './features/docs/routes'
 import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
@@ -32,6 +34,8 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(requestLogPlugin(core.log))
       .use(
         openapi({
+          // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
+          provider: null,
           path: '/docs',
           specPath: '/openapi.json',
           documentation: {
@@ -44,6 +48,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
           exclude: { paths: ['/docs', '/openapi.json'] },
         }),
       )
+      .use(docsRoutes())
       .use(healthRoutes(core))
       .use(authRoutes(core, identity.bridge))
       .use(workspaceRoutes(core))
@@ -51,6 +56,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(workspacePages(core))
       .use(appPages(core))
       .use(assetRoutes())
+      .use(frontRoutes())
       .use(authPages())
       .use(devOutboxRoutes(core))
   )

@@ -29,6 +29,15 @@ describe('loadConfig', () => {
     )
   })
 
+  it('keeps a node id generated once in DATA_DIR, unless NODE_ID names the node', () => {
+    const dir = tempDir()
+    const first = loadConfig({ DATA_DIR: dir }).nodeId
+    expect(first).toMatch(/^node-[0-9a-f]{16}$/)
+    expect(readFileSync(join(dir, 'node.id'), 'utf8').trim()).toBe(first)
+    expect(loadConfig({ DATA_DIR: dir }).nodeId).toBe(first)
+    expect(loadConfig({ DATA_DIR: dir, NODE_ID: 'gatehouse-0.eu_west' }).nodeId).toBe('gatehouse-0.eu_west')
+  })
+
   const bad: [string, Record<string, string>][] = [
     ['PORT', { PORT: 'eighty' }],
     ['PORT', { PORT: '70000' }],
@@ -41,6 +50,8 @@ describe('loadConfig', () => {
     ['SMTP_URL', { SMTP_URL: 'mail.example.com' }],
     ['DEV_OUTBOX', { DEV_OUTBOX: 'yes' }],
     ['DEV_OUTBOX', { DEV_OUTBOX: 'TRUE ' }],
+    ['NODE_ID', { NODE_ID: 'node:1' }],
+    ['NODE_ID', { NODE_ID: 'a'.repeat(64) }],
   ]
   for (const [variable, env] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {

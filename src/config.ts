@@ -28,10 +28,15 @@ export interface Config {
   devOutbox: boolean
   /** Reverse proxies whose X-Forwarded-For is believed (TRUSTED_PROXIES); none by default. */
   trustedProxies: Cidr[]
+  /** Stable id of this node; job leases are recorded as `<node id>:<boot id>:<worker>`. */
+  nodeId: string
 }
 
+/** A start-up failure the operator can fix: the CLI prints `gatehouse: <message>` and exits 2. */
+export class StartupError extends Error {}
+
 /** A bad environment value: the CLI prints `message` alone, never a stack trace. */
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   constructor(
     readonly variable: string,
     detail: string,
@@ -140,10 +145,43 @@ function cidrList(env: Env, name: string): Cidr[] {
     })
 }
 
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+
+/**
+ * NODE_ID when set (an orchestrator's stable name for the node), else an id generated once into
+ * DATA_DIR/node.id: it survives restarts with the data, so a node can tell its own earlier boot's
+ * job leases from another node's. No `:` (it separates the parts of `locked_by`).
+ */
+function loadNodeId(env: Env, dataDir: string): string {
+  const raw = env.NODE_ID
+  if (raw) {
+    if (!NODE_ID.test(raw))
+      throw new ConfigError('NODE_ID', `expected 1 to 63 letters, digits, ".", "_" or "-", got "${raw}"`)
+    return raw
+  }
+  const file = join(dataDir, 'node.id')
+  try {
+    // `wx`: two processes starting on one DATA_DIR agree on the first id written.
+    writeFileSync(file, `${newNodeId()}\n`, { flag: 'wx', mode: 0o600 })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
+  }
+  const id = readFileSync(file, 'utf8').trim()
+  if (!NODE_ID.test(id)) throw new ConfigError('NODE_ID', `the node id file ${file} is corrupt`)
+  return id
+}
+
+const newNodeId = () => `node-${randomBytes(8).toString('hex')}`
+
+/** HOST and PORT alone, read without touching the disk (`gatehouse healthcheck` needs no write access). */
+export function loadListenConfig(env: Env = process.env): Pick<Config, 'host' | 'port'> {
+  return { host: str(env, 'HOST', '0.0.0.0'), port: int(env, 'PORT', 8080, 0, 65535) }
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = int(env, 'PORT', 8080, 0, 65535)
+  const { host, port } = loadListenConfig(env)
   const baseUrl = httpUrl('BASE_URL', str(env, 'BASE_URL', `http://localhost:${port}`))
   const logLevel = str(env, 'LOG_LEVEL', 'info') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -167,7 +205,6 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATA_DIR', `cannot create ${dataDir}: ${(e as Error).message}`)
   }
 
-  const host = str(env, 'HOST', '0.0.0.0')
   const devOutbox = bool(env, 'DEV_OUTBOX') ?? devOutboxDefault(host, baseUrl, smtpUrl)
 
   return {
@@ -185,5 +222,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpFrom: str(env, 'SMTP_FROM', 'Gatehouse <no-reply@localhost>'),
     devOutbox,
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
+    nodeId: loadNodeId(env, dataDir),
   }
 }

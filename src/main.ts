@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
-import { ConfigError, loadConfig, VERSION } from './config'
+import { loadConfig, loadListenConfig, StartupError, VERSION } from './config'
 import { migrate, openDb } from './db/client'
+import { checkHealth } from './features/health/check'
 
 // In the compiled executable the worker is a second entrypoint beside this one in Bun's embedded
 // file system; with --bytecode, import.meta.url keeps the build-time path, so go by Bun.main.
@@ -13,9 +14,10 @@ const USAGE = `gatehouse ${VERSION}
 Usage: gatehouse [command]
 
 Commands:
-  serve     start the server (default)
-  migrate   apply database migrations and exit
-  version   print the version
+  serve        start the server (default)
+  migrate      apply database migrations and exit
+  healthcheck  exit 0 when the server on HOST:PORT answers /healthz with 200, else 1
+  version      print the version
 `
 
 async function main(argv: string[]): Promise<number> {
@@ -37,6 +39,19 @@ async function main(argv: string[]): Promise<number> {
       db.$client.close()
       console.log(`migrations applied (${count} known) to ${config.databasePath}`)
       return 0
+    }
+    case 'healthcheck': {
+      // Only HOST and PORT: loadConfig would create DATA_DIR and a key file, and a probe may run
+      // without write access. Exit 1, not 2: Docker reserves 2 in a HEALTHCHECK.
+      let reason: string | null
+      try {
+        reason = await checkHealth(loadListenConfig())
+      } catch (e) {
+        if (!(e instanceof StartupError)) throw e
+        reason = e.message
+      }
+      if (reason) console.error(`gatehouse: healthcheck failed: ${reason}`)
+      return reason ? 1 : 0
     }
     case 'serve': {
       const config = loadConfig()
@@ -63,8 +78,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (e) => {
-    // A bad environment value is one clear line, never a stack trace.
-    if (e instanceof ConfigError) {
+    // A bad environment value or a busy port is one clear line, never a stack trace.
+    if (e instanceof StartupError) {
       console.error(`gatehouse: ${e.message}`)
       process.exit(2)
     }

@@ -1,8 +1,9 @@
 import { createApp, createFetch } from './app'
-import type { Config } from './config'
+import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { type IdentityPlane, startIdentityPlane } from './identity'
+import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { WorkerPool } from './jobs/pool'
 import { startSchedule } from './jobs/schedule'
 
@@ -20,24 +21,43 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-/** Migrates the store, starts the job workers and listens: what `gatehouse serve` does. */
+/** Migrates the store, listens, then starts the job workers: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
   let pool: WorkerPool | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => pool?.wake() })
   migrate(core.db)
-  pool = new WorkerPool(config, core.log, { workerUrl: opts.workerUrl, handlerModules: opts.handlerModules })
-  await pool.whenReady()
   const identity = await startIdentityPlane(core)
   const app = createApp(core, { identity })
-  // reusePort false: a stale second server must fail to bind rather than silently share the port.
-  const server = Bun.serve({
-    hostname: config.host,
-    port: config.port,
-    reusePort: false,
-    fetch: createFetch(core, app, { identity }),
-  })
+  let server: ReturnType<typeof Bun.serve>
+  try {
+    // reusePort false: a stale second server must fail to bind rather than silently share the port.
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      reusePort: false,
+      fetch: createFetch(core, app, { identity }),
+    })
+  } catch (e) {
+    core.db.$client.close()
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new StartupError(`port ${config.port} is already in use`)
+    }
+    throw e
+  }
   // Routes read the client address (`server.requestIP`) through Elysia's context.
   app.server = server
+  // Only once the port is ours: a second server started on this DATA_DIR has stopped above,
+  // before it could take over the jobs the first one is running.
+  const bootId = newBootId()
+  const requeued = requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
+  if (requeued > 0)
+    core.log.info('requeued jobs of an earlier boot', { count: requeued, node_id: config.nodeId })
+  pool = new WorkerPool(config, core.log, {
+    workerUrl: opts.workerUrl,
+    handlerModules: opts.handlerModules,
+    bootId,
+  })
+  await pool.whenReady()
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   core.log.info('listening', { url, base_url: config.baseUrl, data_dir: config.dataDir })
   pool.wake()

@@ -1,7 +1,7 @@
 import { Cron } from 'croner'
 import type { Config } from '../config'
-import { newId } from '../shared/ids'
 import type { Logger } from '../shared/logger'
+import { leaseOwner } from './leases'
 import type { FromWorker, ToWorker } from './protocol'
 
 export interface WorkerPoolOptions {
@@ -9,6 +9,8 @@ export interface WorkerPoolOptions {
   workerUrl: URL | string
   handlerModules?: string[]
   concurrency?: number
+  /** This start's boot id: workers claim jobs as `<node id>:<boot id>:w<n>`. */
+  bootId: string
 }
 
 /**
@@ -39,7 +41,7 @@ export class WorkerPool {
       worker.addEventListener('error', (e) => log.error('job worker crashed', { message: e.message }))
       const init: ToWorker = {
         type: 'init',
-        workerId: newId('job').replace('job_', `w${i}_`),
+        workerId: leaseOwner(config.nodeId, opts.bootId, `w${i}`),
         config: { ...rest, secretKey: secretKey.toString('hex') },
         handlerModules: opts.handlerModules ?? [],
         concurrency: opts.concurrency ?? 8,

@@ -23,6 +23,7 @@ export interface JobHandler<C = unknown, P = unknown> {
 export const defaultBackoffMs = (attempt: number) => Math.min(3_600_000, 5_000 * 2 ** (attempt - 1))
 
 export interface RunnerOptions {
+  /** Written to `locked_by` on every claim: `<node id>:<boot id>:<worker>` (see leases.ts). */
   workerId: string
   leaseMs: number
   /** Jobs in flight at once in this runner (deliveries wait on the network, so more than one). */

@@ -1,13 +1,11 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { type Config, loadConfig } from '../../src/config'
 import { type Core, createCore } from '../../src/core'
 import { migrate } from '../../src/db/client'
 import { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
+import { tempDir } from './temp'
 
-export const tempDir = (prefix = 'gatehouse-test-') => mkdtempSync(join(tmpdir(), prefix))
+export { tempDir }
 
 export interface TestCore extends Core {
   clock: ManualClock

@@ -1,0 +1,87 @@
+import { afterAll, describe, expect, it } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { tempDir } from './support/core'
+import { freePort, startTestServer } from './support/server'
+
+const root = join(import.meta.dir, '..')
+const server = await startTestServer()
+afterAll(() => server.stop())
+
+/** Runs `bun src/main.ts …` to the end and returns what an operator would see. */
+async function cli(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn(['bun', 'src/main.ts', ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ])
+  return { stdout, stderr, code }
+}
+
+describe('the front page', () => {
+  it('sends a browser from / to the dashboard', async () => {
+    const res = await fetch(`${server.baseUrl}/`, { redirect: 'manual' })
+    expect(res.status).toBe(302)
+    expect(res.headers.get('location')).toBe('/app/')
+  })
+})
+
+describe('gatehouse serve on a port already in use', () => {
+  it('prints one line and exits 2', async () => {
+    const holder: Server = createServer()
+    const port = await new Promise<number>((resolve) =>
+      holder.listen(0, '127.0.0.1', () => resolve((holder.address() as { port: number }).port)),
+    )
+    try {
+      const run = await cli(['serve'], { DATA_DIR: tempDir(), HOST: '127.0.0.1', PORT: String(port) })
+      expect(run.stderr).toBe(`gatehouse: port ${port} is already in use\n`)
+      expect(run.code).toBe(2)
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
+  }, 30_000)
+})
+
+describe('gatehouse healthcheck', () => {
+  it('exits 0 when /healthz answers 200, reading PORT and writing nothing', async () => {
+    // HOST unset means 0.0.0.0 for `serve`; the check then asks 127.0.0.1.
+    const dataDir = join(tempDir(), 'never-created')
+    const run = await cli(['healthcheck'], { PORT: String(server.port), DATA_DIR: dataDir })
+    expect(run).toEqual({ stdout: '', stderr: '', code: 0 })
+    expect(existsSync(dataDir)).toBe(false)
+  })
+
+  it('exits 1 with one line when nothing listens on the port', async () => {
+    const port = await freePort()
+    const run = await cli(['healthcheck'], { PORT: String(port), DATA_DIR: join(tempDir(), 'never-created') })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toMatch(
+      new RegExp(`^gatehouse: healthcheck failed: http://127\\.0\\.0\\.1:${port}/healthz [^\\n]+\\n$`),
+    )
+  })
+
+  it('exits 1 when /healthz answers anything but 200', async () => {
+    const degraded = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => Response.json({ status: 'degraded' }, { status: 503 }),
+    })
+    try {
+      const run = await cli(['healthcheck'], { HOST: '127.0.0.1', PORT: String(degraded.port) })
+      expect(run.code).toBe(1)
+      expect(run.stderr).toBe(
+        `gatehouse: healthcheck failed: http://127.0.0.1:${degraded.port}/healthz answered 503\n`,
+      )
+    } finally {
+      degraded.stop(true)
+    }
+  })
+})
