@@ -13,9 +13,13 @@ import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
+import { issuerFor, PLATFORM } from './identity/instances'
+import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
+import { identitySecurityHeaders } from './identity/security-headers'
 import { registerFormats } from './shared/formats'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
+import { securityHeadersPlugin } from './shared/plugins/security-headers'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -29,6 +33,16 @@ export function createApp(core: Core, { identity }: AppDeps) {
       // Error mapping and request ids first, so every route below is covered.
       .use(errorsPlugin(core.log))
       .use(requestLogPlugin(core.log))
+      .use(
+        securityHeadersPlugin({
+          https: core.config.baseUrl.startsWith('https:'),
+          formActions: [new URL(issuerFor(core.config, PLATFORM)).origin],
+          // /app/signed-out is drawn with the hosted pages' layout.
+          styleHashes: [LAYOUT_STYLE_HASH],
+          // /docs (the API reference) and /dev/outbox bring their own inline assets.
+          cspExempt: ['/docs', '/dev/outbox'],
+        }),
+      )
       .use(
         openapi({
           path: '/docs',
@@ -65,6 +79,7 @@ export type App = ReturnType<typeof createApp>
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const { bridge } = identity
+  const secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
     const url = new URL(request.url)
     const target = bridge.resolve(url.host, url.pathname)
@@ -79,6 +94,7 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
       response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
     }
     response.headers.set('x-request-id', id)
+    secureHeaders(response.headers)
     logRequest(core.log, {
       id,
       method: request.method,

@@ -7,3 +7,7 @@ declare module '*/htmx.min.js' {
   const path: string
   export default path
 }
+declare module '*/public/app.js' {
+  const path: string
+  export default path
+}
