@@ -17,6 +17,7 @@ import { issuerFor, PLATFORM } from './identity/instances'
 import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
 import { identitySecurityHeaders } from './identity/security-headers'
 import { registerFormats } from './shared/formats'
+import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
@@ -43,6 +44,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
           cspExempt: ['/docs', '/dev/outbox'],
         }),
       )
+      .use(bodyLimitPlugin())
       .use(
         openapi({
           path: '/docs',

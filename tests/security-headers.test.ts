@@ -84,7 +84,7 @@ describe('control plane security headers', () => {
     expectControlPlaneHeaders(page)
   })
 
-  it('are on 401, 404 and 422 errors', async () => {
+  it('are on 401, 404, 413 and 422 errors', async () => {
     const unauthenticated = await get('/v1/workspaces')
     expect(unauthenticated.status).toBe(401)
     expectControlPlaneHeaders(unauthenticated)
@@ -97,6 +97,9 @@ describe('control plane security headers', () => {
     const notJson = await json(owner.agent, 'POST', '/v1/workspaces', '{"name":')
     expect(notJson.status).toBe(422)
     expectControlPlaneHeaders(notJson.res)
+    const tooLarge = await json(owner.agent, 'POST', '/v1/workspaces', 'x'.repeat(2 * 1024 * 1024))
+    expect(tooLarge.status).toBe(413)
+    expectControlPlaneHeaders(tooLarge.res)
   })
 
   it('forbid caching of every answer that carries a secret or a token', async () => {

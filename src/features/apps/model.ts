@@ -6,11 +6,13 @@ export namespace AppModel {
   })
 
   const uri = t.String({ minLength: 1, maxLength: 2083, description: 'Absolute URI (format uri)' })
+  /** Per list: enough for any real app, and a bound on what every authorization request compares. */
+  export const MAX_URIS = 100
 
   export const create = t.Object({
     name: t.String({ minLength: 1, maxLength: 200 }),
-    redirect_uris: t.Array(uri, { minItems: 1 }),
-    post_logout_redirect_uris: t.Optional(t.Array(uri)),
+    redirect_uris: t.Array(uri, { minItems: 1, maxItems: MAX_URIS }),
+    post_logout_redirect_uris: t.Optional(t.Array(uri, { maxItems: MAX_URIS })),
     app_type: t.Optional(appType),
     dev_mode: t.Optional(
       t.Boolean({
