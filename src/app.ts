@@ -83,7 +83,9 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const { bridge } = identity
   const secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
-    const url = new URL(request.url)
+    // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
+    const url = URL.parse(request.url)
+    if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400 })
     const target = bridge.resolve(url.host, url.pathname)
     if (!target) return app.fetch(request)
     const startedAt = performance.now()

@@ -201,3 +201,16 @@ describe('request body size', () => {
     expect(await res.text()).toContain('too large')
   })
 })
+
+describe('the Host header', () => {
+  // Bun builds request.url from Host: a malformed one made the front door throw (a 500 with a stack).
+  for (const host of ['a:b:c', '[::1', 'localhost:99999', '%', 'x y', '']) {
+    it(`answers 400 to Host ${JSON.stringify(host)} on both planes`, async () => {
+      for (const path of ['/v1/workspaces', '/app/', '/i/platform/.well-known/openid-configuration']) {
+        const res = await fetch(`${server.baseUrl}${path}`, { headers: { host } })
+        expect(res.status).toBe(400)
+        expect(await res.json()).toEqual({ detail: 'Invalid Host header' })
+      }
+    })
+  }
+})
