@@ -173,7 +173,16 @@ describe('identity plane security headers', () => {
     expectIdentityHeaders(noInstance)
   })
 
-  it('forbid caching of the token endpoint', async () => {
+  it('forbid caching of the token and device authorization endpoints', async () => {
+    const device = await get('/i/platform/device/auth', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=gatehouse-cli&scope=openid',
+    })
+    expect(device.status).toBe(200)
+    expect(((await device.json()) as { device_code?: string }).device_code).toBeTruthy()
+    expect(device.headers.get('cache-control')).toBe('no-store')
+    expectIdentityHeaders(device)
     const res = await get('/i/platform/token', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -11,7 +11,7 @@ import { unprocessable } from './errors'
  */
 const UNSAFE_IN_NAME = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
-export const UNSAFE_NAME_MESSAGE = 'Remove control characters and invisible text-direction marks'
+const UNSAFE_NAME_MESSAGE = 'Remove control characters and invisible text-direction marks'
 
 /** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
 export function nameProblem(name: string): string | null {

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import { AppError } from '../errors'
 
 /** The control plane's largest request body: JSON and forms are far smaller. */
-export const BODY_LIMIT_BYTES = 1024 * 1024
+const BODY_LIMIT_BYTES = 1024 * 1024
 
 const tooLarge = (limit: number) =>
   // The rest of the body is not read: close the connection rather than drain it.
