@@ -16,8 +16,9 @@ function watch(page: Page) {
   const problems: string[] = []
   page.on('console', (m) => {
     const text = m.text()
-    // The 422 and 404 answers this walk provokes on purpose are logged too (by Chromium and htmx).
-    if (/^Failed to load resource: .* (404|422) |^Response Status Error Code (404|422) /.test(text)) return
+    // The 400, 404 and 422 answers this walk provokes on purpose are logged too (by Chromium and htmx).
+    if (/^Failed to load resource: .* (400|404|422) |^Response Status Error Code (404|422) /.test(text))
+      return
     if (m.type() === 'error' || text.includes('Content Security Policy')) problems.push(text)
   })
   page.on('pageerror', (e) => problems.push(e.message))
@@ -110,6 +111,10 @@ describe('every page under its Content-Security-Policy in headless Chromium', ()
     const input = await page.goto(`${server.baseUrl}/i/platform/device`)
     expect(policy(input)).toContain("frame-ancestors 'none'")
     await page.getByRole('heading', { name: 'Connect a device' }).waitFor()
+    await page.goto(`${server.baseUrl}/i/platform/forgot-password`)
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor()
+    await page.goto(`${server.baseUrl}/i/platform/verify-email?token=unknown`)
+    await page.getByRole('heading', { name: 'Link expired' }).waitFor()
 
     // Sign out from the dashboard: the logout page confirms itself with its inline script (by hash).
     await page.goto(`${server.baseUrl}/app/`)

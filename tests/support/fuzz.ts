@@ -48,12 +48,15 @@ export async function loadRoutes(baseUrl: string): Promise<FuzzRoute[]> {
   return routes
 }
 
-// What a leaked stack trace looks like: V8/JSC frames, source paths with a line, our tree.
+// What a leaked stack trace looks like: V8/JSC frames, source paths with a line, our tree, and
+// the error page Bun.serve shows in development mode (source and stack of the exception).
 const LEAKS: [RegExp, string][] = [
   [/^\s*at .+[(\s]\/?[\w./-]+:\d+(:\d+)?\)?\s*$/m, 'a stack frame'],
   [/\.(ts|tsx|js|mjs|cjs):\d+/, 'a source path with a line number'],
   [/\.tsx?:/, 'a .ts path'],
   [/node_modules\//, 'a node_modules path'],
+  [/\/src\/[\w./-]+\.tsx?\b/, 'a source path'],
+  [/__bunfallback/, "Bun's development error page"],
 ]
 
 /** Why a response is a finding (a 5xx, a leaked stack), or null. */
