@@ -11,6 +11,9 @@ import { unprocessable } from './errors'
  */
 const UNSAFE_IN_NAME = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
+/** The rule as API docs state it (the `description` of name fields). */
+export const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
+
 const UNSAFE_NAME_MESSAGE = 'Remove control characters and invisible text-direction marks'
 
 /** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
