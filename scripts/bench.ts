@@ -1,9 +1,11 @@
 // Benchmarks a named scenario against a baseline measured in the same run, and prints the ratio.
 //   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--warmup N] [--rounds N] [--log-level info|warn|…]
-// Scenarios: healthz, discovery, jwks, client-credentials, apps-list, provisioning (see `scenarios` below).
-// All but `provisioning` are throughput scenarios; `provisioning` is a latency scenario: it times a
+// Scenarios: healthz, discovery, jwks, client-credentials, apps-list, provisioning, fuzz (see `scenarios` below).
+// All but `provisioning` and `fuzz` are throughput scenarios; `provisioning` is a latency scenario: it times a
 // sequence of operations against an absolute target and has no baseline (nor uses --seconds,
-// --connections, --warmup or --rounds), but prints in the same shape.
+// --connections, --warmup or --rounds), but prints in the same shape. `fuzz` sends --requests (20,000)
+// hostile requests from tests/support/fuzz.ts, seeded by --seed (random unless given), over
+// --connections, and reports the rate, the status histogram (per route too) and every 5xx or leaked stack.
 // Servers run as separate processes on loopback; this process drives the load. A run measures
 // baseline, then subject and baseline again for each round (3 by default; one server process at a
 // time), compares each subject run with the mean of the baselines just before and after it, and
@@ -19,6 +21,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeProtectedHeader } from 'jose'
+import { type FuzzReport, formatReport, loadRoutes, runFuzz } from '../tests/support/fuzz'
 import {
   type Check,
   type CheckedLoadResult,
@@ -34,7 +37,7 @@ import { basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
 
 const root = join(import.meta.dir, '..')
 
-const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds'] as const
+const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds', 'requests', 'seed'] as const
 const args = process.argv.slice(2)
 const flag = (name: (typeof FLAGS)[number]) => {
   const i = args.indexOf(`--${name}`)
@@ -110,7 +113,18 @@ interface LatencyScenario {
   subject: { name: string; run(): Promise<LatencyMeasured> }
 }
 
-type Scenario = ThroughputScenario | LatencyScenario
+/** Hostile requests over every route: no baseline, the target is no 5xx and no leaked stack. */
+interface FuzzScenario {
+  kind: 'fuzz'
+  description: string
+  run(opts: {
+    seed: number
+    count: number
+    concurrency: number
+  }): Promise<{ report: FuzzReport; cpu: CpuUsage }>
+}
+
+type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario
 
 interface Started {
   url: string
@@ -436,6 +450,47 @@ const scenarios: Record<string, Scenario> = {
       },
     },
   },
+  fuzz: {
+    kind: 'fuzz',
+    description:
+      'hostile requests (bodies, headers, cookies, path ids) over every route of /openapi.json, the dashboard forms and the identity endpoints of the platform instance and a workspace instance, with a seeded dashboard session',
+    async run(opts) {
+      const gh = await startGatehouse()
+      try {
+        const session = await seedSession(gh.env)
+        const fuzzed = await seedWorkspace(gh.env, { ownerId: session.accountId })
+        const identity = await seedWorkspace(gh.env, { ownerId: session.accountId })
+        const foreign = await seedWorkspace(gh.env)
+        const apps = (await (
+          await fetch(`${gh.url}/v1/workspaces/${fuzzed.workspaceId}/apps`, {
+            headers: { cookie: session.cookie },
+          })
+        ).json()) as { items: { id: string }[] }
+        const [cookieName, cookie] = session.cookie.split(/=(.*)/s) as [string, string]
+        const done = cpuWindow(gh.pid)
+        const report = await runFuzz(
+          {
+            baseUrl: gh.url,
+            routes: await loadRoutes(gh.url),
+            session: { cookieName, cookie, csrf: session.csrfToken },
+            ids: {
+              workspace: [fuzzed.workspaceId],
+              foreignWorkspace: [foreign.workspaceId],
+              app: apps.items.map((a) => a.id),
+            },
+            instances: [
+              { id: 'platform', clientId: 'gatehouse-console', redirectUri: `${gh.url}/v1/auth/callback` },
+              { id: identity.workspaceId, clientId: identity.clientId, redirectUri: 'https://rp.example/cb' },
+            ],
+          },
+          opts,
+        )
+        return { report, cpu: done() }
+      } finally {
+        await gh.stop()
+      }
+    },
+  },
 }
 
 interface Measured {
@@ -478,6 +533,7 @@ if (!scenario) {
   process.exit(2)
 }
 if (scenario.kind === 'latency') await runLatency(name, scenario)
+else if (scenario.kind === 'fuzz') await runFuzzScenario(name, scenario)
 else await runThroughput(name, scenario)
 process.exit(0)
 
@@ -563,4 +619,24 @@ async function runLatency(name: string, scenario: LatencyScenario) {
   console.log('baseline: n/a (latency target)')
   const met = s.p95 < scenario.maxP95Ms
   console.log(`target p95 < ${scenario.maxP95Ms} ms: ${met ? 'met' : 'MISSED'} (p95 ${s.p95.toFixed(1)} ms)`)
+}
+
+async function runFuzzScenario(name: string, scenario: FuzzScenario) {
+  const seed = Number(flag('seed') ?? Math.floor(Math.random() * 2 ** 31))
+  const count = Number(flag('requests') ?? 20_000)
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(`${count} requests, seed ${seed}, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}`)
+  const { report, cpu } = await scenario.run({ seed, count, concurrency: connections })
+  for (const line of formatReport(report, { perRoute: true })) console.log(line)
+  console.log(
+    `  cpu: server ${cores(cpu.server, report.seconds)}, load generator ${cores(cpu.driver, report.seconds)}, other processes ${cores(cpu.others, report.seconds)}`,
+  )
+  const fivexx = report.findings.filter((f) => f.status >= 500)
+  console.log(
+    `5xx: ${fivexx.length}${fivexx.length ? ` (${[...new Set(fivexx.map((f) => `${f.method} ${f.url}`))].join('; ')})` : ''}`,
+  )
+  const met = report.findings.length === 0
+  console.log(
+    `target no 5xx and no stack trace: ${met ? 'met' : 'MISSED'} (${report.findings.length} findings)`,
+  )
 }

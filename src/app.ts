@@ -15,10 +15,15 @@ import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import type { IdentityPlane } from './identity'
+import { issuerFor, PLATFORM } from './identity/instances'
+import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
+import { identitySecurityHeaders } from './identity/security-headers'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
+import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
+import { securityHeadersPlugin } from './shared/plugins/security-headers'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -32,6 +37,17 @@ export function createApp(core: Core, { identity }: AppDeps) {
       // Error mapping and request ids first, so every route below is covered.
       .use(errorsPlugin(core.log))
       .use(requestLogPlugin(core.log))
+      .use(
+        securityHeadersPlugin({
+          https: core.config.baseUrl.startsWith('https:'),
+          formActions: [new URL(issuerFor(core.config, PLATFORM)).origin],
+          // /app/signed-out is drawn with the hosted pages' layout.
+          styleHashes: [LAYOUT_STYLE_HASH],
+          // /docs (the API reference) and /dev/outbox bring their own inline assets.
+          cspExempt: ['/docs', '/dev/outbox'],
+        }),
+      )
+      .use(bodyLimitPlugin())
       .use(
         openapi({
           // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
@@ -72,8 +88,11 @@ export type App = ReturnType<typeof createApp>
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const { bridge } = identity
+  const secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
-    const url = new URL(request.url)
+    // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
+    const url = URL.parse(request.url)
+    if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400 })
     const target = bridge.resolve(url.host, url.pathname)
     if (!target) return app.fetch(request)
     const startedAt = performance.now()
@@ -91,6 +110,7 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
       response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
     }
     response.headers.set('x-request-id', id)
+    secureHeaders(response.headers)
     logRequest(core.log, {
       id,
       method: request.method,

@@ -35,7 +35,13 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       hostname: config.host,
       port: config.port,
       reusePort: false,
+      // Never Bun's development error page (it shows source and paths): a last-resort JSON 500.
+      development: false,
       fetch: createFetch(core, app, { identity }),
+      error(e) {
+        core.log.error('unhandled error at the front door', { error: e.message, stack: e.stack })
+        return Response.json({ detail: 'Internal Server Error' }, { status: 500 })
+      },
     })
   } catch (e) {
     core.db.$client.close()

@@ -5,6 +5,7 @@ import { createInstanceResolver, type InstanceTarget, issuerFor } from './instan
 import { createPageRouter } from './pages/router'
 import { ErrorPage } from './pages/views'
 import type { InstancePool } from './pool'
+import { IDENTITY_CSP } from './security-headers'
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -54,6 +55,8 @@ export class IdentityBridge {
       res.end(nf.body)
       return
     }
+    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP).
+    res.setHeader('content-security-policy', IDENTITY_CSP)
     // oidc-provider derives its mount path from originalUrl minus url.
     req.originalUrl = req.url
     req.url = req.url?.slice(target.prefix.length) || '/'

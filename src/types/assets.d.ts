@@ -11,3 +11,7 @@ declare module '*/standalone.js' {
   const path: string
   export default path
 }
+declare module '*/public/app.js' {
+  const path: string
+  export default path
+}

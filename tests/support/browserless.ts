@@ -6,7 +6,8 @@ export class Agent {
 
   constructor(private readonly origin: string) {}
 
-  private cookieHeader(url: URL): string {
+  /** The Cookie header this agent sends to `url`. */
+  cookieHeader(url: URL): string {
     return [...this.jar.entries()]
       .filter(([, c]) => url.pathname.startsWith(c.path))
       .map(([k, c]) => `${k}=${c.value}`)

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { NAME_RULE } from '../../shared/names'
 
 export namespace AppModel {
   export const appType = t.Union([t.Literal('web'), t.Literal('spa'), t.Literal('native')], {
@@ -6,11 +7,13 @@ export namespace AppModel {
   })
 
   const uri = t.String({ minLength: 1, maxLength: 2083, description: 'Absolute URI (format uri)' })
+  /** Per list: enough for any real app, and a bound on what every authorization request compares. */
+  export const MAX_URIS = 100
 
   export const create = t.Object({
-    name: t.String({ minLength: 1, maxLength: 200 }),
-    redirect_uris: t.Array(uri, { minItems: 1 }),
-    post_logout_redirect_uris: t.Optional(t.Array(uri)),
+    name: t.String({ minLength: 1, maxLength: 200, description: NAME_RULE }),
+    redirect_uris: t.Array(uri, { minItems: 1, maxItems: MAX_URIS }),
+    post_logout_redirect_uris: t.Optional(t.Array(uri, { maxItems: MAX_URIS })),
     app_type: t.Optional(appType),
     dev_mode: t.Optional(
       t.Boolean({

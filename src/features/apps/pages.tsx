@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
+import { nameProblem } from '../../shared/names'
 import { authPlugin } from '../../shared/plugins/auth'
 import { Shell } from '../../shared/views/layout'
 import { html, shellUser } from '../../shared/views/respond'
@@ -19,17 +20,24 @@ const lines = (v: string) =>
     .filter(Boolean)
 
 type Errors = Partial<Record<keyof AppFormValues, string>>
+const URI_KIND = { redirect_uris: 'redirect URIs', post_logout_redirect_uris: 'post-logout URIs' }
 
 /** The same rules as AppCreate, phrased for a form and shown next to each field. */
 function formErrors(v: AppFormValues): Errors {
   const errors: Errors = {}
-  if (!v.name.trim()) errors.name = 'Enter a name.'
-  else if (v.name.length > 200) errors.name = 'Use at most 200 characters.'
+  const name = v.name.trim()
+  if (!name) errors.name = 'Enter a name.'
+  else {
+    const problem = v.name.length > 200 ? 'Use at most 200 characters' : nameProblem(name)
+    if (problem) errors.name = `${problem}.`
+  }
   const redirects = lines(v.redirect_uris)
   if (redirects.length === 0) errors.redirect_uris = 'Add at least one redirect URI.'
   const tooLong = (field: 'redirect_uris' | 'post_logout_redirect_uris') => {
-    const i = lines(v[field]).findIndex((u) => u.length > 2083)
+    const all = lines(v[field])
+    const i = all.findIndex((u) => u.length > 2083)
     if (i >= 0) errors[field] = `Line ${i + 1}: use at most 2083 characters.`
+    if (all.length > AppModel.MAX_URIS) errors[field] = `Use at most ${AppModel.MAX_URIS} ${URI_KIND[field]}.`
   }
   tooLong('redirect_uris')
   tooLong('post_logout_redirect_uris')

@@ -3,8 +3,9 @@ import type { Core } from '../../core'
 import { apps } from '../../db/schema'
 import { issuerFor } from '../../identity/instances'
 import { randomToken, sha256Hex } from '../../shared/crypto'
-import { conflict, unprocessable } from '../../shared/errors'
+import { conflict } from '../../shared/errors'
 import { newId } from '../../shared/ids'
+import { displayName } from '../../shared/names'
 import type { Workspace } from '../workspaces/service'
 import type { AppModel } from './model'
 import { checkRedirectUris } from './redirect-uris'
@@ -38,8 +39,7 @@ export function createAppService(core: Core) {
     /** Creates the client; a web app's secret is returned this once and stored as a SHA-256 digest. */
     create(workspace: Workspace, input: AppModel.Create) {
       if (workspace.state === 'deleting') throw conflict('This workspace is being deleted')
-      const name = input.name.trim()
-      if (!name) throw unprocessable('NAME_BLANK', 'Enter a name that is not only spaces', ['body', 'name'])
+      const name = displayName(input.name)
       const appType = input.app_type ?? 'web'
       const devMode = input.dev_mode ?? false
       checkRedirectUris('redirect_uris', input.redirect_uris, appType, devMode)

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { NAME_RULE } from '../../shared/names'
 
 export namespace WorkspaceModel {
   export const state = t.Union(
@@ -7,11 +8,11 @@ export namespace WorkspaceModel {
   )
 
   export const create = t.Object(
-    { name: t.String({ minLength: 1, maxLength: 100 }) },
+    { name: t.String({ minLength: 1, maxLength: 100, description: NAME_RULE }) },
     { additionalProperties: false },
   )
   export const update = t.Object(
-    { name: t.String({ minLength: 1, maxLength: 100 }) },
+    { name: t.String({ minLength: 1, maxLength: 100, description: NAME_RULE }) },
     { additionalProperties: false },
   )
 

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity/instances'
+import { nameProblem } from '../../shared/names'
 import { authPlugin } from '../../shared/plugins/auth'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
@@ -99,7 +100,8 @@ export function workspacePages(core: Core) {
       '/app/workspaces',
       ({ principal, body, request }) => {
         const name = String((body as Record<string, unknown> | null)?.name ?? '').trim()
-        const error = !name ? 'Enter a name.' : name.length > 100 ? 'Use at most 100 characters.' : undefined
+        const problem = name.length > 100 ? 'Use at most 100 characters' : nameProblem(name)
+        const error = !name ? 'Enter a name.' : problem ? `${problem}.` : undefined
         if (error) return html(<NewWorkspaceForm name={name} error={error} />, 422)
         const w = service.create(principal.account.id, name)
         return navigate(request, `/app/workspaces/${w.id}`)

@@ -3,17 +3,11 @@ import type { Core } from '../../core'
 import { workspaces } from '../../db/schema'
 import { issuerFor } from '../../identity/instances'
 import { isoTime } from '../../shared/clock'
-import { notFound, unprocessable } from '../../shared/errors'
+import { notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
+import { displayName } from '../../shared/names'
 
 export type Workspace = typeof workspaces.$inferSelect
-
-/** The name as stored: trimmed, and never blank (DESIGN: 1..100 characters). */
-export function workspaceName(raw: string): string {
-  const name = raw.trim()
-  if (!name) throw unprocessable('NAME_BLANK', 'Enter a name that is not only spaces', ['body', 'name'])
-  return name
-}
 
 export const PROVISION_JOB = 'workspace.provision'
 export const TEARDOWN_JOB = 'workspace.teardown'
@@ -80,7 +74,7 @@ export function createWorkspaceService(core: Core) {
           .insert(workspaces)
           .values({
             id: newWorkspaceId(),
-            name: workspaceName(name),
+            name: displayName(name),
             ownerId,
             state: 'provisioning',
             createdAt: now,
@@ -95,7 +89,7 @@ export function createWorkspaceService(core: Core) {
 
     rename(ownerId: string, id: string, name: string): Workspace {
       get(ownerId, id)
-      return setState(id, { name: workspaceName(name) })
+      return setState(id, { name: displayName(name) })
     },
 
     /** Moves to `deleting`; a job tears the instance down and purges the data. Idempotent. */

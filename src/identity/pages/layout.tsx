@@ -1,4 +1,5 @@
 import type { PropsWithChildren } from '@kitajs/html'
+import { cspHash } from '../../shared/security-headers'
 
 const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2330;background:#f3f4f8;display:flex;min-height:100vh;align-items:center;justify-content:center}
@@ -14,6 +15,9 @@ button:hover{background:#4338ca}button.link{background:none;color:#4f46e5;margin
 code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px;margin:12px 0}
 .hint{color:#5b6170;font-size:13px;margin-top:4px}
 `
+
+/** Lets the inline `<style>` below through a Content-Security-Policy without 'unsafe-inline'. */
+export const LAYOUT_STYLE_HASH = cspHash(STYLE)
 
 export interface LayoutProps {
   title: string

@@ -37,12 +37,7 @@ export interface PageRequest {
 
 function send(res: ServerResponse, status: number, body: string | Promise<string>) {
   return Promise.resolve(body).then((html) => {
-    res.writeHead(status, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-    })
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
     res.end(html)
   })
 }

@@ -1,3 +1,4 @@
+import { cspHash } from '../../shared/security-headers'
 import { Alert, Layout } from './layout'
 
 export interface SignInProps {
@@ -172,15 +173,18 @@ export function ResetPasswordPage(p: { action: string; token: string; error?: st
   )
 }
 
+// oidc-provider's code input selects its text on focus with an inline handler, which the identity
+// CSP refuses (and reports); the field works the same without it.
+const INLINE_FOCUS_HANDLER = ' onfocus="this.select(); this.onfocus = undefined;"'
+
 /**
  * oidc-provider hands over its own `<form>` (CSRF field and the code input); the input gets an id
  * so the label names it, and the button submits the form.
  */
 export function DeviceInputPage(p: { safeForm: string; error?: string | null }) {
-  const safeLabelledForm = p.safeForm.replace(
-    /<input(\s+)((?:[^>]*\s)?)name="user_code"/,
-    '<input id="user-code"$1$2name="user_code"',
-  )
+  const safeLabelledForm = p.safeForm
+    .replace(/<input(\s+)((?:[^>]*\s)?)name="user_code"/, '<input id="user-code"$1$2name="user_code"')
+    .replace(INLINE_FOCUS_HANDLER, '')
   return (
     <Layout title="Connect a device">
       <h1>Connect a device</h1>
@@ -218,6 +222,10 @@ export function DeviceConfirmPage(p: { safeForm: string; clientName: string; use
   )
 }
 
+/** Confirms an RP-initiated logout without another click; allowed by its hash in the identity CSP. */
+const AUTO_LOGOUT_SCRIPT = 'document.getElementById("confirm-logout").click()'
+export const AUTO_LOGOUT_SCRIPT_HASH = cspHash(AUTO_LOGOUT_SCRIPT)
+
 export function LogoutPage(p: { safeForm: string; auto: boolean }) {
   const { safeForm } = p
   return (
@@ -231,7 +239,7 @@ export function LogoutPage(p: { safeForm: string; auto: boolean }) {
         Stay signed in
       </button>
       {/* The RP proved the logout with an id_token_hint: confirm it without another click. */}
-      {p.auto ? <script>{'document.getElementById("confirm-logout").click()'}</script> : ''}
+      {p.auto ? <script>{AUTO_LOGOUT_SCRIPT}</script> : ''}
     </Layout>
   )
 }

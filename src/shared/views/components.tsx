@@ -24,12 +24,8 @@ export function Copyable({ label, value }: { label: string; value: string }) {
       <code title={label} safe>
         {value}
       </code>
-      <button
-        type="button"
-        class="btn secondary small"
-        data-copy={value}
-        onclick="navigator.clipboard.writeText(this.dataset.copy).then(()=>{this.textContent='Copied'})"
-      >
+      {/* public/app.js copies data-copy on click. */}
+      <button type="button" class="btn secondary small" data-copy={value}>
         Copy
       </button>
     </div>

@@ -15,6 +15,8 @@ const HTMX_CONFIG = JSON.stringify({
     { code: '[45]..', swap: true, error: true },
   ],
   defaultSwapStyle: 'innerHTML',
+  // The CSP allows no inline style element; the indicator classes are not used.
+  includeIndicatorStyles: false,
 })
 
 export interface ShellProps {
@@ -38,6 +40,7 @@ export function Shell({ title, user, section, children }: PropsWithChildren<Shel
           <title safe>{`${title} · Gatehouse`}</title>
           <link rel="stylesheet" href="/public/app.css" />
           <script src="/public/htmx.min.js" defer></script>
+          <script src="/public/app.js" defer></script>
         </head>
         <body hx-headers={headers}>
           <header class="topbar">

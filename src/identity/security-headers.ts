@@ -1,0 +1,33 @@
+import { baseSecurityHeaders, cspOf } from '../shared/security-headers'
+import { LAYOUT_STYLE_HASH } from './pages/layout'
+import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/views'
+
+/**
+ * The policy of every identity-plane response. The hosted pages are self-contained: one inline
+ * `<style>` and, on the logout page, one inline script, both allowed by hash. No `form-action`:
+ * Chromium applies it to the redirects after a form post, and a sign-in form ends at whatever
+ * redirect URI the app registered. oidc-provider adds the hash of its own auto-submitting form
+ * (form_post responses, the device code link) to `script-src` when it finds this policy already
+ * set on its response (lib/helpers/script_src_sha.js), so the bridge sets it before dispatching.
+ */
+export const IDENTITY_CSP = cspOf({
+  'default-src': ["'none'"],
+  'style-src': [LAYOUT_STYLE_HASH],
+  'script-src': [AUTO_LOGOUT_SCRIPT_HASH],
+  'frame-ancestors': ["'none'"],
+  'base-uri': ["'none'"],
+})
+
+/**
+ * Adds the identity plane's headers to a response leaving the front door: anti-framing, nosniff,
+ * no referrer (page URLs carry interaction ids), HSTS on https, and the policy above unless the
+ * response already has one (oidc-provider's, extended with a script hash).
+ */
+export function identitySecurityHeaders(https: boolean): (headers: Headers) => void {
+  const always = Object.entries(baseSecurityHeaders(https))
+  return (headers) => {
+    for (const [name, value] of always) headers.set(name, value)
+    if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer')
+    if (!headers.has('content-security-policy')) headers.set('content-security-policy', IDENTITY_CSP)
+  }
+}
