@@ -7,7 +7,7 @@ import { tempDir } from './support/core'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
-import { type PlatformUser, signUpEndUser, signUpUser } from './support/users'
+import { deviceTokens, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
 // A password reset ends what the old password opened (issue 8, item 6): dashboard sessions,
 // instance sessions, refresh tokens and grants, and platform access tokens already issued.
@@ -44,33 +44,6 @@ async function refreshOutcome(config: oidc.Configuration, refreshToken: string):
 const me = (headers: Record<string, string>, agent?: Agent) =>
   agent ? agent.request('/v1/auth/me', { headers }) : fetch(`${server.baseUrl}/v1/auth/me`, { headers })
 
-/** The device flow approved by a signed-in dashboard browser: the CLI's tokens. */
-async function deviceTokens(agent: Agent) {
-  const started = (await (
-    await fetch(`${server.baseUrl}/v1/auth/device/start`, { method: 'POST' })
-  ).json()) as {
-    device_code: string
-    verification_uri_complete: string
-  }
-  let page = await agent.follow(started.verification_uri_complete)
-  let html = await page.res.text()
-  if (html.includes('Submitting Callback')) {
-    page = await agent.submit(html, page.url, '/device', {})
-    html = await page.res.text()
-  }
-  const action = /<form\b[^>]*id="op.deviceConfirmForm"[^>]*action="([^"]*)"/.exec(html)?.[1]
-  expect(action).toBeTruthy()
-  expect(await (await agent.submit(html, page.url, action!, {})).res.text()).toContain('Device connected')
-  const poll = await fetch(`${server.baseUrl}/v1/auth/device/poll`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ device_code: started.device_code }),
-  })
-  const body = (await poll.json()) as { status: string; access_token: string; refresh_token: string }
-  expect(body.status).toBe('complete')
-  return body
-}
-
 const recipients = (mail: ParsedMail) =>
   [mail.to ?? []].flat().flatMap((a) => a.value.map((v) => v.address?.toLowerCase()))
 
@@ -96,11 +69,11 @@ describe('a password reset of a platform account', () => {
 
   beforeAll(async () => {
     user = await signUpUser(server, person)
-    const tokens = await deviceTokens(user.agent)
+    const tokens = await deviceTokens(server, user.agent)
     bearer = tokens.access_token
     cli = await publicClient(`${server.baseUrl}/i/platform`, 'gatehouse-cli')
     // The refresh token works before the reset (and rotates).
-    const refreshed = await oidc.refreshTokenGrant(cli, tokens.refresh_token)
+    const refreshed = await oidc.refreshTokenGrant(cli, tokens.refresh_token!)
     refreshToken = refreshed.refresh_token!
     expect((await me({}, user.agent)).status).toBe(200)
     expect((await me({ authorization: `Bearer ${bearer}` })).status).toBe(200)
@@ -148,9 +121,9 @@ describe('a password reset of a platform account', () => {
     )
     expect(isDashboard(done.url)).toBe(true)
     expect((await me({}, browser)).status).toBe(200)
-    const tokens = await deviceTokens(browser)
+    const tokens = await deviceTokens(server, browser)
     expect((await me({ authorization: `Bearer ${tokens.access_token}` })).status).toBe(200)
-    expect(await refreshOutcome(cli, tokens.refresh_token)).toBe('ok')
+    expect(await refreshOutcome(cli, tokens.refresh_token!)).toBe('ok')
   })
 })
 

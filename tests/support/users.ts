@@ -41,12 +41,15 @@ export async function signUpUser(
   const { csrf_token, id } = (await me.json()) as { csrf_token: string; id: string }
   csrfOf.set(agent, csrf_token)
   const signedUp: PlatformUser = { agent, csrf: csrf_token, id }
-  if (opts.bearer) signedUp.bearer = await deviceToken(server, agent)
+  if (opts.bearer) signedUp.bearer = (await deviceTokens(server, agent)).access_token
   return signedUp
 }
 
-/** Runs the device flow with an agent that already holds a platform session; returns the access token. */
-async function deviceToken(server: TestServer, agent: Agent): Promise<string> {
+/** Runs the device flow with an agent that already holds a platform session; returns the CLI's tokens. */
+export async function deviceTokens(
+  server: TestServer,
+  agent: Agent,
+): Promise<{ access_token: string; refresh_token?: string }> {
   const started = (await (
     await fetch(`${server.baseUrl}/v1/auth/device/start`, { method: 'POST' })
   ).json()) as {
@@ -73,10 +76,10 @@ async function deviceToken(server: TestServer, agent: Agent): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ device_code: started.device_code }),
   })
-  const body = (await poll.json()) as { status: string; access_token?: string }
+  const body = (await poll.json()) as { status: string; access_token?: string; refresh_token?: string }
   if (body.status !== 'complete' || !body.access_token)
     throw new Error(`device poll: ${JSON.stringify(body)}`)
-  return body.access_token
+  return { access_token: body.access_token, refresh_token: body.refresh_token }
 }
 
 /** A parsed JSON response body: tests assert its shape, so it is not typed further. */
