@@ -24,6 +24,7 @@ import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
+import { baseSecurityHeaders } from './shared/security-headers'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -88,11 +89,13 @@ export type App = ReturnType<typeof createApp>
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const { bridge } = identity
-  const secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
+  const https = core.config.baseUrl.startsWith('https:')
+  const secureHeaders = identitySecurityHeaders(https)
+  const baseHeaders = baseSecurityHeaders(https)
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
     // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
     const url = URL.parse(request.url)
-    if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400 })
+    if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
     const target = bridge.resolve(url.host, url.pathname)
     if (!target) return app.fetch(request)
     const startedAt = performance.now()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from '../tests/support/core'
 import { ConfigError, loadConfig } from './config'
@@ -18,6 +18,16 @@ describe('loadConfig', () => {
     const b = loadConfig({ DATA_DIR: dir })
     expect(b.secretKey.equals(a.secretKey)).toBe(true)
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(a.secretKey.toString('hex'))
+  })
+
+  it('keeps DATA_DIR to its owner, also when it already existed with a wider mode', () => {
+    const fresh = join(tempDir(), 'fresh')
+    loadConfig({ DATA_DIR: fresh })
+    expect(statSync(fresh).mode & 0o777).toBe(0o700)
+    const old = tempDir()
+    chmodSync(old, 0o755)
+    loadConfig({ DATA_DIR: old })
+    expect(statSync(old).mode & 0o777).toBe(0o700)
   })
 
   it('takes SECRET_KEY from the environment in hex or base64', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { BlockList, isIP } from 'node:net'
 import { join, resolve } from 'node:path'
 import { type Cidr, parseCidr } from './shared/client-address'
@@ -203,6 +203,12 @@ export function loadConfig(env: Env = process.env): Config {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   } catch (e) {
     throw new ConfigError('DATA_DIR', `cannot create ${dataDir}: ${(e as Error).message}`)
+  }
+  try {
+    // An existing directory (an older install's ./data at 0755) is narrowed too, when it is ours.
+    if (statSync(dataDir).uid === process.getuid?.()) chmodSync(dataDir, 0o700)
+  } catch {
+    // A directory we cannot change (a read-only mount) is the operator's to secure.
   }
 
   const devOutbox = bool(env, 'DEV_OUTBOX') ?? devOutboxDefault(host, baseUrl, smtpUrl)

@@ -6,6 +6,7 @@ import { type IdentityPlane, startIdentityPlane } from './identity'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { WorkerPool } from './jobs/pool'
 import { startSchedule } from './jobs/schedule'
+import { baseSecurityHeaders } from './shared/security-headers'
 
 export interface ServerOptions extends CoreOptions {
   /** URL of the job worker entry (src/jobs/worker.ts); resolved by the caller's entry point. */
@@ -40,7 +41,10 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       fetch: createFetch(core, app, { identity }),
       error(e) {
         core.log.error('unhandled error at the front door', { error: e.message, stack: e.stack })
-        return Response.json({ detail: 'Internal Server Error' }, { status: 500 })
+        return Response.json(
+          { detail: 'Internal Server Error' },
+          { status: 500, headers: baseSecurityHeaders(config.baseUrl.startsWith('https:')) },
+        )
       },
     })
   } catch (e) {

@@ -32,14 +32,14 @@ const meStatus = async (agent: Agent) => (await agent.request('/v1/auth/me')).st
 const sessionCookieIn = (res: Response) => res.headers.getSetCookie().find((c) => c.startsWith('gh_session='))
 
 describe('the login transaction cookie', () => {
-  it('is set by /v1/auth/login: HttpOnly, SameSite=Lax, scoped to /v1/auth, 10 minutes', async () => {
+  it('is set by /v1/auth/login: HttpOnly, SameSite=Lax, Path=/, 10 minutes', async () => {
     const res = await fetch(`${server.baseUrl}/v1/auth/login`, { redirect: 'manual' })
     expect(res.status).toBe(302)
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('gh_login='))!
     expect(cookie).toBeDefined()
     expect(cookie).toContain('HttpOnly')
     expect(cookie).toContain('SameSite=Lax')
-    expect(cookie).toContain('Path=/v1/auth')
+    expect(cookie).toContain('Path=/;')
     expect(cookie).toContain('Max-Age=600')
     expect(cookie).not.toContain('Secure')
     // The value is a browser secret, never the state sent through the identity provider.
@@ -47,13 +47,14 @@ describe('the login transaction cookie', () => {
     expect(cookie).not.toContain(state)
   })
 
-  it('is Secure with a __Secure- name when BASE_URL is https', async () => {
+  it('is Secure with a __Host- name when BASE_URL is https, so a sibling subdomain cannot plant one', async () => {
     const { app } = await testApp({ BASE_URL: 'https://auth.example.com' })
     const res = await app.handle(new Request('https://auth.example.com/v1/auth/login'))
     expect(res.status).toBe(302)
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('__Secure-gh_login='))!
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('__Host-gh_login='))!
     expect(cookie).toContain('; Secure')
-    expect(cookie).toContain('Path=/v1/auth')
+    expect(cookie).toContain('Path=/;')
+    expect(cookie).not.toContain('Domain=')
   })
 })
 

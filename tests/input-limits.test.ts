@@ -210,6 +210,8 @@ describe('the Host header', () => {
         const res = await fetch(`${server.baseUrl}${path}`, { headers: { host } })
         expect(res.status).toBe(400)
         expect(await res.json()).toEqual({ detail: 'Invalid Host header' })
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+        expect(res.headers.get('x-frame-options')).toBe('DENY')
       }
     })
   }

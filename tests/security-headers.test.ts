@@ -140,6 +140,8 @@ describe('identity plane security headers', () => {
     expect(device.status).toBe(200)
     expect(await device.text()).toContain('op.deviceInputForm')
     expectIdentityHeaders(device)
+    // The page carries an xsrf token and sets a session cookie: no cache may keep it.
+    expect(device.headers.get('cache-control')).toBe('no-store')
     // Without a session, oidc-provider answers logout with its own self-submitting form: the
     // policy must allow exactly that inline script, by hash.
     const logout = await get('/i/platform/session/end')

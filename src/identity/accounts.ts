@@ -174,12 +174,23 @@ type Tx = Parameters<Parameters<Core['db']['transaction']>[0]>[0]
  * Ends what an account's credentials opened: the instance's sessions, grants, codes and tokens of
  * the account (so its refresh tokens fail with invalid_grant), and its dashboard sessions.
  */
-function endAccountAccess(tx: Tx, account: Account): void {
+function endAccountAccess(tx: Tx, account: Account, now: number): void {
   tx.delete(oidcPayloads)
     .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
     .run()
   // Dashboard sessions (the control plane's) rest on the platform account's sign-in.
   tx.delete(sessions).where(eq(sessions.accountId, account.id)).run()
+  // Other reset links mailed before this change would let whoever reads that mail reset it again.
+  tx.update(accountTokens)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(accountTokens.accountId, account.id),
+        eq(accountTokens.purpose, 'reset_password'),
+        isNull(accountTokens.usedAt),
+      ),
+    )
+    .run()
 }
 
 /**
@@ -195,6 +206,6 @@ export async function setPassword(core: Core, account: Account, password: string
       .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: core.clock.now() })
       .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
       .run()
-    endAccountAccess(tx, account)
+    endAccountAccess(tx, account, core.clock.now())
   })
 }

@@ -29,5 +29,8 @@ export function identitySecurityHeaders(https: boolean): (headers: Headers) => v
     for (const [name, value] of always) headers.set(name, value)
     if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer')
     if (!headers.has('content-security-policy')) headers.set('content-security-policy', IDENTITY_CSP)
+    // Hosted pages carry CSRF tokens, user codes and fresh session cookies: never kept by a cache.
+    if (!headers.has('cache-control') && headers.get('content-type')?.startsWith('text/html'))
+      headers.set('cache-control', 'no-store')
   }
 }

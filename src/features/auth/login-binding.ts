@@ -13,13 +13,16 @@ import { randomToken, sha256Hex } from '../../shared/crypto'
  * on their own); starting one more retires the oldest.
  */
 export const MAX_PENDING_LOGINS = 5
-export const LOGIN_COOKIE_PATH = '/v1/auth'
+export const LOGIN_COOKIE_PATH = '/'
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/
 
-/** Path-scoped, so it cannot be `__Host-`; `__Secure-` still keeps it off plain http. */
+/**
+ * `__Host-` on https (so Path=/): a sibling subdomain cannot plant its own login secret with a
+ * Domain attribute, which a path-scoped `__Secure-` cookie would allow (login CSRF again).
+ */
 export const loginCookieName = (core: Core) =>
-  core.config.baseUrl.startsWith('https:') ? '__Secure-gh_login' : 'gh_login'
+  core.config.baseUrl.startsWith('https:') ? '__Host-gh_login' : 'gh_login'
 
 /** The well-formed secrets of a login cookie value, oldest first; anything else is ignored. */
 export function parseLoginCookie(value: unknown): string[] {

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'bun:test'
+import { testCore } from '../../tests/support/core'
+import { issueAccountToken, setPassword, signUp, useAccountToken } from './accounts'
+
+describe('a password change', () => {
+  it('retires every other reset link of the account: an old mail cannot reset it again', async () => {
+    const core = testCore()
+    const account = await signUp(core, 'platform', {
+      email: 'links@example.com',
+      password: 'first password 1',
+    })
+    const used = issueAccountToken(core, account, 'reset_password', 3600_000)
+    const other = issueAccountToken(core, account, 'reset_password', 3600_000)
+    const verify = issueAccountToken(core, account, 'verify_email', 24 * 3600_000)
+    expect(useAccountToken(core, 'platform', used, 'reset_password')?.id).toBe(account.id)
+    await setPassword(core, account, 'second password 2')
+    expect(useAccountToken(core, 'platform', other, 'reset_password')).toBeNull()
+    // Verifying the address is not a way into the account: that link still works.
+    expect(useAccountToken(core, 'platform', verify, 'verify_email')?.id).toBe(account.id)
+  })
+})
