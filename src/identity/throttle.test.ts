@@ -19,27 +19,51 @@ describe('LoginThrottle', () => {
     const key = fresh()
     expect([1, 2, 3, 4].map(() => throttle.reserve([key]))).toEqual([0, 0, 0, rule.lockMs])
     throttle.fail([key])
+    throttle.fail([key])
+    // Two failed and one still in flight: still full, not locked yet.
     expect(throttle.reserve([key])).toBe(rule.lockMs)
+    throttle.fail([key])
     core.clock.advance(5 * 60_000)
     expect(throttle.reserve([key])).toBe(10 * 60_000)
     core.clock.advance(10 * 60_000)
     expect(throttle.reserve([key])).toBe(0)
   })
 
-  it('gives a released slot back and lifts a lock its in-flight attempt caused', () => {
+  it('gives a released slot back: a success does not count as a failure', () => {
     const key = fresh()
     for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
-    throttle.fail([key]) // two failed, one still in flight: the count already reaches the limit
-    throttle.release([key]) // the in-flight one succeeded
+    throttle.fail([key])
+    throttle.fail([key])
+    throttle.release([key]) // the third one succeeded
     expect(throttle.reserve([key])).toBe(0)
     expect(throttle.reserve([key])).toBe(rule.lockMs)
   })
 
-  it('starts a new window once the old one has passed', () => {
+  it('counts checks still in flight at the end of a window against the next one', () => {
     const key = fresh()
     for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
     core.clock.advance(rule.windowMs + 1)
+    // Guesses sent just before and just after the edge are counted together.
+    expect(throttle.reserve([key])).toBe(rule.lockMs)
+    for (let i = 0; i < 3; i++) throttle.fail([key])
+    expect(throttle.reserve([key])).toBe(rule.lockMs)
+  })
+
+  it('drops a pending count left by a process that died mid-check, two windows on', () => {
+    const key = fresh()
+    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
+    core.clock.advance(2 * rule.windowMs + 1)
     expect(throttle.reserve([key])).toBe(0)
+  })
+
+  it('starts a new window once the old one has passed', () => {
+    const key = fresh()
+    for (let i = 0; i < 2; i++) expect(throttle.reserve([key])).toBe(0)
+    throttle.fail([key, key])
+    expect(throttle.reserve([key])).toBe(0)
+    throttle.release([key])
+    core.clock.advance(rule.windowMs + 1)
+    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
   })
 
   it('keeps nothing reserved when a later key refuses', () => {

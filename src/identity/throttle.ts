@@ -19,40 +19,46 @@ export const SIGN_IN_RULES = {
 
 /**
  * Counts attempts before the slow check, never after it: `reserve` takes a slot in one atomic
- * upsert, so however many requests arrive at once, at most `limit` per window get past it. The
- * caller then reports the outcome: `fail` keeps the slot (and locks a full key), `release` gives
- * it back, `reset` forgets the key.
+ * upsert, so however many requests arrive at once, at most `limit` per window get past it. A slot
+ * is `pending` while its check runs; the caller then reports the outcome: `fail` turns it into a
+ * failure (and locks a key that reached its limit), `release` gives it back, `reset` forgets the
+ * key. Pending slots outlive a window's end, so guesses sent just before and just after it are
+ * still counted together; a pending count older than two windows (its process died mid-check) is
+ * dropped.
  */
 export class LoginThrottle {
   private readonly take: Statement
   private readonly giveBack: Statement
-  private readonly lock: Statement
+  private readonly failed: Statement
   private readonly get: Statement
   private readonly clear: Statement
 
   constructor(private readonly core: Core) {
     const sql = core.db.$client
-    // A fresh key, an expired window or an expired lock starts over at 1. The DO UPDATE's WHERE
-    // refuses the slot (no row returned) while the key is locked or its window is full. Plain
-    // INSERT … ON CONFLICT … RETURNING, so PostgreSQL runs the same statement.
+    // The DO UPDATE's WHERE refuses the slot (no row returned) while the key is locked or its
+    // failures and pending checks fill the window. Plain INSERT … ON CONFLICT … RETURNING, so
+    // PostgreSQL runs the same statement.
+    const rolled = 'login_throttle.window_start + $windowMs < $now'
+    const stale = 'login_throttle.window_start + 2 * $windowMs < $now'
     this.take = sql.prepare(`
-      INSERT INTO login_throttle (key, failures, window_start, locked_until) VALUES ($key, 1, $now, NULL)
+      INSERT INTO login_throttle (key, failures, pending, window_start, locked_until) VALUES ($key, 0, 1, $now, NULL)
       ON CONFLICT (key) DO UPDATE SET
-        failures = CASE WHEN login_throttle.window_start + $windowMs < $now THEN 1 ELSE login_throttle.failures + 1 END,
-        window_start = CASE WHEN login_throttle.window_start + $windowMs < $now THEN $now ELSE login_throttle.window_start END,
+        failures = CASE WHEN ${rolled} THEN 0 ELSE login_throttle.failures END,
+        pending = CASE WHEN ${stale} THEN 1 ELSE login_throttle.pending + 1 END,
+        window_start = CASE WHEN ${rolled} THEN $now ELSE login_throttle.window_start END,
         locked_until = NULL
       WHERE (login_throttle.locked_until IS NULL OR login_throttle.locked_until <= $now)
-        AND (login_throttle.failures < $limit OR login_throttle.window_start + $windowMs < $now)
+        AND (CASE WHEN ${rolled} THEN 0 ELSE login_throttle.failures END)
+          + (CASE WHEN ${stale} THEN 0 ELSE login_throttle.pending END) < $limit
       RETURNING failures`)
-    // A lock set while this slot was in flight is lifted when the remaining count is below the limit.
     this.giveBack = sql.prepare(`
+      UPDATE login_throttle SET pending = CASE WHEN pending > 0 THEN pending - 1 ELSE 0 END WHERE key = $key`)
+    this.failed = sql.prepare(`
       UPDATE login_throttle SET
-        failures = failures - 1,
-        locked_until = CASE WHEN failures - 1 < $limit THEN NULL ELSE locked_until END
-      WHERE key = $key AND failures > 0`)
-    this.lock = sql.prepare(`
-      UPDATE login_throttle SET locked_until = $until
-      WHERE key = $key AND failures >= $limit AND locked_until IS NULL`)
+        failures = failures + 1,
+        pending = CASE WHEN pending > 0 THEN pending - 1 ELSE 0 END,
+        locked_until = CASE WHEN failures + 1 >= $limit AND locked_until IS NULL THEN $until ELSE locked_until END
+      WHERE key = $key`)
     this.get = sql.prepare('SELECT locked_until FROM login_throttle WHERE key = $key')
     this.clear = sql.prepare('DELETE FROM login_throttle WHERE key = $key')
   }
@@ -75,15 +81,15 @@ export class LoginThrottle {
     return 0
   }
 
-  /** The reserved attempts failed: they stay counted, and a key that reached its limit locks. */
+  /** The reserved attempts failed (or were spent): they count, and a key that reached its limit locks. */
   fail(entries: ThrottleEntry[]): void {
     const now = this.core.clock.now()
-    for (const [key, rule] of entries) this.lock.run({ key, limit: rule.limit, until: now + rule.lockMs })
+    for (const [key, rule] of entries) this.failed.run({ key, limit: rule.limit, until: now + rule.lockMs })
   }
 
   /** Gives reserved slots back: the attempt succeeded or was never made. */
   release(entries: ThrottleEntry[]): void {
-    for (const [key, rule] of entries) this.giveBack.run({ key, limit: rule.limit })
+    for (const [key] of entries) this.giveBack.run({ key })
   }
 
   reset(key: string): void {

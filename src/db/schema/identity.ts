@@ -124,6 +124,8 @@ export const accountTokens = sqliteTable(
 export const loginThrottle = sqliteTable('login_throttle', {
   key: text('key').primaryKey(),
   failures: integer('failures').notNull(),
+  /** Attempts reserved and still being checked (counted against the limit until they resolve). */
+  pending: integer('pending').notNull().default(0),
   windowStart: integer('window_start').notNull(),
   lockedUntil: integer('locked_until'),
 })

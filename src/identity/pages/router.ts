@@ -214,6 +214,8 @@ export function createPageRouter(core: Core) {
     // The same answer whether or not the account exists: no account enumeration.
     const notice = 'If an account exists for that address, we sent a link to reset the password.'
     if (throttle.reserve([[key, RESET_MAIL_RULE]]) === 0) {
+      // Each request spends its slot, whether or not a mail goes out.
+      throttle.fail([[key, RESET_MAIL_RULE]])
       const account = findAccountByEmail(core, p.instance.id, email)
       if (account) {
         const token = issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)
