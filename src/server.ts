@@ -2,6 +2,7 @@ import { createApp, createFetch } from './app'
 import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
+import { acquireServeLock, ServeLockTaken } from './db/serve-lock'
 import { type IdentityPlane, startIdentityPlane } from './identity'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { WorkerPool } from './jobs/pool'
@@ -24,6 +25,13 @@ export interface RunningServer {
 
 /** Migrates the store, listens, then starts the job workers: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
+  let serveLock: { release(): void }
+  try {
+    serveLock = acquireServeLock(config.dataDir)
+  } catch (e) {
+    if (e instanceof ServeLockTaken) throw new StartupError(e.message)
+    throw e
+  }
   let pool: WorkerPool | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => pool?.wake() })
   migrate(core.db)
@@ -49,6 +57,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     })
   } catch (e) {
     core.db.$client.close()
+    serveLock.release()
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new StartupError(`port ${config.port} is already in use`)
     }
@@ -56,8 +65,8 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   }
   // Routes read the client address (`server.requestIP`) through Elysia's context.
   app.server = server
-  // Only once the port is ours: a second server started on this DATA_DIR has stopped above,
-  // before it could take over the jobs the first one is running.
+  // The serve lock is ours, so no other process runs this store's jobs: those still marked running
+  // by this node's earlier boot were cut off with it.
   const bootId = newBootId()
   const requeued = requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
   if (requeued > 0)
@@ -82,6 +91,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       await server.stop(true)
       await pool?.stop()
       core.db.$client.close()
+      serveLock.release()
     },
   }
 }
