@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
-import { instanceKeys, workspaces } from '../../db/schema'
+import { instanceKeys } from '../../db/schema/identity'
 import { PROVISION_STEPS, type ProvisionStep, provisionWorkspace } from './provisioning'
+import { workspaces } from './schema'
 import { createWorkspaceService } from './service'
 
 const setup = () => {
