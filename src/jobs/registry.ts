@@ -14,7 +14,7 @@ import { purgeFinishedPeriodicJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
-export type CoreJobHandler = JobHandler<Core, never>
+type CoreJobHandler = JobHandler<Core, never>
 
 /** The identity plane's rows of a workspace: its OIDC rows, end users (with their tokens) and keys. */
 function deleteInstanceData(core: Core, instanceId: string): void {
