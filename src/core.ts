@@ -1,7 +1,7 @@
 import type { Config } from './config'
 import { type Db, openDb } from './db/client'
 import { createEmit, type Emit } from './events/emit'
-import { JobQueue } from './jobs/queue'
+import { JobQueue } from './queue/queue'
 import { type Clock, systemClock } from './shared/clock'
 import { SecretBox } from './shared/crypto'
 import { InstanceChanges } from './shared/instance-changes'

@@ -76,7 +76,7 @@ describe('the dev outbox of a local install', () => {
     const jobs = server.core.db.$client.prepare(`SELECT * FROM jobs WHERE kind = 'mail.send'`).all()
     expect(jobs.length).toBeGreaterThanOrEqual(2)
     expect(JSON.stringify(jobs)).not.toMatch(/verify-email/)
-    // The main thread's log here; what the job workers log is checked in src/shared/mail/mailer.test.ts.
+    // The main thread's log here; what the job workers log is checked in src/features/mail/service.test.ts.
     expect(JSON.stringify(server.logLines)).not.toMatch(/verify-email/)
     const stored = server.core.db.$client.prepare('SELECT text FROM dev_outbox').all()
     expect(JSON.stringify(stored)).not.toMatch(/verify-email/)

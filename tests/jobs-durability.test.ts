@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { loadConfig } from '../src/config'
 import { createCore } from '../src/core'
-import { jobs } from '../src/db/schema'
+import { jobs } from '../src/queue/schema'
 import { createLogger } from '../src/shared/logger'
 import { tempDir } from './support/core'
 

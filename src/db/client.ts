@@ -2,9 +2,8 @@ import { Database } from 'bun:sqlite'
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { embeddedMigrations } from './migrations.macro' with { type: 'macro' }
-import * as schema from './schema'
 
-export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
+export type Db = BunSQLiteDatabase & { $client: Database }
 
 /**
  * The store holds password hashes and sealed keys: readable by its owner only. SQLite gives its
@@ -26,7 +25,7 @@ export function openDb(path: string): Db {
   sqlite.exec('PRAGMA synchronous = NORMAL')
   sqlite.exec('PRAGMA foreign_keys = ON')
   sqlite.exec('PRAGMA busy_timeout = 5000')
-  return drizzle(sqlite, { schema }) as Db
+  return drizzle(sqlite) as Db
 }
 
 /** Applies the migrations embedded at build time; idempotent. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../tests/support/core'
-import { events } from '../db/schema'
+import { events } from './schema'
 
 describe('emit', () => {
   const core = testCore()

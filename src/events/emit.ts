@@ -1,7 +1,8 @@
+import { eq } from 'drizzle-orm'
 import type { Db } from '../db/client'
-import { events } from '../db/schema'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
+import { events } from './schema'
 
 /** The event types of SPEC "Outgoing webhook events". */
 export type EventType =
@@ -44,4 +45,9 @@ export function createEmit(db: Db, clock: Clock): Emit {
       .run()
     return id
   }
+}
+
+/** The events' teardown step of a workspace deletion. */
+export function deleteWorkspaceEvents(core: { db: Db }, workspaceId: string): void {
+  core.db.delete(events).where(eq(events.workspaceId, workspaceId)).run()
 }

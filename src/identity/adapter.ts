@@ -1,7 +1,7 @@
 import type { Statement } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
-import type { AppType } from '../db/schema'
+import type { AppType } from '../features/apps/schema'
 import { MEMO_MS, PLATFORM } from './instances'
 import { accountOf, payloadCodec } from './payload-keys'
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
-import { instanceKeys, instanceSecrets } from '../db/schema'
+import { instanceKeys, instanceSecrets } from '../db/schema/identity'
 
 export interface InstanceKeyMaterial {
   /** Private JWKs for oidc-provider's `jwks` (RS256 first: the id_token default). */

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import type { Core } from '../core'
-import { apps } from '../db/schema'
+import { apps } from '../features/apps/schema'
 import { sha256Hex } from '../shared/crypto'
 import { PLATFORM } from './instances'
 import { ensureInstanceKeys } from './keys'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../tests/support/core'
-import { jobs } from '../db/schema'
+import { jobs } from '../queue/schema'
 import { leaseOwner, newBootId, requeueEarlierBootJobs } from './leases'
 
 describe('requeueEarlierBootJobs', () => {

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
 import type { Db } from '../db/client'
-import { jobs } from '../db/schema'
+import { jobs } from '../queue/schema'
 import type { Clock } from '../shared/clock'
 
 /**

@@ -1,15 +1,55 @@
+import { eq } from 'drizzle-orm'
 import type { Core } from '../core'
-import { mailSend } from './kinds/mail-send'
-import { purgeExpired } from './kinds/maintenance'
-import { workspaceProvision, workspaceTeardown } from './kinds/workspace'
+import { accounts, oidcPayloads } from '../db/schema/identity'
+import { deleteWorkspaceEvents } from '../events/emit'
+import { deleteWorkspaceApps } from '../features/apps/service'
+import { purgeExpiredAuthRows } from '../features/auth/purge'
+import { mailSend } from '../features/mail/jobs'
+import { purgeExpiredMail } from '../features/mail/outbox'
+import { workspaceProvision, workspaceTeardown } from '../features/workspaces/jobs'
+import type { TeardownStep } from '../features/workspaces/provisioning'
+import { deleteInstanceKeys } from '../identity/keys'
+import { purgeExpiredIdentityRows } from '../identity/purge'
+import { purgeFinishedPeriodicJobs } from '../queue/queue'
+import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
-export type CoreJobHandler = JobHandler<Core, never>
+type CoreJobHandler = JobHandler<Core, never>
 
-/** Every job kind the product runs. Each handler calls into a feature service. */
-export const jobHandlers: CoreJobHandler[] = [
-  mailSend,
-  purgeExpired,
+/** The identity plane's rows of a workspace: its OIDC rows, end users (with their tokens) and keys. */
+function deleteInstanceData(core: Core, instanceId: string): void {
+  core.db.transaction((tx) => {
+    tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, instanceId)).run()
+    tx.delete(accounts).where(eq(accounts.instanceId, instanceId)).run()
+  })
+  deleteInstanceKeys(core, instanceId)
+}
+
+/** What deleting a workspace removes, each part by the feature that owns its rows. */
+const WORKSPACE_TEARDOWN: TeardownStep[] = [deleteWorkspaceApps, deleteWorkspaceEvents, deleteInstanceData]
+
+/** What the periodic purge removes, each part by the owner of its tables. */
+const PURGES: Purge[] = [
+  purgeExpiredIdentityRows,
+  purgeExpiredAuthRows,
+  purgeExpiredMail,
+  purgeFinishedPeriodicJobs,
+]
+
+/** Every job kind the product runs, each defined in the `jobs.ts` of the feature that owns it. */
+export const jobHandlers = [
   workspaceProvision,
-  workspaceTeardown,
+  workspaceTeardown(WORKSPACE_TEARDOWN),
+  mailSend,
+  purgeExpired(PURGES),
 ] as CoreJobHandler[]
+
+/** The product's handlers plus those of extra modules, each exporting `handlers` (tests add kinds this way). */
+export async function loadJobHandlers(modules: string[]): Promise<JobHandler<Core>[]> {
+  const extra: JobHandler<Core>[] = []
+  for (const path of modules) {
+    const mod = (await import(path)) as { handlers: JobHandler<Core>[] }
+    extra.push(...mod.handlers)
+  }
+  return [...(jobHandlers as JobHandler<Core>[]), ...extra]
+}

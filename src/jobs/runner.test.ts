@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../tests/support/core'
-import { jobs } from '../db/schema'
+import { jobs } from '../queue/schema'
 import { type JobHandler, JobRunner } from './runner'
 
 const setup = (handlers: JobHandler<unknown>[], leaseMs = 30_000, workerId = 'w-test') => {

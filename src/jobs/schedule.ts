@@ -1,7 +1,7 @@
 import { Cron } from 'croner'
 import type { Core } from '../core'
 import { isoTime } from '../shared/clock'
-import { PURGE_EXPIRED } from './kinds/maintenance'
+import { PURGE_EXPIRED } from './maintenance'
 
 export interface PeriodicJob {
   kind: string

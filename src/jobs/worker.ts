@@ -1,8 +1,8 @@
 /// <reference lib="webworker" />
 // Bun Worker entry: one SQLite connection and one JobRunner per thread, woken by the main thread.
 import { createCore } from '../core'
-import { registryFor } from './handlers'
 import type { FromWorker, ToWorker } from './protocol'
+import { loadJobHandlers } from './registry'
 import { JobRunner } from './runner'
 
 declare const self: Worker
@@ -16,7 +16,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     if (msg.type === 'init') {
       const config = { ...msg.config, secretKey: Buffer.from(msg.config.secretKey, 'hex') }
       const core = createCore(config)
-      const handlers = await registryFor(msg.handlerModules)
+      const handlers = await loadJobHandlers(msg.handlerModules)
       runner = new JobRunner(core.db, core.clock, core.log, core, handlers, {
         workerId: msg.workerId,
         leaseMs: config.jobLeaseSeconds * 1000,

@@ -1,4 +1,4 @@
-import { unprocessable } from './errors'
+import { appError, defineErrorCodes, type ErrorCode, type Loc } from './errors'
 
 /**
  * What a display name (workspace, app) must not contain: control characters (C0, DEL, C1: they
@@ -14,19 +14,25 @@ const UNSAFE_IN_NAME = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e
 /** The rule as API docs state it (the `description` of name fields). */
 export const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
 
-const UNSAFE_NAME_MESSAGE = 'Remove control characters and invisible text-direction marks'
+/** Why a display name is refused; the same codes for every feature that names things. */
+export const NameErrors = defineErrorCodes({
+  NAME_BLANK: 'Enter a name that is not only spaces',
+  NAME_UNSAFE: 'Remove control characters and invisible text-direction marks',
+})
 
-/** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
-export function nameProblem(name: string): string | null {
-  if (!name) return 'Enter a name that is not only spaces'
-  if (UNSAFE_IN_NAME.test(name)) return UNSAFE_NAME_MESSAGE
+function nameError(name: string): ErrorCode | null {
+  if (!name) return NameErrors.NAME_BLANK
+  if (UNSAFE_IN_NAME.test(name)) return NameErrors.NAME_UNSAFE
   return null
 }
 
+/** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
+export const nameProblem = (name: string): string | null => nameError(name)?.message ?? null
+
 /** The name as stored: trimmed and checked by `nameProblem`; a 422 at `loc` otherwise. */
-export function displayName(raw: string, loc: (string | number)[] = ['body', 'name']): string {
+export function displayName(raw: string, loc: Loc = ['body', 'name']): string {
   const name = raw.trim()
-  const problem = nameProblem(name)
-  if (problem) throw unprocessable(name ? 'NAME_UNSAFE' : 'NAME_BLANK', problem, loc)
+  const error = nameError(name)
+  if (error) throw appError(error, 422, { loc })
   return name
 }

@@ -1,5 +1,6 @@
 import type { Core } from '../../src/core'
-import { apps, workspaces } from '../../src/db/schema'
+import { apps } from '../../src/features/apps/schema'
+import { workspaces } from '../../src/features/workspaces/schema'
 import { ensureInstanceKeys } from '../../src/identity/keys'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'

@@ -1,5 +1,6 @@
-import type { AppType } from '../../db/schema'
-import { unprocessable } from '../../shared/errors'
+import { appError } from '../../shared/errors'
+import { AppsErrors } from './errors'
+import type { AppType } from './schema'
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]'])
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:'])
@@ -35,6 +36,7 @@ export function redirectUriProblem(raw: string, appType: AppType, devMode: boole
 export function checkRedirectUris(field: string, uris: string[], appType: AppType, devMode: boolean): void {
   uris.forEach((uri, i) => {
     const problem = redirectUriProblem(uri, appType, devMode)
-    if (problem) throw unprocessable('REDIRECT_URI_INVALID', problem, ['body', field, i])
+    if (problem)
+      throw appError(AppsErrors.REDIRECT_URI_INVALID, 422, { loc: ['body', field, i], message: problem })
   })
 }

@@ -1,14 +1,15 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { apps } from '../../db/schema'
 import { issuerFor } from '../../identity/instances'
 import { randomToken, sha256Hex } from '../../shared/crypto'
-import { conflict } from '../../shared/errors'
+import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import type { Workspace } from '../workspaces/service'
+import { AppsErrors } from './errors'
 import type { AppModel } from './model'
 import { checkRedirectUris } from './redirect-uris'
+import { apps } from './schema'
 
 type AppRow = typeof apps.$inferSelect
 
@@ -38,7 +39,7 @@ export function createAppService(core: Core) {
 
     /** Creates the client; a web app's secret is returned this once and stored as a SHA-256 digest. */
     create(workspace: Workspace, input: AppModel.Create) {
-      if (workspace.state === 'deleting') throw conflict('This workspace is being deleted')
+      if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
       const name = displayName(input.name)
       const appType = input.app_type ?? 'web'
       const devMode = input.dev_mode ?? false
@@ -87,3 +88,8 @@ export function createAppService(core: Core) {
 }
 
 export type AppService = ReturnType<typeof createAppService>
+
+/** The apps' teardown step of a workspace deletion (its instance is served no more). */
+export function deleteWorkspaceApps(core: Core, workspaceId: string): void {
+  core.db.delete(apps).where(eq(apps.instanceId, workspaceId)).run()
+}

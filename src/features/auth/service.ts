@@ -1,7 +1,6 @@
 import { inArray, lt } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
-import { loginRequests } from '../../db/schema'
 import type { IdentityBridge } from '../../identity/bridge'
 import { DEVICE_POLL_INTERVAL_S } from '../../identity/device-polling'
 import { issuerFor, PLATFORM } from '../../identity/instances'
@@ -15,9 +14,11 @@ import {
 } from '../../identity/platform'
 import { controlPlaneAudience } from '../../identity/provider'
 import { randomToken } from '../../shared/crypto'
-import { AppError } from '../../shared/errors'
+import { appError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
+import { AuthErrors } from './errors'
 import { addPendingLogin, loginRequestKey } from './login-binding'
+import { loginRequests } from './schema'
 import { createSession, LOGIN_REQUEST_TTL_MS } from './sessions'
 
 const LOGIN_SCOPE = 'openid email profile'
@@ -164,11 +165,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       const keys = state ? pending.map((secret) => loginRequestKey(secret, state)) : []
       const request = keys.length ? takeLoginRequestRow(core, keys) : undefined
       if (!request || request.createdAt < core.clock.now() - LOGIN_REQUEST_TTL_MS) {
-        throw new AppError(
-          'LOGIN_EXPIRED',
-          400,
-          'This sign-in attempt expired, was already used or was started in another browser. Start again.',
-        )
+        throw appError(AuthErrors.LOGIN_EXPIRED, 400)
       }
       return { request, pending: pending.filter((_, i) => keys[i] !== request.state) }
     },
@@ -176,7 +173,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
     /** The second half of the callback: code exchange, ID token checks, a new session, where to go next. */
     async finishLogin(request: LoginRequest, query: { code?: string; error?: string }) {
       if (query.error || !query.code) {
-        throw new AppError('LOGIN_DENIED', 400, 'Sign-in was cancelled or refused.')
+        throw appError(AuthErrors.LOGIN_DENIED, 400)
       }
       const token = await platformPost(
         '/token',
@@ -191,7 +188,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       const idToken = token.body.id_token
       if (token.status !== 200 || typeof idToken !== 'string') {
         core.log.warn('login code exchange failed', { status: token.status, error: token.body.error })
-        throw new AppError('LOGIN_FAILED', 400, 'Sign-in could not be completed. Start again.')
+        throw appError(AuthErrors.LOGIN_FAILED, 400)
       }
       // A token our own instance just issued fails only on a key or clock mishap: a 400, never a 500.
       const payload = await jwtVerify(idToken, jwks(), {
@@ -206,7 +203,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         },
       )
       if (!payload || payload.nonce !== request.nonce || typeof payload.sub !== 'string') {
-        throw new AppError('LOGIN_FAILED', 400, 'Sign-in could not be completed. Start again.')
+        throw appError(AuthErrors.LOGIN_FAILED, 400)
       }
       const session = createSession(core, payload.sub, idToken)
       const owned = workspaceService.count(payload.sub)
@@ -245,7 +242,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       const body = (await res.json()) as Record<string, unknown>
       if (res.status !== 200) {
         core.log.error('device authorization failed', { status: res.status, error: body.error })
-        throw new AppError('DEVICE_START_FAILED', 502, 'Could not start the device flow')
+        throw appError(AuthErrors.DEVICE_START_FAILED, 502)
       }
       const started = body as {
         device_code: string

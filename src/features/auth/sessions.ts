@@ -1,10 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { preparedFor } from '../../db/prepared'
-import { accounts, sessions } from '../../db/schema'
+import { accounts } from '../../db/schema/identity'
 import type { Account } from '../../identity/accounts'
 import { PLATFORM } from '../../identity/instances'
 import { randomToken, sha256Hex } from '../../shared/crypto'
+import { sessions } from './schema'
 
 export const SESSION_TTL_MS = 7 * 24 * 3600_000
 /** How long a started login (its state, nonce and PKCE verifier) may be finished. */

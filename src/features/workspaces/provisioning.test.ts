@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
-import { instanceKeys, workspaces } from '../../db/schema'
-import { PROVISION_STEPS, type ProvisionStep, provisionWorkspace } from './provisioning'
+import { instanceKeys } from '../../db/schema/identity'
+import {
+  PROVISION_STEPS,
+  type ProvisionStep,
+  provisionWorkspace,
+  type TeardownStep,
+  teardownWorkspace,
+} from './provisioning'
+import { workspaces } from './schema'
 import { createWorkspaceService } from './service'
 
 const setup = () => {
@@ -77,5 +84,45 @@ describe('provisionWorkspace', () => {
     core.db.update(workspaces).set({ state: 'deleting' }).where(eq(workspaces.id, w.id)).run()
     await provisionWorkspace(core, w.id, { lastAttempt: false, steps: PROVISION_STEPS })
     expect(row().state).toBe('deleting')
+  })
+})
+
+describe('teardownWorkspace', () => {
+  it("runs every owner's step, then deletes the workspace row", async () => {
+    const { core, w } = setup()
+    core.db.update(workspaces).set({ state: 'deleting' }).where(eq(workspaces.id, w.id)).run()
+    const ran: string[] = []
+    const rowLeft = () => core.db.select().from(workspaces).where(eq(workspaces.id, w.id)).get() !== undefined
+    const steps: TeardownStep[] = ['apps', 'events'].map((owner) => (_core, id) => {
+      expect(rowLeft()).toBe(true)
+      ran.push(`${owner} ${id}`)
+    })
+    await teardownWorkspace(core, w.id, steps)
+    expect(ran).toEqual([`apps ${w.id}`, `events ${w.id}`])
+    expect(rowLeft()).toBe(false)
+  })
+
+  it('keeps the workspace deleting when a step fails, so the retry runs the steps again', async () => {
+    const { core, w, row } = setup()
+    core.db.update(workspaces).set({ state: 'deleting' }).where(eq(workspaces.id, w.id)).run()
+    let fail = true
+    const steps: TeardownStep[] = [
+      () => {
+        if (fail) throw new Error('EBUSY')
+      },
+    ]
+    await expect(teardownWorkspace(core, w.id, steps)).rejects.toThrow('EBUSY')
+    expect(row().state).toBe('deleting')
+    fail = false
+    await teardownWorkspace(core, w.id, steps)
+    expect(core.db.select().from(workspaces).where(eq(workspaces.id, w.id)).get()).toBeUndefined()
+  })
+
+  it('leaves a workspace that is not being deleted alone', async () => {
+    const { core, w, row } = setup()
+    const ran: string[] = []
+    await teardownWorkspace(core, w.id, [() => void ran.push('step')])
+    expect(ran).toEqual([])
+    expect(row().state).toBe('provisioning')
   })
 })

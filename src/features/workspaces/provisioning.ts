@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { accounts, apps, events, oidcPayloads, workspaces } from '../../db/schema'
-import { deleteInstanceKeys, ensureInstanceKeys } from '../../identity/keys'
+import { ensureInstanceKeys } from '../../identity/keys'
+import { workspaces } from './schema'
 import type { Workspace } from './service'
 
 export interface ProvisionStep {
@@ -56,16 +56,23 @@ export async function provisionWorkspace(
     .run()
 }
 
-/** Tears down a `deleting` workspace's identity instance and purges its data. Idempotent. */
-export function teardownWorkspace(core: Core, workspaceId: string): void {
+/**
+ * Removes one owner's rows of a workspace being deleted (its apps, its identity instance, its
+ * events…). Each feature that holds workspace data provides one; each is idempotent.
+ */
+export type TeardownStep = (core: Core, workspaceId: string) => Promise<unknown> | unknown
+
+/**
+ * Purges a `deleting` workspace: every owner's step, then the workspace row, last, so that a step
+ * that fails leaves the workspace `deleting` and the job's retry runs the steps again. Idempotent.
+ */
+export async function teardownWorkspace(
+  core: Core,
+  workspaceId: string,
+  steps: TeardownStep[],
+): Promise<void> {
   const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
   if (w?.state !== 'deleting') return
-  core.db.transaction((tx) => {
-    tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, w.id)).run()
-    tx.delete(apps).where(eq(apps.instanceId, w.id)).run()
-    tx.delete(accounts).where(eq(accounts.instanceId, w.id)).run()
-    tx.delete(events).where(eq(events.workspaceId, w.id)).run()
-    tx.delete(workspaces).where(eq(workspaces.id, w.id)).run()
-  })
-  deleteInstanceKeys(core, w.id)
+  for (const step of steps) await step(core, w.id)
+  core.db.delete(workspaces).where(eq(workspaces.id, w.id)).run()
 }

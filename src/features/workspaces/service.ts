@@ -1,16 +1,15 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { workspaces } from '../../db/schema'
 import { issuerFor } from '../../identity/instances'
 import { isoTime } from '../../shared/clock'
-import { notFound } from '../../shared/errors'
+import { appError } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
+import { WorkspaceErrors } from './errors'
+import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
+import { workspaces } from './schema'
 
 export type Workspace = typeof workspaces.$inferSelect
-
-export const PROVISION_JOB = 'workspace.provision'
-export const TEARDOWN_JOB = 'workspace.teardown'
 
 /** WorkspaceOut (DESIGN.md). */
 export const workspaceOut = (core: Core, w: Workspace) => ({
@@ -35,7 +34,7 @@ export function createWorkspaceService(core: Core) {
 
   const get = (ownerId: string, id: string): Workspace => {
     const w = owned(ownerId, id)
-    if (!w) throw notFound('Workspace')
+    if (!w) throw appError(WorkspaceErrors.NOT_FOUND, 404)
     return w
   }
 

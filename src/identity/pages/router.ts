@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../../core'
+import { sendMail } from '../../features/mail/service'
 import { AppError } from '../../shared/errors'
-import { sendMail } from '../../shared/mail/mailer'
 import {
   type Account,
   checkPassword,

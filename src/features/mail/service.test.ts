@@ -3,10 +3,13 @@ import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
 import { type SmtpSink, startSmtpServer } from '../../../tests/support/smtp'
 import type { Core } from '../../core'
-import { devOutbox, jobs } from '../../db/schema'
 import { jobHandlers } from '../../jobs/registry'
 import { type JobHandler, JobRunner } from '../../jobs/runner'
-import { latestDevMails, MAIL_SEND, sealMail, sendMail } from './mailer'
+import { jobs } from '../../queue/schema'
+import { MAIL_SEND, sealMail } from './jobs'
+import { latestDevMails } from './outbox'
+import { devOutbox } from './schema'
+import { sendMail } from './service'
 
 const runnerFor = (core: Core) =>
   new JobRunner(core.db, core.clock, core.log, core, jobHandlers as JobHandler<Core>[], {

@@ -1,8 +1,9 @@
+import { eq } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { deleteInBatches } from '../db/purge'
-import { jobs } from '../db/schema'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
+import { jobs } from './schema'
 
 export interface EnqueueOptions {
   /** When the job becomes due (epoch ms); default now. */
@@ -47,6 +48,11 @@ export class JobQueue {
     return added !== undefined
   }
 
+  /** Drops a job's payload (a finished job that carried a secret keeps no copy of it). */
+  clearPayload(id: string): void {
+    this.db.update(jobs).set({ payload: 'null' }).where(eq(jobs.id, id)).run()
+  }
+
   private row(kind: string, payload: unknown, opts: EnqueueOptions) {
     const now = this.clock.now()
     return {
@@ -66,8 +72,9 @@ export class JobQueue {
 const KEEP_FINISHED_PERIODIC_MS = 7 * 24 * 3600_000
 
 /** Drops finished periodic jobs older than a week: each schedule slot adds a row. */
-export function purgeFinishedPeriodicJobs(db: Db, clock: Clock): Promise<number> {
-  return deleteInBatches(db, 'jobs', "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $before", {
-    before: clock.now() - KEEP_FINISHED_PERIODIC_MS,
-  })
+export async function purgeFinishedPeriodicJobs({ db, clock }: { db: Db; clock: Clock }) {
+  const where = "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $before"
+  return {
+    jobs: await deleteInBatches(db, 'jobs', where, { before: clock.now() - KEEP_FINISHED_PERIODIC_MS }),
+  }
 }

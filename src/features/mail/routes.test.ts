@@ -2,13 +2,14 @@ import { describe, expect, it } from 'bun:test'
 import { Elysia } from 'elysia'
 import { testCore } from '../../../tests/support/core'
 import type { Core } from '../../core'
-import { accounts, devOutbox } from '../../db/schema'
+import { accounts } from '../../db/schema/identity'
 import { PLATFORM } from '../../identity/instances'
 import { newId } from '../../shared/ids'
-import { deliverMail } from '../../shared/mail/mailer'
 import { errorsPlugin } from '../../shared/plugins/errors'
 import { createSession } from '../auth/sessions'
+import { deliverMail } from './delivery'
 import { devOutboxRoutes } from './routes'
+import { devOutbox } from './schema'
 
 // Composed as in the app: the errors plugin turns a missing route into the usual 404 body.
 const appFor = (core: Core) => new Elysia().use(errorsPlugin(core.log)).use(devOutboxRoutes(core))

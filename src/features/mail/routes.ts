@@ -2,10 +2,10 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { isoTime } from '../../shared/clock'
 import { AppError } from '../../shared/errors'
-import { latestDevMails } from '../../shared/mail/mailer'
 import { authPlugin, type Principal } from '../../shared/plugins/auth'
 import { sessionCookieName } from '../auth/sessions'
-import { outboxPage } from './page'
+import { latestDevMails } from './outbox'
+import { outboxPage } from './outbox-page'
 
 const LIMIT = 50
 

@@ -1,6 +1,6 @@
 import { escapeHtml } from '@kitajs/html'
 import { isoTime } from '../../shared/clock'
-import type { DevMail } from '../../shared/mail/mailer'
+import type { DevMail } from './outbox'
 
 // Stops at characters that cannot be in a bare URL in plain text, so an href never breaks out of
 // its attribute; trailing punctuation belongs to the sentence, not the link.

@@ -1,7 +1,0 @@
-export * from './events'
-export * from './identity'
-export * from './jobs'
-export * from './mail'
-export * from './sessions'
-export * from './upgrades'
-export * from './workspaces'
