@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { nameProblem } from '../../shared/names'
-import { authPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin } from '../../shared/plugins/auth'
 import { Shell } from '../../shared/views/layout'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -45,7 +45,7 @@ function formErrors(v: AppFormValues): Errors {
 }
 
 /** Dashboard pages for a workspace's apps: list, create (credentials shown once), delete. */
-export function appPages(core: Core) {
+export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createAppService(core)
   const params = WorkspaceModel.params
 
@@ -67,7 +67,7 @@ export function appPages(core: Core) {
   )
 
   return new Elysia({ name: 'app-pages' })
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/app/workspaces/:workspace_id/apps',
       ({ principal, workspace }) => html(page(shellUser(principal), workspace)),

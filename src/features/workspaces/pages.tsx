@@ -2,11 +2,11 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity/instances'
 import { nameProblem } from '../../shared/names'
-import { authPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin } from '../../shared/plugins/auth'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from './model'
-import { createWorkspaceService } from './service'
+import { createWorkspaceService, type Workspace } from './service'
 import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceCrumb, WorkspaceFacts } from './views'
 
 const views = { detail: { tags: ['views'] } }
@@ -23,11 +23,11 @@ const SETTINGS = [
 ]
 
 /** Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). */
-export function workspacePages(core: Core) {
+export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createWorkspaceService(core)
 
   return new Elysia({ name: 'workspace-pages' })
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/app/',
       ({ principal }) => {
