@@ -1,3 +1,4 @@
+import { t } from 'elysia'
 import { unprocessable } from './errors'
 
 /**
@@ -12,12 +13,24 @@ import { unprocessable } from './errors'
 const UNSAFE_IN_NAME = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
 /** The rule as API docs state it (the `description` of name fields). */
-export const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
+const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
+
+/**
+ * A display-name property of a model (workspace, app): its length rule with the messages a form
+ * shows for it. What `displayName` refuses beyond that is the service's 422.
+ */
+export const nameField = (maxLength: number) =>
+  t.String({
+    minLength: 1,
+    maxLength,
+    description: NAME_RULE,
+    errorMessage: { minLength: 'Enter a name.', maxLength: `Use at most ${maxLength} characters.` },
+  })
 
 const UNSAFE_NAME_MESSAGE = 'Remove control characters and invisible text-direction marks'
 
 /** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
-export function nameProblem(name: string): string | null {
+function nameProblem(name: string): string | null {
   if (!name) return 'Enter a name that is not only spaces'
   if (UNSAFE_IN_NAME.test(name)) return UNSAFE_NAME_MESSAGE
   return null

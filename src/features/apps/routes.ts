@@ -23,7 +23,7 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       '/',
       ({ workspace, body, set }) => {
         set.status = 201
-        return service.create(workspace, body)
+        return service.create(workspace, body).credentials
       },
       {
         params: WorkspaceModel.params,
