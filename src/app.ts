@@ -1,11 +1,17 @@
 import { openapi } from '@elysiajs/openapi'
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
+import { jwtVerify } from 'jose'
 import { VERSION } from './config'
 import type { Core } from './core'
 import { appPages } from './features/apps/pages'
 import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
+import {
+  type PlatformTokenVerifier,
+  platformTokenResolver,
+  sessionResolver,
+} from './features/auth/principals'
 import { authRoutes } from './features/auth/routes'
 import { assetRoutes } from './features/dashboard/assets'
 import { frontRoutes } from './features/dashboard/front'
@@ -14,12 +20,17 @@ import { healthRoutes } from './features/health/routes'
 import { devOutboxRoutes } from './features/mail/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
+import { userScopes, workspaceFinder } from './features/workspaces/scopes'
 import type { IdentityPlane } from './identity'
+import { findAccount } from './identity/accounts'
 import { issuerFor, PLATFORM } from './identity/instances'
+import { localJwks } from './identity/keys'
 import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
+import { AUTH_EPOCH_CLAIM, controlPlaneAudience } from './identity/provider'
 import { identitySecurityHeaders } from './identity/security-headers'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
+import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
@@ -33,6 +44,7 @@ export interface AppDeps {
 /** Composes the control plane. Tests import this and drive it through `app.handle` or a server. */
 export function createApp(core: Core, { identity }: AppDeps) {
   registerFormats()
+  const auth = createAuth(core)
   return (
     new Elysia()
       // Error mapping and request ids first, so every route below is covered.
@@ -67,19 +79,61 @@ export function createApp(core: Core, { identity }: AppDeps) {
       )
       .use(docsRoutes())
       .use(healthRoutes(core))
-      .use(authRoutes(core, identity.bridge))
-      .use(workspaceRoutes(core))
-      .use(appRoutes(core))
-      .use(workspacePages(core))
-      .use(appPages(core))
+      .use(authRoutes(core, auth, identity.bridge))
+      .use(workspaceRoutes(core, auth))
+      .use(appRoutes(core, auth))
+      .use(workspacePages(core, auth))
+      .use(appPages(core, auth))
       .use(assetRoutes())
       .use(frontRoutes())
       .use(authPages())
-      .use(devOutboxRoutes(core))
+      .use(devOutboxRoutes(core, auth))
   )
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * The one auth guard every feature's routes use. Who is calling is asked in order: a platform
+ * access token, then the dashboard session; machine keys and members' roles join here (a resolver,
+ * a scope rule), not in routes.
+ */
+export function createAuth(core: Core) {
+  return authPlugin({
+    resolvers: [
+      platformTokenResolver(platformTokenVerifier(core), userScopes),
+      sessionResolver(core, userScopes),
+    ],
+    findWorkspace: workspaceFinder(core),
+  })
+}
+
+/**
+ * Platform access tokens, verified locally against the platform JWKS: issuer, audience, algorithm,
+ * expiry on core.clock, and the account's auth epoch (a token issued before its last password
+ * change is revoked; one without the claim is from epoch 0). Stands in for the identity plane's
+ * `createPlatformTokenVerifier(core)` until identity/index.ts exports it.
+ */
+function platformTokenVerifier(core: Core): PlatformTokenVerifier {
+  const issuer = issuerFor(core.config, PLATFORM)
+  const audience = controlPlaneAudience(core)
+  let jwks: ReturnType<typeof localJwks> | null = null
+  return async (token) => {
+    jwks ??= localJwks(core, PLATFORM)
+    try {
+      const { payload } = await jwtVerify(token, jwks, {
+        issuer,
+        audience,
+        algorithms: ['ES256', 'RS256'],
+        currentDate: new Date(core.clock.now()),
+      })
+      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
+      return account && (payload[AUTH_EPOCH_CLAIM] ?? 0) === account.authEpoch ? account : null
+    } catch {
+      return null
+    }
+  }
+}
 
 /**
  * The server's fetch handler, the front door of both planes: a request addressed to an identity

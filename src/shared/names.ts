@@ -1,3 +1,4 @@
+import { t } from 'elysia'
 import { appError, defineErrorCodes, type ErrorCode, type Loc } from './errors'
 
 /**
@@ -12,7 +13,19 @@ import { appError, defineErrorCodes, type ErrorCode, type Loc } from './errors'
 const UNSAFE_IN_NAME = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u
 
 /** The rule as API docs state it (the `description` of name fields). */
-export const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
+const NAME_RULE = 'Trimmed; no control characters or invisible text-direction marks (422)'
+
+/**
+ * A display-name property of a model (workspace, app): its length rule with the messages a form
+ * shows for it. What `displayName` refuses beyond that is the service's 422.
+ */
+export const nameField = (maxLength: number) =>
+  t.String({
+    minLength: 1,
+    maxLength,
+    description: NAME_RULE,
+    errorMessage: { minLength: 'Enter a name.', maxLength: `Use at most ${maxLength} characters.` },
+  })
 
 /** Why a display name is refused; the same codes for every feature that names things. */
 export const NameErrors = defineErrorCodes({
@@ -26,10 +39,7 @@ function nameError(name: string): ErrorCode | null {
   return null
 }
 
-/** Why a (trimmed) name is refused, phrased for a person, or null when it is fine. */
-export const nameProblem = (name: string): string | null => nameError(name)?.message ?? null
-
-/** The name as stored: trimmed and checked by `nameProblem`; a 422 at `loc` otherwise. */
+/** The name as stored: trimmed and checked by `nameError`; a 422 at `loc` otherwise. */
 export function displayName(raw: string, loc: Loc = ['body', 'name']): string {
   const name = raw.trim()
   const error = nameError(name)

@@ -1,19 +1,36 @@
 import { t } from 'elysia'
-import { NAME_RULE } from '../../shared/names'
+import { nameField } from '../../shared/names'
 
 export namespace AppModel {
   export const appType = t.Union([t.Literal('web'), t.Literal('spa'), t.Literal('native')], {
     description: 'web: confidential, gets a client_secret; spa and native: public, PKCE required',
   })
 
-  const uri = t.String({ minLength: 1, maxLength: 2083, description: 'Absolute URI (format uri)' })
+  const uri = t.String({
+    minLength: 1,
+    maxLength: 2083,
+    description: 'Absolute URI (format uri)',
+    errorMessage: { maxLength: 'Use at most 2083 characters.' },
+  })
   /** Per list: enough for any real app, and a bound on what every authorization request compares. */
-  export const MAX_URIS = 100
+  const MAX_URIS = 100
 
   export const create = t.Object({
-    name: t.String({ minLength: 1, maxLength: 200, description: NAME_RULE }),
-    redirect_uris: t.Array(uri, { minItems: 1, maxItems: MAX_URIS }),
-    post_logout_redirect_uris: t.Optional(t.Array(uri, { maxItems: MAX_URIS })),
+    name: nameField(200),
+    redirect_uris: t.Array(uri, {
+      minItems: 1,
+      maxItems: MAX_URIS,
+      errorMessage: {
+        minItems: 'Add at least one redirect URI.',
+        maxItems: `Use at most ${MAX_URIS} redirect URIs.`,
+      },
+    }),
+    post_logout_redirect_uris: t.Optional(
+      t.Array(uri, {
+        maxItems: MAX_URIS,
+        errorMessage: { maxItems: `Use at most ${MAX_URIS} post-logout URIs.` },
+      }),
+    ),
     app_type: t.Optional(appType),
     dev_mode: t.Optional(
       t.Boolean({

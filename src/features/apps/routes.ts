@@ -1,17 +1,18 @@
 import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
-import { authPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from '../workspaces/model'
+import type { Workspace } from '../workspaces/service'
 import { AppModel } from './model'
 import { createAppService } from './service'
 
 const tags = ['apps']
 
 /** SPEC "Apps": OIDC applications of the workspace's Default project. */
-export function appRoutes(core: Core) {
+export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createAppService(core)
   return new Elysia({ name: 'app-routes', prefix: '/v1/workspaces/:workspace_id/apps' })
-    .use(authPlugin(core))
+    .use(auth)
     .get('/', ({ workspace }) => service.list(workspace), {
       params: WorkspaceModel.params,
       scope: 'workspace:read',
@@ -22,7 +23,7 @@ export function appRoutes(core: Core) {
       '/',
       ({ workspace, body, set }) => {
         set.status = 201
-        return service.create(workspace, body)
+        return service.create(workspace, body).credentials
       },
       {
         params: WorkspaceModel.params,

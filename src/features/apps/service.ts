@@ -37,7 +37,10 @@ export function createAppService(core: Core) {
       return { items, total: items.length }
     },
 
-    /** Creates the client; a web app's secret is returned this once and stored as a SHA-256 digest. */
+    /**
+     * Creates the client: the app as listed, and its credentials; a web app's secret is in them
+     * this once (stored as a SHA-256 digest).
+     */
     create(workspace: Workspace, input: AppModel.Create) {
       if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
       const name = displayName(input.name)
@@ -65,13 +68,16 @@ export function createAppService(core: Core) {
         .get()
       const issuer = issuerFor(core.config, workspace.id)
       return {
-        id: row.id,
-        name: row.name,
-        client_id: row.clientId,
-        client_secret: clientSecret,
-        app_type: appType,
-        issuer,
-        discovery_url: `${issuer}/.well-known/openid-configuration`,
+        app: appOut(row),
+        credentials: {
+          id: row.id,
+          name: row.name,
+          client_id: row.clientId,
+          client_secret: clientSecret,
+          app_type: appType,
+          issuer,
+          discovery_url: `${issuer}/.well-known/openid-configuration`,
+        },
       }
     },
 

@@ -1,22 +1,17 @@
+import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
 import { Alert, Copyable, FieldError } from '../../shared/views/components'
+import type { AppModel } from './model'
 import type { appOut } from './service'
 
 type AppView = ReturnType<typeof appOut>
+type AppFormField = keyof AppModel.Create
 
-export interface AppFormValues {
-  name: string
-  app_type: string
-  redirect_uris: string
-  post_logout_redirect_uris: string
-  dev_mode: boolean
-}
-
-export const emptyAppForm: AppFormValues = {
+const emptyAppForm: FormValues<AppFormField> = {
   name: '',
   app_type: 'web',
   redirect_uris: '',
   post_logout_redirect_uris: '',
-  dev_mode: false,
+  dev_mode: '',
 }
 
 const TYPES = [
@@ -94,8 +89,8 @@ export function AppForm({
   errors = {},
 }: {
   workspaceId: string
-  values?: AppFormValues
-  errors?: Partial<Record<keyof AppFormValues, string>>
+  values?: FormValues<AppFormField>
+  errors?: FieldErrors<AppFormField>
 }) {
   const action = `/app/workspaces/${workspaceId}/apps`
   return (
@@ -119,6 +114,7 @@ export function AppForm({
           </option>
         ))}
       </select>
+      <FieldError id="app-type-error" message={errors.app_type} />
       <label for="app-redirects">Redirect URIs</label>
       <textarea
         id="app-redirects"
@@ -137,7 +133,13 @@ export function AppForm({
       </textarea>
       <FieldError id="app-logout-error" message={errors.post_logout_redirect_uris} />
       <p class="check">
-        <input id="app-dev" name="dev_mode" type="checkbox" value="true" checked={values.dev_mode} />{' '}
+        <input
+          id="app-dev"
+          name="dev_mode"
+          type="checkbox"
+          value="true"
+          checked={formField.checkbox.read(values.dev_mode)}
+        />{' '}
         <label for="app-dev">Development mode (allow http://localhost redirect URIs)</label>
       </p>
       <p>

@@ -3,7 +3,8 @@ import type { Core } from '../../core'
 import type { IdentityBridge } from '../../identity/bridge'
 import { clientAddress } from '../../shared/client-address'
 import { AppError } from '../../shared/errors'
-import { authPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin } from '../../shared/plugins/auth'
+import type { Workspace } from '../workspaces/service'
 import { LOGIN_COOKIE_PATH, loginCookieName, parseLoginCookie, serializeLoginCookie } from './login-binding'
 import { AuthModel } from './model'
 import { loginFailedPage } from './pages'
@@ -15,8 +16,8 @@ const tags = ['auth']
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html')
 
 /** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
-export function authRoutes(core: Core, bridge: IdentityBridge) {
-  const auth = createAuthService({ core, bridge })
+export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, bridge: IdentityBridge) {
+  const service = createAuthService({ core, bridge })
   const cookieName = sessionCookieName(core)
   const secure = core.config.baseUrl.startsWith('https:')
   const loginCookie = loginCookieName(core)
@@ -33,12 +34,12 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     })
 
   return new Elysia({ name: 'auth-routes', prefix: '/v1/auth' })
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/login',
       async ({ query, cookie, redirect }) => {
         const jar = cookie[loginCookie]!
-        const started = await auth.startLogin({
+        const started = await service.startLogin({
           idpHint: query.idp_hint,
           next: query.next,
           pending: parseLoginCookie(jar.value),
@@ -56,10 +57,10 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
       async ({ query, cookie, redirect, request }) => {
         const jar = cookie[loginCookie]!
         try {
-          const taken = auth.takeLoginRequest(query.state, parseLoginCookie(jar.value))
+          const taken = service.takeLoginRequest(query.state, parseLoginCookie(jar.value))
           // Spent at once, whatever happens next: the browser forgets the secret of this login.
           setLoginCookie(jar, taken.pending)
-          const { session, redirect: to } = await auth.finishLogin(taken.request, query)
+          const { session, redirect: to } = await service.finishLogin(taken.request, query)
           cookie[cookieName]!.set({
             value: session.cookie,
             httpOnly: true,
@@ -88,8 +89,8 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     .post(
       '/logout',
       async ({ request, cookie, body, principalOf, set }) => {
-        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, body)
-        const url = auth.logoutUrl(principal?.session?.idToken() ?? null)
+        const principal = await principalOf({ request, cookie, body })
+        const url = service.logoutUrl(principal?.session?.idToken() ?? null)
         if (principal?.session) destroySession(core, principal.session.idHash)
         cookie[cookieName]!.set({ value: '', httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 0 })
         if (request.headers.get('hx-request')) {
@@ -119,13 +120,14 @@ export function authRoutes(core: Core, bridge: IdentityBridge) {
     )
     .post(
       '/device/start',
-      ({ request, server }) => auth.startDevice(clientAddress(request, server, core.config.trustedProxies)),
+      ({ request, server }) =>
+        service.startDevice(clientAddress(request, server, core.config.trustedProxies)),
       {
         response: AuthModel.deviceStart,
         detail: { tags, summary: 'Start the device authorization flow (RFC 8628)' },
       },
     )
-    .post('/device/poll', ({ body }) => auth.pollDevice(body.device_code), {
+    .post('/device/poll', ({ body }) => service.pollDevice(body.device_code), {
       body: AuthModel.devicePoll,
       response: AuthModel.devicePollResult,
       detail: { tags, summary: 'Poll the device flow; always 200 with a status' },

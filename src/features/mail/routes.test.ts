@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { Elysia } from 'elysia'
 import { testCore } from '../../../tests/support/core'
+import { createAuth } from '../../app'
 import type { Core } from '../../core'
 import { accounts } from '../../db/schema/identity'
 import { PLATFORM } from '../../identity/instances'
@@ -12,7 +13,8 @@ import { devOutboxRoutes } from './routes'
 import { devOutbox } from './schema'
 
 // Composed as in the app: the errors plugin turns a missing route into the usual 404 body.
-const appFor = (core: Core) => new Elysia().use(errorsPlugin(core.log)).use(devOutboxRoutes(core))
+const appFor = (core: Core) =>
+  new Elysia().use(errorsPlugin(core.log)).use(devOutboxRoutes(core, createAuth(core)))
 
 /** A platform account with a dashboard session; answers its session cookie. */
 function signedIn(core: Core, isPlatformAdmin: boolean): string {

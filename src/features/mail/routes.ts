@@ -2,8 +2,8 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { isoTime } from '../../shared/clock'
 import { AppError } from '../../shared/errors'
-import { authPlugin, type Principal } from '../../shared/plugins/auth'
-import { sessionCookieName } from '../auth/sessions'
+import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
+import type { Workspace } from '../workspaces/service'
 import { latestDevMails } from './outbox'
 import { outboxPage } from './outbox-page'
 
@@ -31,16 +31,15 @@ function requireAdminSession(principal: Principal): void {
 }
 
 /** Served only when config.devOutbox is on (DEV_OUTBOX, or a loopback-only install without SMTP). */
-export const devOutboxRoutes = (core: Core) => {
+export const devOutboxRoutes = (core: Core, auth: AuthPlugin<Workspace>) => {
   const app = new Elysia({ name: 'dev-outbox' })
   if (!core.config.devOutbox) return app
-  const cookieName = sessionCookieName(core)
   return app
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/dev/outbox',
       async ({ request, cookie, principalOf, redirect }) => {
-        const principal = await principalOf(request, cookie[cookieName]?.value as string | undefined, null)
+        const principal = await principalOf({ request, cookie, body: null })
         // A page a person opens: signed out, they sign in and come back here.
         if (!principal) return redirect(`/v1/auth/login?next=${encodeURIComponent('/dev/outbox')}`, 303)
         requireAdminSession(principal)

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { NAME_RULE } from '../../shared/names'
+import { nameField } from '../../shared/names'
 
 export namespace WorkspaceModel {
   export const state = t.Union(
@@ -7,14 +7,9 @@ export namespace WorkspaceModel {
     { description: 'Poll until `active`' },
   )
 
-  export const create = t.Object(
-    { name: t.String({ minLength: 1, maxLength: 100, description: NAME_RULE }) },
-    { additionalProperties: false },
-  )
-  export const update = t.Object(
-    { name: t.String({ minLength: 1, maxLength: 100, description: NAME_RULE }) },
-    { additionalProperties: false },
-  )
+  const name = nameField(100)
+  export const create = t.Object({ name }, { additionalProperties: false })
+  export const update = t.Object({ name }, { additionalProperties: false })
 
   export const out = t.Object({
     id: t.String({ format: 'uuid' }),

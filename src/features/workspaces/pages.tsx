@@ -1,16 +1,18 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity/instances'
-import { nameProblem } from '../../shared/names'
-import { authPlugin } from '../../shared/plugins/auth'
+import { defineForm, formField } from '../../shared/forms'
+import type { AuthPlugin } from '../../shared/plugins/auth'
+import { WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from './model'
-import { createWorkspaceService } from './service'
-import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceCrumb, WorkspaceFacts } from './views'
+import { createWorkspaceService, type Workspace } from './service'
+import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceFacts } from './views'
 
 const views = { detail: { tags: ['views'] } }
 const params = WorkspaceModel.params
+const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
 
 /** Settings sections that later releases fill in. */
 const SETTINGS = [
@@ -23,11 +25,11 @@ const SETTINGS = [
 ]
 
 /** Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). */
-export function workspacePages(core: Core) {
+export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createWorkspaceService(core)
 
   return new Elysia({ name: 'workspace-pages' })
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/app/',
       ({ principal }) => {
@@ -98,13 +100,14 @@ export function workspacePages(core: Core) {
     )
     .post(
       '/app/workspaces',
-      ({ principal, body, request }) => {
-        const name = String((body as Record<string, unknown> | null)?.name ?? '').trim()
-        const problem = name.length > 100 ? 'Use at most 100 characters' : nameProblem(name)
-        const error = !name ? 'Enter a name.' : problem ? `${problem}.` : undefined
-        if (error) return html(<NewWorkspaceForm name={name} error={error} />, 422)
-        const w = service.create(principal.account.id, name)
-        return navigate(request, `/app/workspaces/${w.id}`)
+      async ({ principal, body, request }) => {
+        const created = await createForm.submit(body, ({ name }) =>
+          service.create(principal.account.id, name),
+        )
+        if (!created.ok) {
+          return html(<NewWorkspaceForm name={created.values.name} error={created.errors.name} />, 422)
+        }
+        return navigate(request, `/app/workspaces/${created.result.id}`)
       },
       { auth: true, ...views },
     )

@@ -1,18 +1,18 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
-import { authPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from './model'
-import { createWorkspaceService, workspaceOut } from './service'
+import { createWorkspaceService, type Workspace, workspaceOut } from './service'
 
 const tags = ['workspaces']
 
 /** SPEC "Workspaces": create starts asynchronous provisioning; clients poll until `active`. */
-export function workspaceRoutes(core: Core) {
+export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createWorkspaceService(core)
   const out = (w: Parameters<typeof workspaceOut>[1]) => workspaceOut(core, w)
 
   return new Elysia({ name: 'workspace-routes', prefix: '/v1/workspaces' })
-    .use(authPlugin(core))
+    .use(auth)
     .get(
       '/',
       ({ principal }) => {

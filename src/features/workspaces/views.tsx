@@ -8,18 +8,6 @@ const LABELS: Record<Workspace['state'], string> = {
   deleting: 'Deleting',
 }
 
-/** The breadcrumb above a page inside a workspace: its name, linking to its overview. */
-export function WorkspaceCrumb({ w }: { w: Workspace }) {
-  return (
-    <p class="hint">
-      <a href={`/app/workspaces/${w.id}`} safe>
-        {w.name}
-      </a>{' '}
-      /
-    </p>
-  )
-}
-
 export function StateBadge({ state }: { state: Workspace['state'] }) {
   const busy = state === 'provisioning' || state === 'deleting'
   return (

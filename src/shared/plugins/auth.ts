@@ -1,15 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm'
-import { Elysia } from 'elysia'
-import { jwtVerify } from 'jose'
-import type { Core } from '../../core'
-import { findSession, type SessionView, sessionCookieName } from '../../features/auth/sessions'
-import { workspaces } from '../../features/workspaces/schema'
-import { type Account, findAccount } from '../../identity/accounts'
-import { issuerFor, PLATFORM } from '../../identity/instances'
-import { localJwks } from '../../identity/keys'
-import { AUTH_EPOCH_CLAIM, controlPlaneAudience } from '../../identity/provider'
-import { safeEqual } from '../crypto'
-import { AppError, forbidden, notFound, unauthorized } from '../errors'
+import { type Cookie, Elysia } from 'elysia'
+import type { Account } from '../../identity/accounts'
+import { forbidden, notFound, unauthorized } from '../errors'
 
 /** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */
 export type WorkspaceScope = 'workspace:read' | 'workspace:write' | 'workspace:admin'
@@ -19,94 +10,67 @@ const SCOPE_RANK: Record<WorkspaceScope, number> = {
   'workspace:admin': 3,
 }
 
-export type WorkspaceRow = typeof workspaces.$inferSelect
-
-/** Who is calling: a dashboard user (session cookie) or an API caller (bearer token). */
-export interface Principal {
-  account: Account
-  via: 'session' | 'bearer'
-  /** Present for session callers: logout and CSRF need it. */
-  session?: SessionView
+/** What the guard needs to know of a workspace to ask a principal about it. */
+export interface WorkspaceRef {
+  id: string
+  ownerId: string
 }
 
-const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+/** A dashboard session as routes see it: logout and CSRF need it. */
+export interface PrincipalSession {
+  idHash: string
+  csrfToken: string
+  idToken: () => string | null
+}
 
 /**
- * The one auth guard. Routes declare `auth: true`; the principal comes from
- * `Authorization: Bearer <platform JWT>` (verified locally against the platform JWKS) or from the
- * session cookie, in which case every unsafe method must carry the session's CSRF token
- * (`X-CSRF-Token` header or `_csrf` form field) and, when sent, a same-origin `Origin`.
+ * Who is calling and what they may do. `kind` grows as principals do (machine keys next); routes
+ * never look at it, they ask for a scope and the principal answers per workspace.
  */
-export function authPlugin(core: Core) {
-  const issuer = issuerFor(core.config, PLATFORM)
-  const audience = controlPlaneAudience(core)
-  const origin = new URL(core.config.baseUrl).origin
-  let jwks: ReturnType<typeof localJwks> | null = null
-  const keySet = () => {
-    jwks ??= localJwks(core, PLATFORM)
-    return jwks
-  }
+export interface Principal {
+  kind: 'user'
+  account: Account
+  via: 'session' | 'bearer'
+  /** Present for session callers. */
+  session?: PrincipalSession
+  /** The scope held on a workspace; null when the workspace is none of this principal's business. */
+  scopeOn(workspace: WorkspaceRef): WorkspaceScope | null
+}
 
-  async function fromBearer(token: string): Promise<Principal> {
-    try {
-      const { payload } = await jwtVerify(token, keySet(), {
-        issuer,
-        audience,
-        algorithms: ['ES256', 'RS256'],
-        currentDate: new Date(core.clock.now()),
-      })
-      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
-      if (!account) throw new Error('unknown subject')
-      // Issued before the account's last password change (a token without the claim is from epoch 0).
-      if ((payload[AUTH_EPOCH_CLAIM] ?? 0) !== account.authEpoch) throw new Error('revoked')
-      return { account, via: 'bearer' }
-    } catch {
-      throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
-        'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
-      })
+/** What a resolver may read of a request. */
+export interface Credentials {
+  request: Request
+  cookie: Record<string, Cookie<unknown>>
+  body: unknown
+}
+
+/**
+ * Turns a request into a principal: null when the request carries no credential of its kind, an
+ * AppError (401/403) when it carries one that fails.
+ */
+export type PrincipalResolver = (credentials: Credentials) => Principal | null | Promise<Principal | null>
+
+export interface AuthOptions<W extends WorkspaceRef> {
+  /** Asked in order; the first principal found wins. */
+  resolvers: PrincipalResolver[]
+  findWorkspace: (id: string) => W | undefined
+}
+
+/**
+ * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
+ * they need in one word: `auth: true` (any principal) or `scope: 'workspace:write'`.
+ */
+export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }: AuthOptions<W>) {
+  async function principalOf(credentials: Credentials): Promise<Principal | null> {
+    for (const resolve of resolvers) {
+      const principal = await resolve(credentials)
+      if (principal) return principal
     }
+    return null
   }
 
-  function checkCsrf(request: Request, session: SessionView, body: unknown) {
-    const sentOrigin = request.headers.get('origin')
-    if (sentOrigin && sentOrigin !== origin) throw forbidden('Cross-origin request refused')
-    const field = body && typeof body === 'object' ? (body as Record<string, unknown>)._csrf : undefined
-    const token = request.headers.get('x-csrf-token') ?? (typeof field === 'string' ? field : '')
-    if (!token || !safeEqual(token, session.csrfToken)) throw forbidden('Missing or invalid CSRF token')
-  }
-
-  async function principalOf(
-    request: Request,
-    cookieValue: string | undefined,
-    body: unknown,
-  ): Promise<Principal | null> {
-    const header = request.headers.get('authorization')
-    if (header) {
-      const [scheme, token] = header.split(' ')
-      if (scheme?.toLowerCase() !== 'bearer' || !token)
-        throw unauthorized('Use Authorization: Bearer <token>')
-      return fromBearer(token)
-    }
-    const session = findSession(core, cookieValue)
-    if (!session) return null
-    if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
-    return { account: session.account, via: 'session', session }
-  }
-
-  const ownedWorkspace = core.db
-    .select()
-    .from(workspaces)
-    .where(and(eq(workspaces.id, sql.placeholder('id')), eq(workspaces.ownerId, sql.placeholder('ownerId'))))
-    .prepare()
-
-  /** The scope a principal holds on a workspace it can see; the owner holds workspace:admin. */
-  function scopeOn(principal: Principal, workspace: WorkspaceRow): WorkspaceScope | null {
-    return workspace.ownerId === principal.account.id ? 'workspace:admin' : null
-  }
-
-  const cookieName = sessionCookieName(core)
-  const required = async (request: Request, cookieValue: unknown, body: unknown) => {
-    const principal = await principalOf(request, cookieValue as string | undefined, body)
+  const required = async (credentials: Credentials) => {
+    const principal = await principalOf(credentials)
     if (!principal) throw unauthorized()
     return principal
   }
@@ -115,7 +79,7 @@ export function authPlugin(core: Core) {
     /** `auth: true`: any signed-in principal. */
     auth: {
       async resolve({ request, cookie, body }) {
-        return { principal: await required(request, cookie[cookieName]?.value, body) }
+        return { principal: await required({ request, cookie, body }) }
       },
     },
     /**
@@ -125,12 +89,9 @@ export function authPlugin(core: Core) {
      */
     scope: (needed: WorkspaceScope) => ({
       resolve: async ({ request, cookie, body, params }) => {
-        const principal = await required(request, cookie[cookieName]?.value, body)
-        const workspace = ownedWorkspace.get({
-          id: (params as Record<string, string | undefined>).workspace_id ?? '',
-          ownerId: principal.account.id,
-        })
-        const held = workspace ? scopeOn(principal, workspace) : null
+        const principal = await required({ request, cookie, body })
+        const workspace = findWorkspace((params as Record<string, string | undefined>).workspace_id ?? '')
+        const held = workspace ? principal.scopeOn(workspace) : null
         if (!workspace || !held) throw notFound('Workspace')
         if (SCOPE_RANK[held] < SCOPE_RANK[needed]) throw forbidden(`This needs ${needed}`)
         return { principal, workspace }
@@ -138,3 +99,5 @@ export function authPlugin(core: Core) {
     }),
   })
 }
+
+export type AuthPlugin<W extends WorkspaceRef> = ReturnType<typeof authPlugin<W>>

@@ -42,3 +42,15 @@ export function EmptyState({ title, children }: PropsWithChildren<{ title: strin
     </div>
   )
 }
+
+/** The breadcrumb above a page inside a workspace (every feature's pages): its name, linking to its overview. */
+export function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
+  return (
+    <p class="hint">
+      <a href={`/app/workspaces/${w.id}`} safe>
+        {w.name}
+      </a>{' '}
+      /
+    </p>
+  )
+}

@@ -1,0 +1,71 @@
+import type { Core } from '../../core'
+import type { Account } from '../../identity/accounts'
+import { safeEqual } from '../../shared/crypto'
+import { AppError, forbidden, unauthorized } from '../../shared/errors'
+import type {
+  Principal,
+  PrincipalResolver,
+  PrincipalSession,
+  WorkspaceRef,
+  WorkspaceScope,
+} from '../../shared/plugins/auth'
+import { findSession, type SessionView, sessionCookieName } from './sessions'
+
+/** What a signed-in person may do in a workspace: the workspaces feature answers. */
+export type UserScopes = (account: Account, workspace: WorkspaceRef) => WorkspaceScope | null
+
+/** Verifies a platform access token: its account, or null when the token is not valid. */
+export type PlatformTokenVerifier = (token: string) => Promise<Account | null>
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+const userPrincipal = (
+  account: Account,
+  via: Principal['via'],
+  scopes: UserScopes,
+  session?: PrincipalSession,
+): Principal => ({ kind: 'user', account, via, session, scopeOn: (w) => scopes(account, w) })
+
+/**
+ * `Authorization: Bearer <platform access token>` (the CLI, API callers). Any Authorization header
+ * is this resolver's to judge: a malformed one is a 401, not a fall-through to the session cookie.
+ */
+export function platformTokenResolver(verify: PlatformTokenVerifier, scopes: UserScopes): PrincipalResolver {
+  return async ({ request }) => {
+    const header = request.headers.get('authorization')
+    if (!header) return null
+    const [scheme, token] = header.split(' ')
+    if (scheme?.toLowerCase() !== 'bearer' || !token) throw unauthorized('Use Authorization: Bearer <token>')
+    const account = await verify(token)
+    if (!account) {
+      throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
+        'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
+      })
+    }
+    return userPrincipal(account, 'bearer', scopes)
+  }
+}
+
+/**
+ * The dashboard session cookie. Every unsafe method must carry the session's CSRF token
+ * (`X-CSRF-Token` header or `_csrf` form field) and, when sent, a same-origin `Origin`.
+ */
+export function sessionResolver(core: Core, scopes: UserScopes): PrincipalResolver {
+  const cookieName = sessionCookieName(core)
+  const origin = new URL(core.config.baseUrl).origin
+
+  function checkCsrf(request: Request, session: SessionView, body: unknown) {
+    const sentOrigin = request.headers.get('origin')
+    if (sentOrigin && sentOrigin !== origin) throw forbidden('Cross-origin request refused')
+    const field = body && typeof body === 'object' ? (body as Record<string, unknown>)._csrf : undefined
+    const token = request.headers.get('x-csrf-token') ?? (typeof field === 'string' ? field : '')
+    if (!token || !safeEqual(token, session.csrfToken)) throw forbidden('Missing or invalid CSRF token')
+  }
+
+  return ({ request, cookie, body }) => {
+    const session = findSession(core, cookie[cookieName]?.value as string | undefined)
+    if (!session) return null
+    if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
+    return userPrincipal(session.account, 'session', scopes, session)
+  }
+}
