@@ -14,16 +14,14 @@ import { docsRoutes } from './features/docs/routes'
 import { healthRoutes } from './features/health/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
-import type { IdentityPlane } from './identity'
-import { issuerFor, PLATFORM } from './identity/instances'
-import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
-import { identitySecurityHeaders } from './identity/security-headers'
+import { type IdentityPlane, issuerFor, PLATFORM } from './identity'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
-import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
+import { requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
+import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -66,7 +64,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
       )
       .use(docsRoutes())
       .use(healthRoutes(core))
-      .use(authRoutes(core, identity.bridge))
+      .use(authRoutes(core, identity))
       .use(workspaceRoutes(core))
       .use(appRoutes(core))
       .use(workspacePages(core))
@@ -87,37 +85,11 @@ export type App = ReturnType<typeof createApp>
  * leave one access-log line.
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
-  const { bridge } = identity
-  const secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
     // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
     const url = URL.parse(request.url)
     if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400 })
-    const target = bridge.resolve(url.host, url.pathname)
-    if (!target) return app.fetch(request)
-    const startedAt = performance.now()
-    const id = requestIdFor(request)
-    let response: Response
-    try {
-      response = await bridge.forward(
-        request,
-        url,
-        target,
-        clientAddress(request, server, core.config.trustedProxies),
-      )
-    } catch (e) {
-      core.log.error('identity plane failed', { request_id: id, error: String(e), stack: (e as Error).stack })
-      response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
-    }
-    response.headers.set('x-request-id', id)
-    secureHeaders(response.headers)
-    logRequest(core.log, {
-      id,
-      method: request.method,
-      path: url.pathname,
-      status: response.status,
-      startedAt,
-    })
-    return response
+    const clientIp = () => clientAddress(request, server, core.config.trustedProxies)
+    return identity.handle(request, url, clientIp) ?? app.fetch(request)
   }
 }

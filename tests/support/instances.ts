@@ -1,6 +1,6 @@
 import type { Core } from '../../src/core'
 import { apps, workspaces } from '../../src/db/schema'
-import { ensureInstanceKeys } from '../../src/identity/keys'
+import { ensureInstanceKeys } from '../../src/identity'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 

@@ -1,64 +1,8 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
-
-// Every identity-plane row is scoped by `instance_id`: a workspace id, or `platform` for the
-// instance that holds dashboard users.
-
-/** Signing keys per instance. The private JWK is sealed under the master key. */
-export const instanceKeys = sqliteTable(
-  'instance_keys',
-  {
-    kid: text('kid').primaryKey(),
-    instanceId: text('instance_id').notNull(),
-    alg: text('alg').notNull(),
-    publicJwk: text('public_jwk', { mode: 'json' }).notNull().$type<JsonWebKey>(),
-    privateJwkSealed: text('private_jwk_sealed').notNull(),
-    createdAt: integer('created_at').notNull(),
-  },
-  (t) => [index('instance_keys_instance_idx').on(t.instanceId)],
-)
-
-/** Cookie-signing keys per instance, sealed (random keys per boot would end every session). */
-export const instanceSecrets = sqliteTable('instance_secrets', {
-  instanceId: text('instance_id').primaryKey(),
-  cookieKeysSealed: text('cookie_keys_sealed').notNull(),
-  createdAt: integer('created_at').notNull(),
-})
-
-/**
- * The one table for every oidc-provider model but Client (sessions, grants, codes, tokens…).
- * `id` and `user_code` are keyed hashes of what was handed out (src/identity/payload-keys.ts) and
- * the payload holds no usable credential: a copy of this table opens nothing.
- */
-export const oidcPayloads = sqliteTable(
-  'oidc_payloads',
-  {
-    instanceId: text('instance_id').notNull(),
-    model: text('model').notNull(),
-    id: text('id').notNull(),
-    payload: text('payload').notNull(),
-    grantId: text('grant_id'),
-    userCode: text('user_code'),
-    uid: text('uid'),
-    /** The account a session, grant, code or token stands for: revoked together on a password change. */
-    accountId: text('account_id'),
-    expiresAt: integer('expires_at'),
-    consumedAt: integer('consumed_at'),
-    /** Device codes: when the client last polled (RFC 8628 §3.5 slow_down). */
-    polledAt: integer('polled_at'),
-  },
-  (t) => [
-    primaryKey({ columns: [t.instanceId, t.model, t.id] }),
-    index('oidc_payloads_grant_idx').on(t.instanceId, t.grantId),
-    index('oidc_payloads_user_code_idx').on(t.instanceId, t.userCode),
-    index('oidc_payloads_uid_idx').on(t.instanceId, t.uid),
-    index('oidc_payloads_account_idx').on(t.instanceId, t.accountId),
-    index('oidc_payloads_expires_idx').on(t.expiresAt),
-  ],
-)
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export type AppType = 'web' | 'spa' | 'native'
 
-/** OIDC applications (clients), read live by each instance's adapter. */
+/** OIDC applications (clients) of workspace instances, read by features/apps/client-source.ts. */
 export const apps = sqliteTable(
   'apps',
   {
@@ -78,52 +22,3 @@ export const apps = sqliteTable(
   },
   (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_instance_idx').on(t.instanceId)],
 )
-
-/** End users of an instance (for the platform instance: dashboard users). */
-export const accounts = sqliteTable(
-  'accounts',
-  {
-    id: text('id').primaryKey(),
-    instanceId: text('instance_id').notNull(),
-    email: text('email').notNull(),
-    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
-    name: text('name').notNull().default(''),
-    /** argon2id (Bun.password); null for accounts that only sign in through an external IdP. */
-    passwordHash: text('password_hash'),
-    isPlatformAdmin: integer('is_platform_admin', { mode: 'boolean' }).notNull().default(false),
-    /**
-     * Bumped by every password change. Platform access tokens carry the epoch they were issued in
-     * (`auth_epoch`); the control plane refuses one from an earlier epoch.
-     */
-    authEpoch: integer('auth_epoch').notNull().default(0),
-    createdAt: integer('created_at').notNull(),
-    updatedAt: integer('updated_at').notNull(),
-  },
-  (t) => [uniqueIndex('accounts_instance_email_idx').on(t.instanceId, t.email)],
-)
-
-/** Single-use tokens mailed to users (email verification, password reset), stored hashed. */
-export const accountTokens = sqliteTable(
-  'account_tokens',
-  {
-    tokenHash: text('token_hash').primaryKey(),
-    instanceId: text('instance_id').notNull(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id, { onDelete: 'cascade' }),
-    purpose: text('purpose').$type<'verify_email' | 'reset_password'>().notNull(),
-    /** Where to continue after the token is used (an interaction uid), if any. */
-    interactionUid: text('interaction_uid'),
-    expiresAt: integer('expires_at').notNull(),
-    usedAt: integer('used_at'),
-  },
-  (t) => [index('account_tokens_account_idx').on(t.accountId)],
-)
-
-/** Failed sign-in counters for brute-force throttling, per account and per client IP. */
-export const loginThrottle = sqliteTable('login_throttle', {
-  key: text('key').primaryKey(),
-  failures: integer('failures').notNull(),
-  windowStart: integer('window_start').notNull(),
-  lockedUntil: integer('locked_until'),
-})

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { apps } from '../../db/schema'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { conflict } from '../../shared/errors'
 import { newId } from '../../shared/ids'

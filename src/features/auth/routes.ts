@@ -1,6 +1,6 @@
 import { type Cookie, Elysia } from 'elysia'
 import type { Core } from '../../core'
-import type { IdentityBridge } from '../../identity/bridge'
+import type { IdentityPlane } from '../../identity'
 import { clientAddress } from '../../shared/client-address'
 import { AppError } from '../../shared/errors'
 import { authPlugin } from '../../shared/plugins/auth'
@@ -15,7 +15,7 @@ const tags = ['auth']
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html')
 
 /** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
-export function authRoutes(core: Core, bridge: IdentityBridge) {
+export function authRoutes(core: Core, bridge: IdentityPlane) {
   const auth = createAuthService({ core, bridge })
   const cookieName = sessionCookieName(core)
   const secure = core.config.baseUrl.startsWith('https:')

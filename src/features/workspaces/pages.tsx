@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { nameProblem } from '../../shared/names'
 import { authPlugin } from '../../shared/plugins/auth'
 import { Shell } from '../../shared/views/layout'

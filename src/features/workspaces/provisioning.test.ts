@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
-import { instanceKeys, workspaces } from '../../db/schema'
+import { workspaces } from '../../db/schema'
+import { instanceKeys } from '../../identity/schema'
 import { PROVISION_STEPS, type ProvisionStep, provisionWorkspace } from './provisioning'
 import { createWorkspaceService } from './service'
 

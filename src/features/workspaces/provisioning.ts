@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { accounts, apps, events, oidcPayloads, workspaces } from '../../db/schema'
-import { deleteInstanceKeys, ensureInstanceKeys } from '../../identity/keys'
+import { apps, events, workspaces } from '../../db/schema'
+import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
 import type { Workspace } from './service'
 
 export interface ProvisionStep {
@@ -56,16 +56,17 @@ export async function provisionWorkspace(
     .run()
 }
 
-/** Tears down a `deleting` workspace's identity instance and purges its data. Idempotent. */
+/**
+ * Tears down a `deleting` workspace's identity instance and purges its data. Idempotent: the
+ * instance's data goes first, so a failure before the workspace row is gone runs it all again.
+ */
 export function teardownWorkspace(core: Core, workspaceId: string): void {
   const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
   if (w?.state !== 'deleting') return
+  deleteInstanceData(core, w.id)
   core.db.transaction((tx) => {
-    tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, w.id)).run()
     tx.delete(apps).where(eq(apps.instanceId, w.id)).run()
-    tx.delete(accounts).where(eq(accounts.instanceId, w.id)).run()
     tx.delete(events).where(eq(events.workspaceId, w.id)).run()
     tx.delete(workspaces).where(eq(workspaces.id, w.id)).run()
   })
-  deleteInstanceKeys(core, w.id)
 }

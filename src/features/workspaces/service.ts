@@ -1,7 +1,7 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { workspaces } from '../../db/schema'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'

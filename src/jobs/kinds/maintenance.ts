@@ -1,6 +1,6 @@
 import type { Core } from '../../core'
 import { purgeExpiredAuthRows } from '../../features/auth/purge'
-import { purgeExpiredIdentityRows } from '../../identity/purge'
+import { purgeExpiredIdentityRows } from '../../identity'
 import { purgeFinishedPeriodicJobs } from '../queue'
 import type { JobHandler } from '../runner'
 

@@ -1,13 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { Elysia } from 'elysia'
-import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { workspaces } from '../../db/schema'
 import { findSession, type SessionView, sessionCookieName } from '../../features/auth/sessions'
-import { type Account, findAccount } from '../../identity/accounts'
-import { issuerFor, PLATFORM } from '../../identity/instances'
-import { localJwks } from '../../identity/keys'
-import { AUTH_EPOCH_CLAIM, controlPlaneAudience } from '../../identity/provider'
+import { type Account, createPlatformTokenVerifier } from '../../identity'
 import { safeEqual } from '../crypto'
 import { AppError, forbidden, notFound, unauthorized } from '../errors'
 
@@ -38,33 +34,17 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * (`X-CSRF-Token` header or `_csrf` form field) and, when sent, a same-origin `Origin`.
  */
 export function authPlugin(core: Core) {
-  const issuer = issuerFor(core.config, PLATFORM)
-  const audience = controlPlaneAudience(core)
   const origin = new URL(core.config.baseUrl).origin
-  let jwks: ReturnType<typeof localJwks> | null = null
-  const keySet = () => {
-    jwks ??= localJwks(core, PLATFORM)
-    return jwks
-  }
+  const verifyPlatformToken = createPlatformTokenVerifier(core)
 
   async function fromBearer(token: string): Promise<Principal> {
-    try {
-      const { payload } = await jwtVerify(token, keySet(), {
-        issuer,
-        audience,
-        algorithms: ['ES256', 'RS256'],
-        currentDate: new Date(core.clock.now()),
-      })
-      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
-      if (!account) throw new Error('unknown subject')
-      // Issued before the account's last password change (a token without the claim is from epoch 0).
-      if ((payload[AUTH_EPOCH_CLAIM] ?? 0) !== account.authEpoch) throw new Error('revoked')
-      return { account, via: 'bearer' }
-    } catch {
+    const account = await verifyPlatformToken(token)
+    if (!account) {
       throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
         'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
       })
     }
+    return { account, via: 'bearer' }
   }
 
   function checkCsrf(request: Request, session: SessionView, body: unknown) {
