@@ -25,12 +25,16 @@ export function checkPassword(password: string): void {
 }
 
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
-// Verified against when no account matches, so a miss costs as long as a wrong password. Made on
-// first use: job workers load this module and never verify a password.
+// Verified against when no account matches, so a miss costs as long as a wrong password. Made when
+// the identity plane starts (`preparePasswordChecks`), not on import: job workers load this module
+// and never verify a password.
 let dummyHash: Promise<string> | null = null
 const dummy = () => {
   dummyHash ??= hashPassword('not-a-real-password-0000')
   return dummyHash
+}
+export const preparePasswordChecks = (): void => {
+  dummy()
 }
 
 const queries = preparedFor((db) => ({

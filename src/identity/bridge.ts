@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
 import { logRequest, requestIdFor } from '../shared/plugins/request-log'
-import { errorResponse, INSTANCE_NOT_FOUND, writeError } from './errors'
+import { BODY_TOO_LARGE, errorResponse, INSTANCE_NOT_FOUND, SERVER_ERROR, writeError } from './errors'
 import { inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
 import type { PageRequest } from './pages/http'
@@ -58,22 +58,22 @@ export class IdentityBridge {
    */
   handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null {
     const target = this.addressing.resolve(url.host, url.pathname)
-    return target ? this.answer(request, url, target, clientIp()) : null
+    return target ? this.answer(request, url, target, clientIp) : null
   }
 
-  private async answer(request: Request, url: URL, target: InstanceTarget, clientIp: string) {
+  private async answer(request: Request, url: URL, target: InstanceTarget, clientIp: () => string) {
     const startedAt = performance.now()
     const id = requestIdFor(request)
     let response: Response
     try {
-      response = await this.forward(request, { target, path: subPath(url, target), url, clientIp })
+      response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp)
     } catch (e) {
       this.core.log.error('identity plane failed', {
         request_id: id,
         error: String(e),
         stack: (e as Error).stack,
       })
-      response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
+      response = errorResponse(SERVER_ERROR, request.headers.get('accept') ?? '')
     }
     response.headers.set('x-request-id', id)
     this.secureHeaders(response.headers)
@@ -98,10 +98,18 @@ export class IdentityBridge {
     return this.send(to, init.method ?? 'GET', headers, body)
   }
 
-  /** Forwards a public request to its instance, or answers discovery/JWKS from the cache. */
-  private async forward(request: Request, to: Dispatch): Promise<Response> {
-    const { instanceId } = to.target
-    const cacheKey = request.method === 'GET' && CACHEABLE.has(to.path) ? `${instanceId}${to.path}` : null
+  /**
+   * Forwards a public request to its instance, or answers discovery/JWKS from the cache (without
+   * resolving the client address, which costs more than the rest of a hit).
+   */
+  private async forward(
+    request: Request,
+    route: Omit<Dispatch, 'clientIp'>,
+    clientIp: () => string,
+  ): Promise<Response> {
+    const { instanceId } = route.target
+    const cacheKey =
+      request.method === 'GET' && CACHEABLE.has(route.path) ? `${instanceId}${route.path}` : null
     if (cacheKey) {
       const hit = this.cache.get(cacheKey)
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
@@ -114,14 +122,14 @@ export class IdentityBridge {
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
     const body = hasBody ? await readBody(request) : null
     if (body === TOO_LARGE) {
-      return Response.json(
-        { detail: 'Request body too large' },
-        { status: 413, headers: { connection: 'close' } },
-      )
+      const response = errorResponse(BODY_TOO_LARGE, request.headers.get('accept') ?? '')
+      // The rest of the body is never read: the connection cannot carry another request.
+      response.headers.set('connection', 'close')
+      return response
     }
     const headers: IncomingHttpHeaders = {}
     for (const [name, value] of request.headers) headers[name] = value
-    const response = await this.send(to, request.method, headers, body)
+    const response = await this.send({ ...route, clientIp: clientIp() }, request.method, headers, body)
     if (cacheKey && response.status === 200) {
       const cached = await response.arrayBuffer()
       const kept = [...response.headers].filter(
@@ -161,8 +169,8 @@ export class IdentityBridge {
       (req, res) =>
         this.dispatch(req, res, to).catch((e) => {
           this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-          res.end(JSON.stringify({ detail: 'Internal Server Error' }))
+          if (res.headersSent) res.end()
+          else writeError(res, SERVER_ERROR, req.headers.accept)
         }),
       request,
     )

@@ -71,10 +71,27 @@ export function setError(
   ctx.body = answer.body
 }
 
+// The front door's own errors, before oidc-provider or a page has the request.
+
 /** No identity instance at this address (unknown, or its workspace is not active). */
 export const INSTANCE_NOT_FOUND: IdentityError = {
   status: 404,
   title: 'Not found',
   message: 'There is no identity instance at this address.',
   json: { detail: 'Identity instance not found' },
+}
+
+export const BODY_TOO_LARGE: IdentityError = {
+  status: 413,
+  title: 'Request too large',
+  message: 'The request is larger than this page accepts.',
+  json: { detail: 'Request body too large' },
+}
+
+/** A failure nothing else answered; it is logged where it is caught. */
+export const SERVER_ERROR: IdentityError = {
+  status: 500,
+  title: 'Something went wrong',
+  message: 'Something went wrong. Try again.',
+  json: { detail: 'Internal Server Error' },
 }

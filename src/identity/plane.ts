@@ -1,4 +1,5 @@
 import type { Core } from '../core'
+import { preparePasswordChecks } from './accounts'
 import { type FetchInit, IdentityBridge } from './bridge'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
@@ -24,6 +25,7 @@ export interface IdentityPlane {
 export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
   rehashLegacyPayloads(core)
   await ensureInstanceKeys(core, PLATFORM)
+  preparePasswordChecks()
   const addressing = instanceAddressing(core.config)
   const pool = new InstancePool(
     core,

@@ -37,8 +37,6 @@ export function platformClient(core: Core) {
   }
 }
 
-export type PlatformClient = ReturnType<typeof platformClient>
-
 /**
  * The platform instance's clients, defined here rather than stored: their redirect URIs follow
  * the current BASE_URL and the console's secret the master key, with nothing to keep in step.
