@@ -128,7 +128,9 @@ export class IdentityBridge {
       return response
     }
     const headers: IncomingHttpHeaders = {}
-    for (const [name, value] of request.headers) headers[name] = value
+    // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
+    // must not stand in for it.
+    for (const [name, value] of request.headers) if (name !== 'x-forwarded-for') headers[name] = value
     const response = await this.send({ ...route, clientIp: clientIp() }, request.method, headers, body)
     if (cacheKey && response.status === 200) {
       const cached = await response.arrayBuffer()
@@ -149,13 +151,11 @@ export class IdentityBridge {
   ): Promise<Response> {
     // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on): whatever
     // the client claimed in these is replaced. The client address is the one the front door
-    // resolved; it reaches oidc-provider as the peer address, and a forwarded-for header the client
-    // wrote must not stand in for it.
+    // resolved, handed over as the peer address (Koa's `ctx.ip` without a forwarded-for).
     const issuer = issuerFor(this.core.config, to.target.instanceId)
     const scheme = issuer.indexOf('://')
     headers['x-forwarded-proto'] = issuer.slice(0, scheme)
     headers['x-forwarded-host'] = issuer.slice(scheme + 3).split('/', 1)[0]
-    delete headers['x-forwarded-for']
     const request = {
       method,
       // oidc-provider is mounted at the prefix: it derives its mount path from originalUrl minus url.
