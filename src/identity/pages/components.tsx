@@ -29,3 +29,21 @@ export function DonePage(p: { title: string; message: string }) {
     </Layout>
   )
 }
+
+/** The email field of the sign-in, sign-up and reset forms (`autocomplete` tells password managers which). */
+export function EmailField(p: { autocomplete: 'username' | 'email'; autofocus?: boolean; value?: string }) {
+  return (
+    <>
+      <label for="email">Email</label>
+      <input
+        id="email"
+        name="email"
+        type="email"
+        required
+        autofocus={p.autofocus}
+        autocomplete={p.autocomplete}
+        value={p.value}
+      />
+    </>
+  )
+}

@@ -2,6 +2,7 @@ import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { findAccountByEmail, issueAccountToken } from '../accounts'
 import { issuerFor } from '../instances'
 import { throttleKey } from '../throttle'
+import { EmailField } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 
 const RESET_TTL_MS = 3600_000
@@ -15,8 +16,7 @@ function ForgotPasswordPage(p: { action: string; notice?: string | null }) {
       <p class="sub">We will email you a link to choose a new password.</p>
       <Alert kind="ok" message={p.notice} />
       <form method="post" action={p.action}>
-        <label for="email">Email</label>
-        <input id="email" name="email" type="email" required autocomplete="email" />
+        <EmailField autocomplete="email" />
         <button type="submit">Send reset link</button>
       </form>
     </Layout>

@@ -1,6 +1,7 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { verifyPassword } from '../accounts'
 import { minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
+import { EmailField } from './components'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 
@@ -18,16 +19,7 @@ function SignInPage(p: SignInProps) {
       </p>
       <Alert kind="error" message={p.error} />
       <form method="post" action={p.action} autocomplete="on">
-        <label for="email">Email</label>
-        <input
-          id="email"
-          name="email"
-          type="email"
-          required
-          autofocus
-          autocomplete="username"
-          value={p.email ?? ''}
-        />
+        <EmailField autocomplete="username" autofocus value={p.email ?? ''} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" required autocomplete="current-password" />
         <button type="submit">Sign in</button>

@@ -2,7 +2,7 @@ import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, issueAccountToken } from '../accounts'
 import { issuerFor } from '../instances'
-import { NewPasswordField } from './components'
+import { EmailField, NewPasswordField } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
 
@@ -34,15 +34,7 @@ function SignUpPage(p: SignUpProps) {
           maxlength="200"
           value={p.values?.name ?? ''}
         />
-        <label for="email">Email</label>
-        <input
-          id="email"
-          name="email"
-          type="email"
-          required
-          autocomplete="email"
-          value={p.values?.email ?? ''}
-        />
+        <EmailField autocomplete="email" value={p.values?.email ?? ''} />
         <NewPasswordField label="Password" />
         <button type="submit">Create account</button>
       </form>
