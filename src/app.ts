@@ -1,7 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
-import { jwtVerify } from 'jose'
 import { VERSION } from './config'
 import type { Core } from './core'
 import { appPages } from './features/apps/pages'
@@ -21,21 +20,16 @@ import { devOutboxRoutes } from './features/mail/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import { userScopes, workspaceFinder } from './features/workspaces/scopes'
-import type { IdentityPlane } from './identity'
-import { findAccount } from './identity/accounts'
-import { issuerFor, PLATFORM } from './identity/instances'
-import { localJwks } from './identity/keys'
-import { LAYOUT_STYLE_HASH } from './identity/pages/layout'
-import { AUTH_EPOCH_CLAIM, controlPlaneAudience } from './identity/provider'
-import { identitySecurityHeaders } from './identity/security-headers'
+import { createPlatformTokenVerifier, type IdentityPlane, issuerFor, PLATFORM } from './identity'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
-import { logRequest, requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
+import { requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
 import { baseSecurityHeaders } from './shared/security-headers'
+import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
 export interface AppDeps {
   identity: IdentityPlane
@@ -79,7 +73,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
       )
       .use(docsRoutes())
       .use(healthRoutes(core))
-      .use(authRoutes(core, auth, identity.bridge))
+      .use(authRoutes(core, auth, identity))
       .use(workspaceRoutes(core, auth))
       .use(appRoutes(core, auth))
       .use(workspacePages(core, auth))
@@ -101,38 +95,11 @@ export type App = ReturnType<typeof createApp>
 export function createAuth(core: Core) {
   return authPlugin({
     resolvers: [
-      platformTokenResolver(platformTokenVerifier(core), userScopes),
+      platformTokenResolver(createPlatformTokenVerifier(core), userScopes),
       sessionResolver(core, userScopes),
     ],
     findWorkspace: workspaceFinder(core),
   })
-}
-
-/**
- * Platform access tokens, verified locally against the platform JWKS: issuer, audience, algorithm,
- * expiry on core.clock, and the account's auth epoch (a token issued before its last password
- * change is revoked; one without the claim is from epoch 0). Stands in for the identity plane's
- * `createPlatformTokenVerifier(core)` until identity/index.ts exports it.
- */
-function platformTokenVerifier(core: Core): PlatformTokenVerifier {
-  const issuer = issuerFor(core.config, PLATFORM)
-  const audience = controlPlaneAudience(core)
-  let jwks: ReturnType<typeof localJwks> | null = null
-  return async (token) => {
-    jwks ??= localJwks(core, PLATFORM)
-    try {
-      const { payload } = await jwtVerify(token, jwks, {
-        issuer,
-        audience,
-        algorithms: ['ES256', 'RS256'],
-        currentDate: new Date(core.clock.now()),
-      })
-      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
-      return account && (payload[AUTH_EPOCH_CLAIM] ?? 0) === account.authEpoch ? account : null
-    } catch {
-      return null
-    }
-  }
 }
 
 /**
@@ -142,39 +109,12 @@ function platformTokenVerifier(core: Core): PlatformTokenVerifier {
  * leave one access-log line.
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
-  const { bridge } = identity
-  const https = core.config.baseUrl.startsWith('https:')
-  const secureHeaders = identitySecurityHeaders(https)
-  const baseHeaders = baseSecurityHeaders(https)
+  const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
   return async (request: Request, server: Server<unknown>): Promise<Response> => {
     // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
     const url = URL.parse(request.url)
     if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
-    const target = bridge.resolve(url.host, url.pathname)
-    if (!target) return app.fetch(request)
-    const startedAt = performance.now()
-    const id = requestIdFor(request)
-    let response: Response
-    try {
-      response = await bridge.forward(
-        request,
-        url,
-        target,
-        clientAddress(request, server, core.config.trustedProxies),
-      )
-    } catch (e) {
-      core.log.error('identity plane failed', { request_id: id, error: String(e), stack: (e as Error).stack })
-      response = Response.json({ detail: 'Internal Server Error' }, { status: 500 })
-    }
-    response.headers.set('x-request-id', id)
-    secureHeaders(response.headers)
-    logRequest(core.log, {
-      id,
-      method: request.method,
-      path: url.pathname,
-      status: response.status,
-      startedAt,
-    })
-    return response
+    const clientIp = () => clientAddress(request, server, core.config.trustedProxies)
+    return identity.handle(request, url, clientIp) ?? app.fetch(request)
   }
 }

@@ -3,7 +3,11 @@ import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { acquireServeLock, ServeLockTaken } from './db/serve-lock'
-import { type IdentityPlane, startIdentityPlane } from './identity'
+import { appClientSource } from './features/apps/client-source'
+import { endAccountSessions } from './features/auth/sessions'
+import { sendMail } from './features/mail/service'
+import { workspaceActive } from './features/workspaces/instance-state'
+import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { WorkerPool } from './jobs/pool'
 import { startSchedule } from './jobs/schedule'
@@ -23,6 +27,14 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
+/** What the identity plane needs of the features: it imports none of them. */
+export const identityDeps = (core: Core): IdentityDeps => ({
+  sendMail,
+  clients: appClientSource(core),
+  workspaceActive: workspaceActive(core),
+  endAccountSessions,
+})
+
 /** Migrates the store, listens, then starts the job workers: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
   let serveLock: { release(): void }
@@ -35,7 +47,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   let pool: WorkerPool | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => pool?.wake() })
   migrate(core.db)
-  const identity = await startIdentityPlane(core)
+  const identity = await startIdentityPlane(core, identityDeps(core))
   const app = createApp(core, { identity })
   let server: ReturnType<typeof Bun.serve>
   try {

@@ -15,7 +15,7 @@ afterAll(() => rmSync(t.core.config.dataDir, { recursive: true, force: true }))
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 async function instancePost(path: string, form: Record<string, string>) {
-  const res = await t.identity.bridge.fetch('platform', path, {
+  const res = await t.identity.fetch('platform', path, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(form).toString(),

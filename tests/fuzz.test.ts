@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { CONSOLE_CLIENT_ID, consoleRedirectUri } from '../src/identity/platform'
+import { platformClient } from '../src/identity'
 import { type FuzzTargets, formatReport, loadRoutes, runFuzz } from './support/fuzz'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser, waitForState } from './support/users'
@@ -54,8 +54,8 @@ beforeAll(async () => {
     instances: [
       {
         id: 'platform',
-        clientId: CONSOLE_CLIENT_ID,
-        redirectUri: consoleRedirectUri(server.core),
+        clientId: platformClient(server.core).clientId,
+        redirectUri: platformClient(server.core).redirectUri,
         // The owner's identity-plane session too, so the fuzzer gets past "no session" checks.
         cookie: owner.agent.cookieHeader(new URL(`${server.baseUrl}/i/platform/`)),
       },

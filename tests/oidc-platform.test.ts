@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
-import { accounts } from '../src/db/schema/identity'
-import { CONSOLE_CLIENT_ID, consoleClientSecret } from '../src/identity/platform'
+import { accounts, platformClient } from '../src/identity'
 import { Agent } from './support/browserless'
 import { startTestServer, type TestServer } from './support/server'
 
@@ -12,14 +11,16 @@ let issuer: string
 let callback: string
 let signedOut: string
 let config: oidc.Configuration
+let consoleClientId: string
 
 beforeAll(async () => {
   server = await startTestServer()
   issuer = `${server.baseUrl}/i/platform`
   callback = `${server.baseUrl}/v1/auth/callback`
   signedOut = `${server.baseUrl}/app/signed-out`
-  const secret = consoleClientSecret(server.core)
-  config = await oidc.discovery(new URL(issuer), CONSOLE_CLIENT_ID, secret, oidc.ClientSecretBasic(secret), {
+  const { clientId, clientSecret: secret } = platformClient(server.core)
+  consoleClientId = clientId
+  config = await oidc.discovery(new URL(issuer), consoleClientId, secret, oidc.ClientSecretBasic(secret), {
     execute: [oidc.allowInsecureRequests],
   })
 })
@@ -81,7 +82,7 @@ describe('the platform instance', () => {
     })
     const { payload } = await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${issuer}/jwks`)), {
       issuer,
-      audience: CONSOLE_CLIENT_ID,
+      audience: consoleClientId,
     })
     expect(payload).toMatchObject({ email: first.email, email_verified: false, name: first.name, nonce })
     expect(payload.sub).toStartWith('usr_')

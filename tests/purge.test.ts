@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs'
 import { createCore } from '../src/core'
 import { loginRequests } from '../src/features/auth/schema'
 import { createSession, findSession } from '../src/features/auth/sessions'
-import { issueAccountToken, signUp, useAccountToken } from '../src/identity/accounts'
+import { signUp } from '../src/identity'
+import { issueAccountToken, useAccountToken } from '../src/identity/accounts'
 import { LoginThrottle, SIGN_IN_RULES } from '../src/identity/throttle'
 import { PURGE_EXPIRED } from '../src/jobs/maintenance'
 import { jobHandlers } from '../src/jobs/registry'
@@ -40,7 +41,7 @@ const count = (table: string, where = '1 = 1', params: Record<string, string> = 
 const deviceCodes = () => count('oidc_payloads', "model = 'DeviceCode'")
 
 async function startDevice() {
-  const res = await t.identity.bridge.fetch('platform', '/device/auth', {
+  const res = await t.identity.fetch('platform', '/device/auth', {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ client_id: 'gatehouse-cli', scope: 'openid' }).toString(),

@@ -13,7 +13,7 @@ describe('a password change', () => {
     const other = issueAccountToken(core, account, 'reset_password', 3600_000)
     const verify = issueAccountToken(core, account, 'verify_email', 24 * 3600_000)
     expect(useAccountToken(core, 'platform', used, 'reset_password')?.id).toBe(account.id)
-    await setPassword(core, account, 'second password 2')
+    await setPassword(core, { endAccountSessions: () => {} }, account, 'second password 2')
     expect(useAccountToken(core, 'platform', other, 'reset_password')).toBeNull()
     // Verifying the address is not a way into the account: that link still works.
     expect(useAccountToken(core, 'platform', verify, 'verify_email')?.id).toBe(account.id)

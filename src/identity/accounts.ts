@@ -1,12 +1,12 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import { preparedFor } from '../db/prepared'
-import { accounts, accountTokens, oidcPayloads } from '../db/schema/identity'
-import { sessions } from '../features/auth/schema'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
+import type { IdentityDeps } from './deps'
 import { PLATFORM } from './instances'
+import { accounts, accountTokens, oidcPayloads } from './schema'
 
 export type Account = typeof accounts.$inferSelect
 export type AccountTokenPurpose = 'verify_email' | 'reset_password'
@@ -25,8 +25,17 @@ export function checkPassword(password: string): void {
 }
 
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
-// Verified against when no account matches, so a miss costs as long as a wrong password.
-const DUMMY_HASH = hashPassword('not-a-real-password-0000')
+// Verified against when no account matches, so a miss costs as long as a wrong password. Made when
+// the identity plane starts (`preparePasswordChecks`), not on import: job workers load this module
+// and never verify a password.
+let dummyHash: Promise<string> | null = null
+const dummy = () => {
+  dummyHash ??= hashPassword('not-a-real-password-0000')
+  return dummyHash
+}
+export const preparePasswordChecks = (): void => {
+  dummy()
+}
 
 const queries = preparedFor((db) => ({
   byId: db
@@ -106,7 +115,7 @@ export async function verifyPassword(
   const account = findAccountByEmail(core, instanceId, email)
   const ok = await Bun.password.verify(
     password.slice(0, PASSWORD_MAX),
-    account?.passwordHash ?? (await DUMMY_HASH),
+    account?.passwordHash ?? (await dummy()),
   )
   return account?.passwordHash && ok ? account : null
 }
@@ -169,37 +178,19 @@ export function markEmailVerified(core: Core, account: Account): void {
     .run()
 }
 
-type Tx = Parameters<Parameters<Core['db']['transaction']>[0]>[0]
-
-/**
- * Ends what an account's credentials opened: the instance's sessions, grants, codes and tokens of
- * the account (so its refresh tokens fail with invalid_grant), and its dashboard sessions.
- */
-function endAccountAccess(tx: Tx, account: Account, now: number): void {
-  tx.delete(oidcPayloads)
-    .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
-    .run()
-  // Dashboard sessions (the control plane's) rest on the platform account's sign-in.
-  tx.delete(sessions).where(eq(sessions.accountId, account.id)).run()
-  // Other reset links mailed before this change would let whoever reads that mail reset it again.
-  tx.update(accountTokens)
-    .set({ usedAt: now })
-    .where(
-      and(
-        eq(accountTokens.accountId, account.id),
-        eq(accountTokens.purpose, 'reset_password'),
-        isNull(accountTokens.usedAt),
-      ),
-    )
-    .run()
-}
-
 /**
  * The one way a password changes (a reset, and any later change). Whoever held the old one is
- * signed out everywhere: `endAccountAccess`, and the new `auth_epoch` makes platform access tokens
- * issued before stop working on the control plane (they are JWTs verified without a lookup).
+ * signed out everywhere: the instance's sessions, grants, codes and tokens of the account (so its
+ * refresh tokens fail with invalid_grant), its dashboard sessions (`endAccountSessions`), and the
+ * new `auth_epoch` makes platform access tokens issued before stop working on the control plane
+ * (they are JWTs verified without a lookup).
  */
-export async function setPassword(core: Core, account: Account, password: string): Promise<void> {
+export async function setPassword(
+  core: Core,
+  deps: Pick<IdentityDeps, 'endAccountSessions'>,
+  account: Account,
+  password: string,
+): Promise<void> {
   checkPassword(password)
   const passwordHash = await hashPassword(password)
   core.db.transaction((tx) => {
@@ -207,6 +198,20 @@ export async function setPassword(core: Core, account: Account, password: string
       .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: core.clock.now() })
       .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
       .run()
-    endAccountAccess(tx, account, core.clock.now())
+    tx.delete(oidcPayloads)
+      .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
+      .run()
+    deps.endAccountSessions(tx, account.id)
+    // Other reset links mailed before this change would let whoever reads that mail reset it again.
+    tx.update(accountTokens)
+      .set({ usedAt: core.clock.now() })
+      .where(
+        and(
+          eq(accountTokens.accountId, account.id),
+          eq(accountTokens.purpose, 'reset_password'),
+          isNull(accountTokens.usedAt),
+        ),
+      )
+      .run()
   })
 }

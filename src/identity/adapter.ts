@@ -1,8 +1,7 @@
 import type { Statement } from 'bun:sqlite'
-import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
-import type { AppType } from '../features/apps/schema'
-import { MEMO_MS, PLATFORM } from './instances'
+import { createClientFinder } from './clients'
+import type { ClientSource } from './deps'
 import { accountOf, payloadCodec } from './payload-keys'
 
 /** oidc-provider's adapter contract (one class per instance, one object per model). */
@@ -16,57 +15,16 @@ export interface OidcAdapter {
   revokeByGrantId(grantId: string): Promise<void>
 }
 
-interface AppRow {
-  client_id: string
-  name: string
-  client_secret_hash: string | null
-  app_type: AppType
-  redirect_uris: string
-  post_logout_redirect_uris: string
-  extra_grants: string
-}
-
 /**
- * Client metadata (RFC 7591 names) derived from an app row: the type drives grants and auth.
- * The platform's own clients get no client_credentials: platform tokens always stand for a user.
+ * The SQLite adapter of one instance: clients come from `clients.ts` (no provider rebuild for a
+ * new app); every other model lives in `oidc_payloads`, keyed and scrubbed by `payloadCodec` so
+ * the table holds no working credential.
  */
-export function clientMetadata(app: AppRow, machineGrants: boolean): Record<string, unknown> {
-  const confidential = app.app_type === 'web'
-  return {
-    client_id: app.client_id,
-    client_name: app.name,
-    ...(confidential ? { client_secret: app.client_secret_hash } : {}),
-    token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-    application_type: app.app_type === 'native' ? 'native' : 'web',
-    redirect_uris: JSON.parse(app.redirect_uris),
-    post_logout_redirect_uris: JSON.parse(app.post_logout_redirect_uris),
-    response_types: ['code'],
-    grant_types: [
-      'authorization_code',
-      'refresh_token',
-      ...(confidential && machineGrants ? ['client_credentials'] : []),
-      ...JSON.parse(app.extra_grants),
-    ],
-  }
-}
-
-/**
- * The SQLite adapter of one instance: clients are read from `apps` (a new app works at once, no
- * provider rebuild); every other model lives in `oidc_payloads`, keyed and scrubbed by
- * `payloadCodec` so the table holds no working credential.
- */
-export function createAdapterClass(core: Core, instanceId: string) {
+export function createAdapterClass(core: Core, instanceId: string, source: ClientSource) {
   const sql = core.db.$client
   const codec = payloadCodec(core, instanceId)
-  // Clients found lately (a lookup per token request costs more than the rest of client auth);
-  // dropped with the Provider when an app changes (`core.instances`), else after MEMO_MS.
-  const clients = new LRUCache<string, { metadata: Readonly<Record<string, unknown>>; until: number }>({
-    max: 1000,
-  })
+  const findClient = createClientFinder(core, instanceId, source)
   const stmts = {
-    client: sql.prepare(
-      'SELECT client_id, name, client_secret_hash, app_type, redirect_uris, post_logout_redirect_uris, extra_grants FROM apps WHERE instance_id = $instance AND client_id = $id',
-    ),
     // A save without the user code (a device code found by id) keeps the one stored.
     upsert: sql.prepare(`
       INSERT INTO oidc_payloads (instance_id, model, id, payload, grant_id, user_code, uid, account_id, expires_at, consumed_at)
@@ -119,19 +77,7 @@ export function createAdapterClass(core: Core, instanceId: string) {
     }
 
     async find(id: string) {
-      if (this.model === 'Client') {
-        const now = core.clock.now()
-        const known = clients.get(id)
-        if (known && known.until > now) return known.metadata
-        const app = stmts.client.get({ instance: instanceId, id }) as AppRow | null
-        if (!app) {
-          clients.delete(id)
-          return undefined
-        }
-        const metadata = Object.freeze(clientMetadata(app, instanceId !== PLATFORM))
-        clients.set(id, { metadata, until: now + MEMO_MS })
-        return metadata
-      }
+      if (this.model === 'Client') return findClient(id)
       const row = stmts.find.get({ instance: instanceId, model: this.model, id: codec.key(id) })
       return decode(this.model, row, { id })
     }

@@ -1,17 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
+import { logRequest, requestIdFor } from '../shared/plugins/request-log'
+import { BODY_TOO_LARGE, errorResponse, INSTANCE_NOT_FOUND, SERVER_ERROR, writeError } from './errors'
 import { inject } from './inject'
-import { createInstanceResolver, type InstanceTarget, issuerFor } from './instances'
-import { createPageRouter } from './pages/router'
-import { ErrorPage } from './pages/views'
+import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
+import type { PageRequest } from './pages/http'
 import type { InstancePool } from './pool'
-import { IDENTITY_CSP } from './security-headers'
-
-declare module 'node:http' {
-  interface IncomingMessage {
-    originalUrl?: string
-  }
-}
+import { IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
 
 const CACHEABLE = new Set(['/.well-known/openid-configuration', '/jwks'])
 const CACHE_MS = 60_000
@@ -22,97 +17,121 @@ interface Cached {
   expires: number
 }
 
+/** A request on its way to an instance: where it goes, and its path below the issuer's prefix. */
+interface Dispatch {
+  target: InstanceTarget
+  path: string
+  url: URL
+  clientIp: string
+}
+
+export interface FetchInit {
+  method?: string
+  headers?: Record<string, string>
+  body?: string
+}
+
 /**
  * The identity plane behind the control plane's port. oidc-provider is a Koa (node:http) app and
  * Elysia takes fetch handlers, so requests addressed to an instance are handed to it in-process
  * (`inject`): no second HTTP hop, no socket. Discovery and JWKS are answered from a short cache.
  */
 export class IdentityBridge {
-  readonly resolve
-  private readonly pages
   private readonly cache = new Map<string, Cached>()
+  private readonly secureHeaders
 
   constructor(
     private readonly core: Core,
-    readonly pool: InstancePool,
+    private readonly pool: InstancePool,
+    private readonly addressing: InstanceAddressing,
+    private readonly pages: (p: PageRequest) => Promise<boolean>,
   ) {
-    this.resolve = createInstanceResolver(core.config)
-    this.pages = createPageRouter(core)
+    this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     core.instances.subscribe((instanceId) => this.invalidate(instanceId))
   }
 
-  private async dispatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    target: InstanceTarget,
-    url: URL,
-    clientIp: string,
-  ) {
-    const instance = this.pool.get(target.instanceId)
-    if (!instance) {
-      const nf = notFound(String(req.headers.accept ?? ''))
-      res.writeHead(404, { 'content-type': nf.type })
-      res.end(nf.body)
-      return
-    }
-    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP).
-    res.setHeader('content-security-policy', IDENTITY_CSP)
-    // oidc-provider derives its mount path from originalUrl minus url.
-    req.originalUrl = req.url
-    req.url = req.url?.slice(target.prefix.length) || '/'
-    const handled = await this.pages({
-      instance,
-      prefix: target.prefix,
-      req,
-      res,
-      path: url.pathname.slice(target.prefix.length) || '/',
-      query: url.searchParams,
-      clientIp,
-    })
-    if (!handled) instance.callback(req, res)
+  /**
+   * The front door's share: a request addressed to an instance (by path or host) is answered here,
+   * before any control-plane parsing or hooks, with `X-Request-Id`, the identity plane's headers and
+   * one access-log line; null for a request of the control plane. The client address is resolved
+   * only for the plane's requests.
+   */
+  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null {
+    const target = this.addressing.resolve(url.host, url.pathname)
+    return target ? this.answer(request, url, target, clientIp) : null
   }
 
-  /** Sends a request to an instance through the bridge (the control plane's own OIDC calls use it). */
-  async fetch(
-    instanceId: string,
-    path: string,
-    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
-    clientIp = '127.0.0.1',
-  ): Promise<Response> {
+  private async answer(request: Request, url: URL, target: InstanceTarget, clientIp: () => string) {
+    const startedAt = performance.now()
+    const id = requestIdFor(request)
+    let response: Response
+    try {
+      response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp)
+    } catch (e) {
+      this.core.log.error('identity plane failed', {
+        request_id: id,
+        error: String(e),
+        stack: (e as Error).stack,
+      })
+      response = errorResponse(SERVER_ERROR, request.headers.get('accept') ?? '')
+    }
+    response.headers.set('x-request-id', id)
+    this.secureHeaders(response.headers)
+    logRequest(this.core.log, {
+      id,
+      method: request.method,
+      path: url.pathname,
+      status: response.status,
+      startedAt,
+    })
+    return response
+  }
+
+  /** Sends a request to an instance in-process (the control plane's own OIDC calls use it). */
+  fetch(instanceId: string, path: string, init: FetchInit = {}, clientIp = '127.0.0.1'): Promise<Response> {
     const url = new URL(`${issuerFor(this.core.config, instanceId).replace(/\/$/, '')}${path}`)
-    const target = this.resolve(url.host, url.pathname)
-    if (!target) throw new Error(`no identity instance at ${url.href}`)
+    const target = { instanceId, prefix: this.addressing.prefixOf(instanceId) }
     const headers: IncomingHttpHeaders = { host: url.host }
     for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value
     const body = init.body ? new TextEncoder().encode(init.body) : null
-    return this.send(target, url, init.method ?? 'GET', headers, clientIp, body)
+    const to = { target, path: subPath(url, target), url, clientIp }
+    return this.send(to, init.method ?? 'GET', headers, body)
   }
 
-  /** Forwards a public request to its instance, or answers discovery/JWKS from the cache. */
-  async forward(request: Request, url: URL, target: InstanceTarget, clientIp: string): Promise<Response> {
-    const sub = url.pathname.slice(target.prefix.length) || '/'
-    const cacheKey = request.method === 'GET' && CACHEABLE.has(sub) ? `${target.instanceId}${sub}` : null
+  /**
+   * Forwards a public request to its instance, or answers discovery/JWKS from the cache (without
+   * resolving the client address, which costs more than the rest of a hit).
+   */
+  private async forward(
+    request: Request,
+    route: Omit<Dispatch, 'clientIp'>,
+    clientIp: () => string,
+  ): Promise<Response> {
+    const { instanceId } = route.target
+    const cacheKey =
+      request.method === 'GET' && CACHEABLE.has(route.path) ? `${instanceId}${route.path}` : null
     if (cacheKey) {
       const hit = this.cache.get(cacheKey)
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
-        if (this.pool.isServing(target.instanceId)) return new Response(hit.body, { headers: hit.headers })
-        const nf = notFound(request.headers.get('accept') ?? '')
-        return new Response(nf.body, { status: 404, headers: { 'content-type': nf.type } })
+        if (this.pool.isServing(instanceId)) return new Response(hit.body, { headers: hit.headers })
+        return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
       }
     }
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
     const body = hasBody ? await readBody(request) : null
     if (body === TOO_LARGE) {
-      return Response.json(
-        { detail: 'Request body too large' },
-        { status: 413, headers: { connection: 'close' } },
-      )
+      const response = errorResponse(BODY_TOO_LARGE, request.headers.get('accept') ?? '')
+      // The rest of the body is never read: the connection cannot carry another request.
+      response.headers.set('connection', 'close')
+      return response
     }
     const headers: IncomingHttpHeaders = {}
-    for (const [name, value] of request.headers) headers[name] = value
-    const response = await this.send(target, url, request.method, headers, clientIp, body)
+    // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
+    // must not stand in for it.
+    for (const [name, value] of request.headers) if (name !== 'x-forwarded-for') headers[name] = value
+    const response = await this.send({ ...route, clientIp: clientIp() }, request.method, headers, body)
     if (cacheKey && response.status === 200) {
       const cached = await response.arrayBuffer()
       const kept = [...response.headers].filter(
@@ -125,31 +144,56 @@ export class IdentityBridge {
   }
 
   private send(
-    target: InstanceTarget,
-    url: URL,
+    to: Dispatch,
     method: string,
     headers: IncomingHttpHeaders,
-    clientIp: string,
     body: Uint8Array | null,
   ): Promise<Response> {
-    // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on), and the
-    // client address is the one the front door resolved (`clientAddress`): whatever the client
-    // claimed in these is replaced.
-    const issuer = issuerFor(this.core.config, target.instanceId)
+    // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on): whatever
+    // the client claimed in these is replaced. The client address is the one the front door
+    // resolved, handed over as the peer address (Koa's `ctx.ip` without a forwarded-for).
+    const issuer = issuerFor(this.core.config, to.target.instanceId)
     const scheme = issuer.indexOf('://')
     headers['x-forwarded-proto'] = issuer.slice(0, scheme)
     headers['x-forwarded-host'] = issuer.slice(scheme + 3).split('/', 1)[0]
-    headers['x-forwarded-for'] = clientIp
-    const request = { method, url: `${url.pathname}${url.search}`, headers, body, remoteAddress: clientIp }
+    const request = {
+      method,
+      // oidc-provider is mounted at the prefix: it derives its mount path from originalUrl minus url.
+      url: `${to.path}${to.url.search}`,
+      originalUrl: `${to.url.pathname}${to.url.search}`,
+      headers,
+      body,
+      remoteAddress: to.clientIp,
+    }
     return inject(
       (req, res) =>
-        this.dispatch(req, res, target, url, clientIp).catch((e) => {
+        this.dispatch(req, res, to).catch((e) => {
           this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
-          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-          res.end(JSON.stringify({ detail: 'Internal Server Error' }))
+          if (res.headersSent) res.end()
+          else writeError(res, SERVER_ERROR, req.headers.accept)
         }),
       request,
     )
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse, to: Dispatch) {
+    const instance = this.pool.get(to.target.instanceId)
+    if (!instance) {
+      writeError(res, INSTANCE_NOT_FOUND, req.headers.accept)
+      return
+    }
+    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP).
+    res.setHeader('content-security-policy', IDENTITY_CSP)
+    const handled = await this.pages({
+      instance,
+      prefix: to.target.prefix,
+      req,
+      res,
+      path: to.path,
+      query: to.url.searchParams,
+      clientIp: to.clientIp,
+    })
+    if (!handled) instance.callback(req, res)
   }
 
   /** Forgets what this process holds about an instance: cached discovery/JWKS, its Provider, its state. */
@@ -158,6 +202,9 @@ export class IdentityBridge {
     this.pool.evict(instanceId)
   }
 }
+
+/** The path below the issuer's prefix: the one place it is cut off. */
+const subPath = (url: URL, target: InstanceTarget) => url.pathname.slice(target.prefix.length) || '/'
 
 /** Bodies sent to an identity instance are forms and small JSON; oidc-provider itself stops at 56 KiB. */
 const BODY_LIMIT = 64 * 1024
@@ -182,17 +229,4 @@ async function readBody(request: Request): Promise<Uint8Array | typeof TOO_LARGE
     chunks.push(r.value)
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks)
-}
-
-function notFound(accept: string): { body: string; type: string } {
-  if (accept.includes('text/html')) {
-    return {
-      body: ErrorPage({
-        title: 'Not found',
-        message: 'There is no identity instance at this address.',
-      }) as string,
-      type: 'text/html; charset=utf-8',
-    }
-  }
-  return { body: JSON.stringify({ detail: 'Identity instance not found' }), type: 'application/json' }
 }

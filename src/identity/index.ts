@@ -1,25 +1,23 @@
+// The identity plane's only face: nothing outside src/identity imports anything else of it. It
+// stays light (no oidc-provider) so job workers, which need accounts and keys, never load the
+// provider; `startIdentityPlane` loads the rest.
 import type { Core } from '../core'
-import { IdentityBridge } from './bridge'
-import { createInstanceResolver, issuerFor } from './instances'
-import { rehashLegacyPayloads } from './legacy-payloads'
-import { ensurePlatformInstance } from './platform'
-import { InstancePool } from './pool'
+import type { IdentityDeps } from './deps'
+import type { IdentityPlane } from './plane'
 
-export interface IdentityPlane {
-  pool: InstancePool
-  bridge: IdentityBridge
-}
+export { type Account, findAccount, signUp } from './accounts'
+export type { ClientRecord, ClientSource, IdentityDeps, MailMessage, Tx } from './deps'
+export { isInstanceId, issuerFor, PLATFORM } from './instances'
+export { ensureInstanceKeys } from './keys'
+export type { IdentityPlane } from './plane'
+export { platformClient } from './platform'
+export { createPlatformTokenVerifier } from './platform-tokens'
+export { purgeExpiredIdentityRows } from './purge'
+export { accounts } from './schema'
+export { deleteInstanceData } from './teardown'
 
-/** Starts the identity plane: the platform instance, the provider pool and the bridge. */
-export async function startIdentityPlane(core: Core): Promise<IdentityPlane> {
-  rehashLegacyPayloads(core)
-  await ensurePlatformInstance(core)
-  const resolve = createInstanceResolver(core.config)
-  const prefixFor = (instanceId: string) => {
-    const issuer = new URL(issuerFor(core.config, instanceId))
-    return resolve(issuer.host, issuer.pathname)?.prefix ?? ''
-  }
-  const pool = new InstancePool(core, prefixFor)
-  const bridge = new IdentityBridge(core, pool)
-  return { pool, bridge }
+/** Starts the identity plane of this process; the features it needs come in `deps`. */
+export async function startIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
+  const { createIdentityPlane } = await import('./plane')
+  return createIdentityPlane(core, deps)
 }

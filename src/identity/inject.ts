@@ -14,6 +14,8 @@ export interface InjectRequest {
   method: string
   /** Path and query, as node:http puts it in `req.url`. */
   url: string
+  /** The path and query the client sent, when `url` is below a mount point (Koa's `originalUrl`). */
+  originalUrl?: string
   /** Lower-case names, as node:http gives them; the request takes this object over. */
   headers: IncomingHttpHeaders
   body?: Uint8Array | null
@@ -44,6 +46,7 @@ class InjectedRequest extends Readable {
     super()
     this.method = r.method
     this.url = r.url
+    this.originalUrl = r.originalUrl
     this.body = r.body && r.body.byteLength > 0 ? r.body : null
     const headers = r.headers
     // The body is already buffered: its length is known, whatever framing the client used.

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'bun:test'
 import { tempDir } from '../../tests/support/core'
 import { loadConfig } from '../config'
-import { createInstanceResolver, isInstanceId, issuerFor } from './instances'
+import { instanceAddressing, isInstanceId, issuerFor } from './instances'
 
 const ws = '3f0c6f5e-8a0b-4c53-9d8e-2b7f0c1a9e44'
 
 describe('instance addressing', () => {
   it('resolves path-based issuers (the default {BASE_URL}/i/{workspace_id})', () => {
     const config = loadConfig({ DATA_DIR: tempDir(), BASE_URL: 'https://gh.example.com' })
-    const resolve = createInstanceResolver(config)
+    const { resolve } = instanceAddressing(config)
     expect(issuerFor(config, ws)).toBe(`https://gh.example.com/i/${ws}`)
     expect(resolve('gh.example.com', `/i/${ws}/token`)).toEqual({ instanceId: ws, prefix: `/i/${ws}` })
     expect(resolve('gh.example.com', '/i/platform')).toEqual({
@@ -23,7 +23,7 @@ describe('instance addressing', () => {
       DATA_DIR: tempDir(),
       AUTH_URL_TEMPLATE: 'https://{workspace_id}.auth.example.com',
     })
-    const resolve = createInstanceResolver(config)
+    const { resolve } = instanceAddressing(config)
     expect(issuerFor(config, ws)).toBe(`https://${ws}.auth.example.com`)
     expect(resolve(`${ws}.auth.example.com`, '/.well-known/openid-configuration')).toEqual({
       instanceId: ws,

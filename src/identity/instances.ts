@@ -17,31 +17,44 @@ export interface InstanceTarget {
   prefix: string
 }
 
+export interface InstanceAddressing {
+  /** The instance a request is addressed to, or null when it is for the control plane. */
+  resolve(host: string, pathname: string): InstanceTarget | null
+  /** The path prefix of an instance's issuer. */
+  prefixOf(instanceId: string): string
+}
+
 /**
- * Maps an incoming request to an identity instance, by path (`{BASE_URL}/i/{workspace_id}`) or by
- * host (`https://{workspace_id}.auth.example.com`), following AUTH_URL_TEMPLATE.
+ * Where instances live, following AUTH_URL_TEMPLATE: by path (`{BASE_URL}/i/{workspace_id}`) or by
+ * host (`https://{workspace_id}.auth.example.com`). The template is read once, both ways.
  */
-export function createInstanceResolver(config: Config) {
+export function instanceAddressing(config: Config): InstanceAddressing {
   const template = new URL(config.authUrlTemplate.replace('{workspace_id}', '__ws__'))
   if (template.pathname.includes('__ws__')) {
     const [before, after] = template.pathname.split('__ws__') as [string, string]
     if (after && after !== '/') throw new Error('AUTH_URL_TEMPLATE: {workspace_id} must end the path')
-    return (_host: string, pathname: string): InstanceTarget | null => {
-      if (!pathname.startsWith(before)) return null
-      const rest = pathname.slice(before.length)
-      const slash = rest.indexOf('/')
-      const instanceId = slash === -1 ? rest : rest.slice(0, slash)
-      if (!instanceId) return null
-      return { instanceId, prefix: before + instanceId }
+    return {
+      resolve(_host, pathname) {
+        if (!pathname.startsWith(before)) return null
+        const rest = pathname.slice(before.length)
+        const slash = rest.indexOf('/')
+        const instanceId = slash === -1 ? rest : rest.slice(0, slash)
+        if (!instanceId) return null
+        return { instanceId, prefix: before + instanceId }
+      },
+      prefixOf: (instanceId) => before + instanceId,
     }
   }
   const [hostBefore, hostAfter] = template.host.split('__ws__') as [string, string]
   const prefix = template.pathname.replace(/\/$/, '')
-  return (host: string, pathname: string): InstanceTarget | null => {
-    if (!host.startsWith(hostBefore) || !host.endsWith(hostAfter)) return null
-    if (!pathname.startsWith(prefix)) return null
-    const instanceId = host.slice(hostBefore.length, host.length - hostAfter.length)
-    return instanceId ? { instanceId, prefix } : null
+  return {
+    resolve(host, pathname) {
+      if (!host.startsWith(hostBefore) || !host.endsWith(hostAfter)) return null
+      if (!pathname.startsWith(prefix)) return null
+      const instanceId = host.slice(hostBefore.length, host.length - hostAfter.length)
+      return instanceId ? { instanceId, prefix } : null
+    },
+    prefixOf: () => prefix,
   }
 }
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { and, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
-import { instanceKeys, instanceSecrets } from '../db/schema/identity'
+import { instanceKeys, instanceSecrets } from './schema'
 
 export interface InstanceKeyMaterial {
   /** Private JWKs for oidc-provider's `jwks` (RS256 first: the id_token default). */
@@ -75,15 +75,10 @@ export function publicJwks(core: Core, instanceId: string): { keys: JsonWebKey[]
     keys: core.db
       .select({ jwk: instanceKeys.publicJwk })
       .from(instanceKeys)
-      .where(and(eq(instanceKeys.instanceId, instanceId)))
+      .where(eq(instanceKeys.instanceId, instanceId))
       .all()
       .map((r) => r.jwk),
   }
-}
-
-export function deleteInstanceKeys(core: Core, instanceId: string): void {
-  core.db.delete(instanceKeys).where(eq(instanceKeys.instanceId, instanceId)).run()
-  core.db.delete(instanceSecrets).where(eq(instanceSecrets.instanceId, instanceId)).run()
 }
 
 /** A jose key set over the instance's public keys, to verify tokens it issued without HTTP. */

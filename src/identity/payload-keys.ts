@@ -3,7 +3,7 @@ import { deriveKey, keyedHash } from '../shared/crypto'
 
 /**
  * Stored lookup keys start with this (HMAC-SHA256, subkey v1). oidc-provider's ids and user codes
- * never contain a dot, so a key without it is a raw id written before hashing (see `rehash.ts`).
+ * never contain a dot, so a key without it is a raw id written before hashing (see `legacy-payloads.ts`).
  */
 export const HASHED_PREFIX = 'h1.'
 

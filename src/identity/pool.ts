@@ -3,8 +3,7 @@ import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
-import { loadInstanceKeys } from './keys'
-import { buildProvider } from './provider'
+import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 
 export interface Instance {
   id: string
@@ -20,15 +19,15 @@ export interface Instance {
 export class InstancePool {
   private readonly cache: LRUCache<string, Instance>
   private readonly servingUntil = new Map<string, number>()
-  private readonly stateOf
 
   constructor(
     private readonly core: Core,
-    private readonly prefixFor: (instanceId: string) => string,
+    private readonly build: (instanceId: string, keys: InstanceKeyMaterial) => Provider,
+    /** Whether the workspace of an instance is active (the workspaces feature's state). */
+    private readonly workspaceActive: (instanceId: string) => boolean,
     max = 500,
   ) {
     this.cache = new LRUCache({ max })
-    this.stateOf = core.db.$client.prepare('SELECT state FROM workspaces WHERE id = $id')
   }
 
   /**
@@ -42,8 +41,7 @@ export class InstancePool {
     const now = this.core.clock.now()
     const until = this.servingUntil.get(instanceId)
     if (until !== undefined && until > now) return true
-    const row = this.stateOf.get({ id: instanceId }) as { state: string } | null
-    if (row?.state !== 'active') {
+    if (!this.workspaceActive(instanceId)) {
       this.servingUntil.delete(instanceId)
       return false
     }
@@ -60,7 +58,7 @@ export class InstancePool {
     if (cached) return cached
     const keys = loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
-    const provider = buildProvider(this.core, instanceId, keys, this.prefixFor(instanceId))
+    const provider = this.build(instanceId, keys)
     const instance = { id: instanceId, provider, callback: provider.callback() }
     this.cache.set(instanceId, instance)
     return instance

@@ -1,6 +1,6 @@
 import { baseSecurityHeaders, cspOf } from '../shared/security-headers'
-import { LAYOUT_STYLE_HASH } from './pages/layout'
-import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/views'
+import { LAYOUT_STYLE_HASH } from '../shared/views/hosted-layout'
+import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/logout'
 
 /**
  * The policy of every identity-plane response. The hosted pages are self-contained: one inline

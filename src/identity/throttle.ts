@@ -11,6 +11,13 @@ export interface ThrottleRule {
 
 export type ThrottleEntry = [key: string, rule: ThrottleRule]
 
+/** What a counter counts: sign-ins per account, sign-ins per client address, reset mails per address. */
+export const THROTTLE_KINDS = ['acct', 'ip', 'reset'] as const
+
+/** A counter's key names its instance, so the instance's counters go with it. */
+export const throttleKey = (kind: (typeof THROTTLE_KINDS)[number], instanceId: string, who: string) =>
+  `${kind}:${instanceId}:${who}`
+
 /** Brute-force protection for sign-in: per account and per client IP, persisted across restarts. */
 export const SIGN_IN_RULES = {
   account: { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },

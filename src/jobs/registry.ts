@@ -1,6 +1,4 @@
-import { eq } from 'drizzle-orm'
 import type { Core } from '../core'
-import { accounts, oidcPayloads } from '../db/schema/identity'
 import { deleteWorkspaceEvents } from '../events/emit'
 import { deleteWorkspaceApps } from '../features/apps/service'
 import { purgeExpiredAuthRows } from '../features/auth/purge'
@@ -8,22 +6,12 @@ import { mailSend } from '../features/mail/jobs'
 import { purgeExpiredMail } from '../features/mail/outbox'
 import { workspaceProvision, workspaceTeardown } from '../features/workspaces/jobs'
 import type { TeardownStep } from '../features/workspaces/provisioning'
-import { deleteInstanceKeys } from '../identity/keys'
-import { purgeExpiredIdentityRows } from '../identity/purge'
+import { deleteInstanceData, purgeExpiredIdentityRows } from '../identity'
 import { purgeFinishedPeriodicJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
 type CoreJobHandler = JobHandler<Core, never>
-
-/** The identity plane's rows of a workspace: its OIDC rows, end users (with their tokens) and keys. */
-function deleteInstanceData(core: Core, instanceId: string): void {
-  core.db.transaction((tx) => {
-    tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, instanceId)).run()
-    tx.delete(accounts).where(eq(accounts.instanceId, instanceId)).run()
-  })
-  deleteInstanceKeys(core, instanceId)
-}
 
 /** What deleting a workspace removes, each part by the feature that owns its rows. */
 const WORKSPACE_TEARDOWN: TeardownStep[] = [deleteWorkspaceApps, deleteWorkspaceEvents, deleteInstanceData]

@@ -1,7 +1,7 @@
 import type { Core } from '../../src/core'
 import { apps } from '../../src/features/apps/schema'
 import { workspaces } from '../../src/features/workspaces/schema'
-import { ensureInstanceKeys } from '../../src/identity/keys'
+import { ensureInstanceKeys } from '../../src/identity'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 

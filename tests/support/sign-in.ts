@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client'
-import { signUp } from '../../src/identity/accounts'
+import { signUp } from '../../src/identity'
 import { Agent } from './browserless'
 import { activeWorkspace, registerApp } from './instances'
 import type { TestServer } from './server'

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'

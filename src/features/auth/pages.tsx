@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import { Layout } from '../../identity/pages/layout'
+import { Layout } from '../../shared/views/hosted-layout'
 
 /** Where the platform instance sends the browser after logout (a registered post-logout URI). */
 export const authPages = () =>

@@ -1,6 +1,6 @@
 import { type Cookie, Elysia } from 'elysia'
 import type { Core } from '../../core'
-import type { IdentityBridge } from '../../identity/bridge'
+import type { IdentityPlane } from '../../identity'
 import { clientAddress } from '../../shared/client-address'
 import { AppError } from '../../shared/errors'
 import type { AuthPlugin } from '../../shared/plugins/auth'
@@ -16,8 +16,8 @@ const tags = ['auth']
 const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').includes('text/html')
 
 /** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
-export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, bridge: IdentityBridge) {
-  const service = createAuthService({ core, bridge })
+export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: IdentityPlane) {
+  const service = createAuthService({ core, bridge: identity })
   const cookieName = sessionCookieName(core)
   const secure = core.config.baseUrl.startsWith('https:')
   const loginCookie = loginCookieName(core)

@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
-import { accounts } from '../../db/schema/identity'
+import { accounts } from '../../identity'
 
 /** Dashboard sessions of the control plane. The id is random; only its hash is stored. */
 export const sessions = sqliteTable(

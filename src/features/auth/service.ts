@@ -1,18 +1,7 @@
 import { inArray, lt } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
-import type { IdentityBridge } from '../../identity/bridge'
-import { DEVICE_POLL_INTERVAL_S } from '../../identity/device-polling'
-import { issuerFor, PLATFORM } from '../../identity/instances'
-import { localJwks } from '../../identity/keys'
-import {
-  CLI_CLIENT_ID,
-  CONSOLE_CLIENT_ID,
-  consoleClientSecret,
-  consolePostLogoutUri,
-  consoleRedirectUri,
-} from '../../identity/platform'
-import { controlPlaneAudience } from '../../identity/provider'
+import { type IdentityPlane, PLATFORM, platformClient } from '../../identity'
 import { randomToken } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
@@ -82,16 +71,16 @@ const s256 = async (verifier: string) =>
 
 export interface AuthServiceDeps {
   core: Core
-  bridge: IdentityBridge
+  bridge: IdentityPlane
   /** External providers configured for the platform instance (none until IdPs exist). */
   configuredIdps?: () => string[]
 }
 
 export function createAuthService({ core, bridge, configuredIdps = () => [] }: AuthServiceDeps) {
-  const issuer = issuerFor(core.config, PLATFORM)
-  const jwks = () => localJwks(core, PLATFORM)
+  const platform = platformClient(core)
+  const { issuer } = platform
   const workspaceService = createWorkspaceService(core)
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(CONSOLE_CLIENT_ID)}:${encodeURIComponent(consoleClientSecret(core))}`).toString('base64')}`
+  const basic = `Basic ${Buffer.from(`${encodeURIComponent(platform.clientId)}:${encodeURIComponent(platform.clientSecret)}`).toString('base64')}`
 
   async function platformPost(
     path: string,
@@ -136,15 +125,15 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         })
         .run()
       const params = new URLSearchParams({
-        client_id: CONSOLE_CLIENT_ID,
+        client_id: platform.clientId,
         response_type: 'code',
         scope: LOGIN_SCOPE,
-        redirect_uri: consoleRedirectUri(core),
+        redirect_uri: platform.redirectUri,
         state,
         nonce,
         code_challenge: await s256(codeVerifier),
         code_challenge_method: 'S256',
-        resource: controlPlaneAudience(core),
+        resource: platform.audience,
       })
       const hint = input.idpHint
       if (hint && (IDP_HINTS as readonly string[]).includes(hint) && configuredIdps().includes(hint)) {
@@ -180,7 +169,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         {
           grant_type: 'authorization_code',
           code: query.code,
-          redirect_uri: consoleRedirectUri(core),
+          redirect_uri: platform.redirectUri,
           code_verifier: request.codeVerifier,
         },
         { authorization: basic },
@@ -191,9 +180,9 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         throw appError(AuthErrors.LOGIN_FAILED, 400)
       }
       // A token our own instance just issued fails only on a key or clock mishap: a 400, never a 500.
-      const payload = await jwtVerify(idToken, jwks(), {
+      const payload = await jwtVerify(idToken, platform.jwks(), {
         issuer,
-        audience: CONSOLE_CLIENT_ID,
+        audience: platform.clientId,
         currentDate: new Date(core.clock.now()),
       }).then(
         (r) => r.payload,
@@ -216,8 +205,8 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
     /** RP-initiated logout at the platform instance, with id_token_hint, client id and a registered URI. */
     logoutUrl(idToken: string | null): string {
       const params = new URLSearchParams({
-        client_id: CONSOLE_CLIENT_ID,
-        post_logout_redirect_uri: consolePostLogoutUri(core),
+        client_id: platform.clientId,
+        post_logout_redirect_uri: platform.postLogoutRedirectUri,
       })
       if (idToken) params.set('id_token_hint', idToken)
       return `${issuer}/session/end?${params}`
@@ -232,9 +221,9 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({
-            client_id: CLI_CLIENT_ID,
+            client_id: platform.cliClientId,
             scope: `${LOGIN_SCOPE} offline_access`,
-            resource: controlPlaneAudience(core),
+            resource: platform.audience,
           }).toString(),
         },
         clientIp,
@@ -253,7 +242,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
         interval?: number
       }
       // RFC 8628 §3.2: absent interval means 5 seconds; say it explicitly to clients.
-      return { ...started, interval: started.interval ?? DEVICE_POLL_INTERVAL_S }
+      return { ...started, interval: started.interval ?? platform.devicePollIntervalSeconds }
     },
 
     /** POST /v1/auth/device/poll: the token request (RFC 8628 §3.4), errors mapped to a status. */
@@ -261,7 +250,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
       const { status, body } = await platformPost('/token', {
         grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
         device_code: deviceCode,
-        client_id: CLI_CLIENT_ID,
+        client_id: platform.cliClientId,
       })
       if (status === 200) {
         return {

@@ -1,9 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { preparedFor } from '../../db/prepared'
-import { accounts } from '../../db/schema/identity'
-import type { Account } from '../../identity/accounts'
-import { PLATFORM } from '../../identity/instances'
+import { type Account, accounts, PLATFORM, type Tx } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { sessions } from './schema'
 
@@ -77,4 +75,9 @@ export function findSession(core: Core, cookie: string | undefined): SessionView
 
 export function destroySession(core: Core, idHash: string): void {
   core.db.delete(sessions).where(eq(sessions.idHash, idHash)).run()
+}
+
+/** Signs an account out of the dashboard everywhere, in the transaction that changed its password. */
+export function endAccountSessions(tx: Tx, accountId: string): void {
+  tx.delete(sessions).where(eq(sessions.accountId, accountId)).run()
 }

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceCrumb } from '../../shared/views/components'

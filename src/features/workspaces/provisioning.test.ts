@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
-import { instanceKeys } from '../../db/schema/identity'
+import { instanceKeys } from '../../identity/schema'
 import {
   PROVISION_STEPS,
   type ProvisionStep,

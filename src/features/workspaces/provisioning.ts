@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { ensureInstanceKeys } from '../../identity/keys'
+import { ensureInstanceKeys } from '../../identity'
 import { workspaces } from './schema'
 import type { Workspace } from './service'
 

@@ -1,6 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { issuerFor } from '../../identity/instances'
+import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'

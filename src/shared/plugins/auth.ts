@@ -1,5 +1,5 @@
 import { type Cookie, Elysia } from 'elysia'
-import type { Account } from '../../identity/accounts'
+import type { Account } from '../../identity'
 import { forbidden, notFound, unauthorized } from '../errors'
 
 /** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */

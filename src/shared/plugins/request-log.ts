@@ -29,7 +29,7 @@ export function logRequest(
 
 /**
  * Every control-plane response carries `X-Request-Id`, and every request leaves one access-log
- * line (the identity plane does the same in its front door, `createFetch`).
+ * line (the identity plane does the same for its requests, `IdentityBridge.handle`).
  */
 export const requestLogPlugin = (log: Logger) =>
   new Elysia({ name: 'request-log' })

@@ -1,7 +1,7 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
-// Every identity-plane row is scoped by `instance_id`: a workspace id, or `platform` for the
-// instance that holds dashboard users.
+// The identity plane's tables. Every row is scoped by `instance_id`: a workspace id, or `platform`
+// for the instance that holds dashboard users.
 
 /** Signing keys per instance. The private JWK is sealed under the master key. */
 export const instanceKeys = sqliteTable(
@@ -26,7 +26,7 @@ export const instanceSecrets = sqliteTable('instance_secrets', {
 
 /**
  * The one table for every oidc-provider model but Client (sessions, grants, codes, tokens…).
- * `id` and `user_code` are keyed hashes of what was handed out (src/identity/payload-keys.ts) and
+ * `id` and `user_code` are keyed hashes of what was handed out (payload-keys.ts) and
  * the payload holds no usable credential: a copy of this table opens nothing.
  */
 export const oidcPayloads = sqliteTable(

@@ -1,6 +1,6 @@
 import type { KoaContextWithOIDC } from 'oidc-provider'
-import type { Core } from '../core'
-import { payloadCodec } from './payload-keys'
+import type { Core } from '../../../core'
+import { payloadCodec } from '../../payload-keys'
 
 /** Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). */
 export const DEVICE_POLL_INTERVAL_S = 5

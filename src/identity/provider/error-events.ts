@@ -1,8 +1,8 @@
 import type { EventEmitter } from 'node:events'
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
-import type { Core } from '../core'
-import { ErrorPage } from './pages/views'
+import type { Core } from '../../core'
+import { setError } from '../errors'
 
 /**
  * oidc-provider 9.x emits `<endpoint>.error` for a request it refused and `server_error` for one
@@ -75,16 +75,16 @@ const exceptionOf = (err: unknown) => {
 
 /** A page for browsers, RFC 6749 §5.2-shaped JSON for everything else (as oidc-provider answers). */
 function respond(ctx: Ctx, status: number, error: string, description: string) {
-  ctx.status = status
-  if (ctx.accepts('json', 'html') === 'html') {
-    ctx.type = 'html'
-    ctx.body = ErrorPage({
+  setError(
+    ctx as unknown as KoaContextWithOIDC,
+    {
+      status,
       title: status === 404 ? 'Not found' : 'Something went wrong',
       message: description,
-    })
-  } else {
-    ctx.body = { error, error_description: description }
-  }
+      json: { error, error_description: description },
+    },
+    ctx.get('accept'),
+  )
 }
 
 /**

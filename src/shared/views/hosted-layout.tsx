@@ -1,5 +1,5 @@
 import type { PropsWithChildren } from '@kitajs/html'
-import { cspHash } from '../../shared/security-headers'
+import { cspHash } from '../security-headers'
 
 const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2330;background:#f3f4f8;display:flex;min-height:100vh;align-items:center;justify-content:center}
@@ -23,7 +23,10 @@ export interface LayoutProps {
   title: string
 }
 
-/** The shell of every hosted page of an identity instance (self-contained: no external assets). */
+/**
+ * The shell of every hosted page of an identity instance (self-contained: no external assets), and
+ * of the control plane's pages a signed-out browser sees (they look like the sign-in they follow).
+ */
 export function Layout({ title, children }: PropsWithChildren<LayoutProps>) {
   return (
     <>

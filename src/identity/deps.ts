@@ -1,0 +1,48 @@
+import type { Core } from '../core'
+
+/** A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. */
+export interface MailMessage {
+  to: string
+  subject: string
+  text: string
+  workspaceId: string | null
+}
+
+export type ClientType = 'web' | 'spa' | 'native'
+
+/** A client of an instance as the plane needs it: an app of a workspace, or one of the platform's own. */
+export interface ClientRecord {
+  clientId: string
+  name: string
+  /** SHA-256 of the secret; confidential (`web`) clients only. */
+  clientSecretHash: string | null
+  type: ClientType
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  /** OAuth grants beyond what the type implies (e.g. the device code for the CLI). */
+  extraGrants: string[]
+}
+
+/** Where the clients of workspace instances come from (the apps feature). */
+export interface ClientSource {
+  find(instanceId: string, clientId: string): Promise<ClientRecord | null>
+}
+
+/** A transaction of the store, for work that must commit with the plane's own writes. */
+export type Tx = Parameters<Parameters<Core['db']['transaction']>[0]>[0]
+
+/**
+ * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
+ * plane imports no feature, and reads no feature's table.
+ */
+export interface IdentityDeps {
+  sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
+  clients: ClientSource
+  /** Whether a workspace's instance may serve now (its workspace is active). */
+  workspaceActive(instanceId: string): boolean
+  /**
+   * Ends what the control plane opened on an account's sign-in (its dashboard sessions), inside
+   * the transaction that changes the account's password.
+   */
+  endAccountSessions(tx: Tx, accountId: string): void
+}

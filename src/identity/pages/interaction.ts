@@ -1,0 +1,75 @@
+import { AppError } from '../../shared/errors'
+import type { PageContext, PageRequest } from './http'
+import { signIn } from './sign-in'
+import { signUp } from './sign-up'
+
+export type InteractionDetails = Awaited<
+  ReturnType<PageRequest['instance']['provider']['interactionDetails']>
+>
+
+/** Where the pages of one interaction link to, and the app the user signs in to. */
+export interface InteractionLinks {
+  action: string
+  signUpUrl: string
+  signInUrl: string
+  forgotUrl: string
+  appName: string
+}
+
+/**
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/abort]`): the sign-in page and
+ * its post, the sign-up page and its post, a cancel, and the consent prompt, which is answered
+ * without a page.
+ */
+export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
+  const { provider } = p.instance
+  const details = await provider.interactionDetails(p.req, p.res)
+  if (details.uid !== uid)
+    throw new AppError('INTERACTION_MISMATCH', 400, 'This sign-in request has expired. Start again.')
+  if (action === 'abort') {
+    await provider.interactionFinished(p.req, p.res, {
+      error: 'access_denied',
+      error_description: 'The user cancelled the sign-in',
+    })
+    return
+  }
+  if (details.prompt.name === 'consent') return consent(p, details)
+  const client = await provider.Client.find(String(details.params.client_id))
+  const base = `${p.prefix}/interaction/${uid}`
+  const links: InteractionLinks = {
+    action: `${base}/login`,
+    signUpUrl: `${base}/signup`,
+    signInUrl: base,
+    forgotUrl: `${p.prefix}/forgot-password`,
+    appName: client?.clientName ?? 'the application',
+  }
+  if (action === 'signup') return signUp(c, p, links)
+  return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
+}
+
+/** Apps of an instance are first-party: consent (e.g. prompt=consent for offline_access) is implied. */
+async function consent(p: PageRequest, details: InteractionDetails) {
+  const { provider } = p.instance
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({
+        accountId: details.session?.accountId,
+        clientId: String(details.params.client_id),
+      })
+  if (!grant) throw new AppError('GRANT_GONE', 400, 'This sign-in request has expired. Start again.')
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[]
+    missingResourceScopes?: Record<string, string[]>
+  }
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+  for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {
+    grant.addResourceScope(resource, scopes.join(' '))
+  }
+  const grantId = await grant.save()
+  await provider.interactionFinished(
+    p.req,
+    p.res,
+    { consent: { grantId } },
+    { mergeWithLastSubmission: true },
+  )
+}

@@ -1,0 +1,37 @@
+import type { Configuration } from 'oidc-provider'
+import { cspHash } from '../../shared/security-headers'
+import { Layout } from '../../shared/views/hosted-layout'
+import { DonePage } from './components'
+import { render } from './http'
+
+/** Confirms an RP-initiated logout without another click; allowed by its hash in the identity CSP. */
+const AUTO_LOGOUT_SCRIPT = 'document.getElementById("confirm-logout").click()'
+export const AUTO_LOGOUT_SCRIPT_HASH = cspHash(AUTO_LOGOUT_SCRIPT)
+
+function LogoutPage(p: { safeForm: string; auto: boolean }) {
+  const { safeForm } = p
+  return (
+    <Layout title="Signing out">
+      <h1>Signing you out…</h1>
+      {safeForm}
+      <button type="submit" form="op.logoutForm" name="logout" value="yes" id="confirm-logout">
+        Sign out
+      </button>
+      <button type="submit" form="op.logoutForm" class="link">
+        Stay signed in
+      </button>
+      {/* The RP proved the logout with an id_token_hint: confirm it without another click. */}
+      {p.auto ? <script>{AUTO_LOGOUT_SCRIPT}</script> : ''}
+    </Layout>
+  )
+}
+
+type Logout = NonNullable<NonNullable<Configuration['features']>['rpInitiatedLogout']>
+
+/** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2), as oidc-provider's page sources. */
+export const logoutPages: Pick<Logout, 'logoutSource' | 'postLogoutSuccessSource'> = {
+  logoutSource: (ctx, form) =>
+    render(ctx, LogoutPage({ safeForm: form, auto: Boolean(ctx.oidc.params?.id_token_hint) })),
+  postLogoutSuccessSource: (ctx) =>
+    render(ctx, DonePage({ title: 'Signed out', message: 'You have been signed out.' })),
+}

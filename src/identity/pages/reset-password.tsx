@@ -1,0 +1,55 @@
+import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { checkPassword, markEmailVerified, setPassword, useAccountToken } from '../accounts'
+import { writeError } from '../errors'
+import { throttleKey } from '../throttle'
+import { DonePage, NewPasswordField } from './components'
+import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
+
+function ResetPasswordPage(p: { action: string; token: string; error?: string | null }) {
+  return (
+    <Layout title="Choose a new password">
+      <h1>Choose a new password</h1>
+      <Alert kind="error" message={p.error} />
+      <form method="post" action={p.action}>
+        <input type="hidden" name="token" value={p.token} />
+        <NewPasswordField label="New password" />
+        <button type="submit">Save password</button>
+      </form>
+    </Layout>
+  )
+}
+
+/** The link mailed by forgot-password.tsx: a new password, once; it signs the account out everywhere. */
+export async function resetPassword({ core, deps, throttle }: PageContext, p: PageRequest) {
+  const action = `${p.prefix}/reset-password`
+  if (p.req.method !== 'POST') {
+    await send(p.res, 200, ResetPasswordPage({ action, token: p.query.get('token') ?? '' }))
+    return
+  }
+  const form = await readForm(p.req)
+  const token = form.get('token') ?? ''
+  const password = form.get('password') ?? ''
+  try {
+    checkPassword(password)
+  } catch (e) {
+    await send(p.res, 422, ResetPasswordPage({ action, token, error: (e as Error).message }))
+    return
+  }
+  const account = useAccountToken(core, p.instance.id, token, 'reset_password')
+  if (!account) {
+    writeError(p.res, linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
+    return
+  }
+  await setPassword(core, deps, account, password)
+  // Whoever could read the mailbox proved the address too.
+  markEmailVerified(core, account)
+  throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  await send(
+    p.res,
+    200,
+    DonePage({
+      title: 'Password changed',
+      message: 'Your password has been changed. You can sign in with it now.',
+    }),
+  )
+}

@@ -1,0 +1,74 @@
+import { AppError } from '../../shared/errors'
+import { writeError } from '../errors'
+import { LoginThrottle } from '../throttle'
+import { forgotPassword } from './forgot-password'
+import type { PageContext, PageRequest } from './http'
+import { interaction } from './interaction'
+import { resetPassword } from './reset-password'
+import { verifyEmail } from './verify-email'
+
+interface PageRoute {
+  path: string | RegExp
+  /** Methods answered; any when absent. */
+  methods?: string[]
+  run(c: PageContext, p: PageRequest, match: RegExpExecArray | null): Promise<void>
+}
+
+/**
+ * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
+ * interaction (the device and logout pages are oidc-provider's, drawn by device.tsx and logout.tsx).
+ */
+const ROUTES: PageRoute[] = [
+  {
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|abort))?$/,
+    run: (c, p, m) => interaction(c, p, m![1]!, m![2]),
+  },
+  { path: '/verify-email', methods: ['GET'], run: verifyEmail },
+  { path: '/forgot-password', run: forgotPassword },
+  { path: '/reset-password', run: resetPassword },
+]
+
+function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {
+  for (const r of ROUTES) {
+    if (r.methods && !r.methods.includes(p.req.method ?? 'GET')) continue
+    if (typeof r.path === 'string') {
+      if (r.path === p.path) return { route: r, match: null }
+      continue
+    }
+    const match = r.path.exec(p.path)
+    if (match) return { route: r, match }
+  }
+  return null
+}
+
+/**
+ * Answers a request for a hosted page; false for paths that belong to oidc-provider. Every failure
+ * becomes a page: a refusal says why, anything else is logged and said in general terms.
+ */
+export function createPageRouter(c: Omit<PageContext, 'throttle'>) {
+  const context: PageContext = { ...c, throttle: new LoginThrottle(c.core) }
+  return async function handle(p: PageRequest): Promise<boolean> {
+    const found = route(p)
+    if (!found) return false
+    try {
+      await found.route.run(context, p, found.match)
+    } catch (e) {
+      const expired = e instanceof Error && (e.name === 'SessionNotFound' || e.name === 'InvalidRequest')
+      if (!(e instanceof AppError) && !expired)
+        c.core.log.error('hosted page failed', { path: p.path, error: String(e) })
+      if (!p.res.headersSent) {
+        writeError(p.res, {
+          status: e instanceof AppError ? e.status : 400,
+          title: 'Sign-in interrupted',
+          message:
+            e instanceof AppError
+              ? e.message
+              : expired
+                ? 'This sign-in request has expired. Start again from the application.'
+                : 'Something went wrong. Try again.',
+        })
+      }
+    }
+    return true
+  }
+}

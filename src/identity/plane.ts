@@ -1,0 +1,46 @@
+import type { Core } from '../core'
+import { preparePasswordChecks } from './accounts'
+import { type FetchInit, IdentityBridge } from './bridge'
+import type { IdentityDeps } from './deps'
+import { instanceAddressing, PLATFORM } from './instances'
+import { ensureInstanceKeys } from './keys'
+import { rehashLegacyPayloads } from './legacy-payloads'
+import { createPageRouter } from './pages/routes'
+import { InstancePool } from './pool'
+import { buildProvider } from './provider'
+
+export interface IdentityPlane {
+  /** Sends a request to an instance in-process: the control plane's own calls (code exchange, device flow). */
+  fetch(instanceId: string, path: string, init?: FetchInit, clientIp?: string): Promise<Response>
+  /**
+   * The front door's share of a request: the answer when it is addressed to an instance, null when
+   * it is the control plane's. `clientIp` is called only for the plane's requests.
+   */
+  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null
+  /** The instances' Providers (tests reach one through it). */
+  pool: InstancePool
+}
+
+/** The identity plane of this process: the platform instance ready, the Provider pool, the bridge. */
+export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
+  rehashLegacyPayloads(core)
+  await ensureInstanceKeys(core, PLATFORM)
+  preparePasswordChecks()
+  const addressing = instanceAddressing(core.config)
+  const pool = new InstancePool(
+    core,
+    (instanceId, keys) =>
+      buildProvider(core, instanceId, {
+        keys,
+        prefix: addressing.prefixOf(instanceId),
+        clients: deps.clients,
+      }),
+    deps.workspaceActive,
+  )
+  const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }))
+  return {
+    fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
+    handle: (request, url, clientIp) => bridge.handle(request, url, clientIp),
+    pool,
+  }
+}

@@ -1,0 +1,39 @@
+import type { Configuration } from 'oidc-provider'
+import type { Core } from '../../core'
+import { findAccount } from '../accounts'
+import { PLATFORM } from '../instances'
+import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
+
+/** Which claims each scope releases (OpenID Connect Core §5.4). */
+export const CLAIMS: Configuration['claims'] = {
+  openid: ['sub'],
+  email: ['email', 'email_verified'],
+  profile: ['name'],
+}
+
+/** The accounts of an instance as oidc-provider sees them: an id and the claims above. */
+export const accountFinder =
+  (core: Core, instanceId: string): Configuration['findAccount'] =>
+  async (_ctx, sub) => {
+    const account = findAccount(core, instanceId, sub)
+    if (!account) return undefined
+    return {
+      accountId: account.id,
+      claims: async () => ({
+        sub: account.id,
+        email: account.email,
+        email_verified: account.emailVerified,
+        name: account.name || undefined,
+      }),
+    }
+  }
+
+/** Platform access tokens carry the account's epoch: a password change refuses earlier ones. */
+export const extraTokenClaims =
+  (core: Core, instanceId: string): Configuration['extraTokenClaims'] =>
+  async (_ctx, token) => {
+    const accountId = 'accountId' in token ? token.accountId : undefined
+    if (instanceId !== PLATFORM || !accountId) return undefined
+    const account = findAccount(core, instanceId, accountId)
+    return account ? { [AUTH_EPOCH_CLAIM]: account.authEpoch } : undefined
+  }

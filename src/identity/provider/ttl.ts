@@ -1,0 +1,18 @@
+import type { Configuration } from 'oidc-provider'
+
+const DAY = 24 * 3600
+
+/** Lifetimes in seconds of what an instance issues. */
+export const TTL: Configuration['ttl'] = {
+  AccessToken: 3600,
+  AuthorizationCode: 60,
+  ClientCredentials: 3600,
+  DeviceCode: 600,
+  IdToken: 3600,
+  Interaction: 3600,
+  Grant: 14 * DAY,
+  Session: 14 * DAY,
+  RefreshToken: (_ctx, _token, client) =>
+    // Rotated refresh tokens of public clients live shorter than confidential ones (RFC 9700 §4.14).
+    client.tokenEndpointAuthMethod === 'none' ? 14 * DAY : 30 * DAY,
+}

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { embeddedMigrations } from '../src/db/migrations.macro' with { type: 'macro' }
+import { PLATFORM, platformClient } from '../src/identity'
+import { testApp } from './support/app'
+
+// The platform instance's clients (the console, the CLI) are defined in code. A database from an
+// earlier version holds them as `apps` rows: they are never read, and migration 0005 removes them.
+
+let t: Awaited<ReturnType<typeof testApp>>
+
+beforeAll(async () => {
+  t = await testApp()
+})
+afterAll(() => rmSync(t.core.config.dataDir, { recursive: true, force: true }))
+
+const platformRows = () =>
+  t.core.db.$client.query("SELECT client_id FROM apps WHERE instance_id = 'platform'").all()
+
+/** The rows an earlier version wrote at every start, the console's with a secret that is not the current one. */
+function writeEarlierRows() {
+  const insert = t.core.db.$client.query(`
+    INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+      post_logout_redirect_uris, dev_mode, extra_grants, created_at)
+    VALUES ($id, 'platform', $name, $clientId, $hash, $type, '["https://old.example/cb"]', '[]', 0, '[]', 0)`)
+  insert.run({
+    id: 'app_platform_console',
+    name: 'Gatehouse',
+    clientId: 'gatehouse-console',
+    hash: 'stale',
+    type: 'web',
+  })
+  insert.run({
+    id: 'app_platform_cli',
+    name: 'Gatehouse CLI',
+    clientId: 'gatehouse-cli',
+    hash: null,
+    type: 'native',
+  })
+}
+
+async function clientsWork() {
+  const client = platformClient(t.core)
+  const token = await t.identity.fetch(PLATFORM, '/token', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${btoa(`${client.clientId}:${client.clientSecret}`)}`,
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: 'not-a-code',
+      redirect_uri: client.redirectUri,
+      code_verifier: 'v'.repeat(43),
+    }).toString(),
+  })
+  // The client authenticated: only the code is refused.
+  expect(((await token.json()) as { error: string }).error).toBe('invalid_grant')
+  const device = await t.identity.fetch(PLATFORM, '/device/auth', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: client.cliClientId, scope: 'openid' }).toString(),
+  })
+  expect(device.status).toBe(200)
+}
+
+describe("the platform instance's clients", () => {
+  it('are not stored', async () => {
+    expect(platformRows()).toEqual([])
+    await clientsWork()
+  })
+
+  it('ignore the rows an earlier version stored, and the migration removes them', async () => {
+    writeEarlierRows()
+    await clientsWork()
+    // The migration that removes them, as an upgraded database runs it.
+    const removal = embeddedMigrations().find((m) => m.sql.join('').includes('DELETE FROM `apps`'))
+    for (const statement of removal!.sql) t.core.db.$client.exec(statement)
+    expect(platformRows()).toEqual([])
+    await clientsWork()
+  })
+})
