@@ -6,11 +6,7 @@ import type { Core } from './core'
 import { appPages } from './features/apps/pages'
 import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
-import {
-  type PlatformTokenVerifier,
-  platformTokenResolver,
-  sessionResolver,
-} from './features/auth/principals'
+import { platformTokenResolver, sessionResolver } from './features/auth/principals'
 import { authRoutes } from './features/auth/routes'
 import { assetRoutes } from './features/dashboard/assets'
 import { frontRoutes } from './features/dashboard/front'

@@ -1,0 +1,98 @@
+// The walls of the architecture (ARCHITECTURE.md), checked on every `npm run check`: which folder may
+// import which. Type-only imports are free (the transpiler drops them); a value import across a wall
+// fails the check with the file, the import and the rule it breaks.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+
+const root = resolve(import.meta.dir, '..')
+const src = join(root, 'src')
+
+interface Rule {
+  name: string
+  /** Whether the rule applies to an import from `from` (a path below src/) of `to` (ditto). */
+  breaks(from: string, to: string): boolean
+}
+
+const featureOf = (path: string) => /^features\/([^/]+)\//.exec(path)?.[1] ?? null
+/** What a feature shows others: its service (and the types and rules of its model). */
+const PUBLIC_FACE = /^features\/[^/]+\/(service|model)\.tsx?$/
+
+export const RULES: Rule[] = [
+  {
+    name: 'a feature reaches the identity plane only through identity/index.ts',
+    breaks: (from, to) =>
+      from.startsWith('features/') && to.startsWith('identity/') && to !== 'identity/index.ts',
+  },
+  {
+    name: 'shared/ and db/ import no feature, no identity plane and no job runtime',
+    breaks: (from, to) =>
+      (from.startsWith('shared/') || from.startsWith('db/')) &&
+      (to.startsWith('features/') || to.startsWith('identity/') || to.startsWith('jobs/')),
+  },
+  {
+    name: "a feature imports another feature's service (or model), never its repository, routes or pages",
+    breaks: (from, to) => {
+      const a = featureOf(from)
+      const b = featureOf(to)
+      return a !== null && b !== null && a !== b && !PUBLIC_FACE.test(to)
+    },
+  },
+  {
+    name: 'the identity plane imports no feature (features are wired to it in app.ts/server.ts)',
+    breaks: (from, to) => from.startsWith('identity/') && to.startsWith('features/'),
+  },
+  {
+    name: 'jobs call services, never routes or pages',
+    breaks: (from, to) => from.startsWith('jobs/') && /^features\/[^/]+\/(routes|pages)/.test(to),
+  },
+]
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return sourceFiles(path)
+    return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [path] : []
+  })
+}
+
+function resolveImport(file: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null
+  const base = resolve(dirname(file), spec)
+  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate
+    } catch {
+      // Try the next form.
+    }
+  }
+  return null
+}
+
+export function violations(files = sourceFiles(src)): string[] {
+  const out: string[] = []
+  const transpilers = { ts: new Bun.Transpiler({ loader: 'ts' }), tsx: new Bun.Transpiler({ loader: 'tsx' }) }
+  for (const file of files) {
+    const code = readFileSync(file, 'utf8').replace(/^#!.*/, '')
+    const transpiler = file.endsWith('.tsx') ? transpilers.tsx : transpilers.ts
+    const from = relative(src, file)
+    for (const { path } of transpiler.scanImports(code)) {
+      const target = resolveImport(file, path)
+      if (!target) continue
+      const to = relative(src, target)
+      for (const rule of RULES) {
+        if (rule.breaks(from, to)) out.push(`src/${from} imports src/${to}: ${rule.name}`)
+      }
+    }
+  }
+  return out
+}
+
+if (import.meta.main) {
+  const found = violations()
+  for (const line of found) console.error(line)
+  if (found.length > 0) {
+    console.error(`check-walls: ${found.length} import(s) cross a wall`)
+    process.exit(1)
+  }
+  console.log('check-walls: every import respects the walls')
+}
