@@ -10,11 +10,7 @@ export type ToWorker =
       handlerModules: string[]
       concurrency: number
     }
-  | { type: 'tick' }
-  | { type: 'stop' }
+  /** Run every job due now; the `idle` answer carries `id` once they ran. */
+  | { type: 'tick'; id: number }
 
-export type FromWorker =
-  | { type: 'ready' }
-  | { type: 'idle' }
-  | { type: 'stopped' }
-  | { type: 'error'; message: string }
+export type FromWorker = { type: 'ready' } | { type: 'idle'; id: number } | { type: 'error'; message: string }
