@@ -7,7 +7,6 @@ import { threadRunner } from './thread-runner'
 
 export interface InProcessJobsOptions {
   handlerModules?: string[]
-  concurrency?: number
   /** This start's boot id: the runner claims jobs as `<node id>:<boot id>:main`. */
   bootId: string
 }
@@ -32,7 +31,6 @@ export class InProcessJobs implements JobRuntime {
     this.ready = threadRunner(core, {
       workerId: leaseOwner(core.config.nodeId, opts.bootId, 'main'),
       handlerModules: opts.handlerModules ?? [],
-      concurrency: opts.concurrency ?? 8,
     }).then((runner) => {
       this.runner = runner
     })

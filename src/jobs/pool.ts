@@ -61,7 +61,7 @@ export class WorkerPool implements JobRuntime {
         workerId: leaseOwner(config.nodeId, opts.bootId, `w${i}`),
         config: { ...rest, secretKey: secretKey.toString('hex') },
         handlerModules: opts.handlerModules ?? [],
-        concurrency: opts.concurrency ?? 8,
+        concurrency: opts.concurrency,
       }
       worker.postMessage(init)
       this.workers.push(worker)
@@ -75,12 +75,12 @@ export class WorkerPool implements JobRuntime {
   }
 
   wake = (): void => {
-    this.tick()
+    this.postTick()
   }
 
   /** A tick every worker answers with `idle` once the jobs it found due have run. */
   drain(): Promise<void> {
-    const id = this.tick()
+    const id = this.postTick()
     return new Promise((done) => this.drains.set(id, { left: this.workers.length, done }))
   }
 
@@ -99,7 +99,7 @@ export class WorkerPool implements JobRuntime {
     drain.done()
   }
 
-  private tick(): number {
+  private postTick(): number {
     const id = ++this.ticks
     for (const w of this.workers) w.postMessage({ type: 'tick', id } satisfies ToWorker)
     return id

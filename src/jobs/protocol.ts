@@ -8,7 +8,7 @@ export type ToWorker =
       config: Omit<Config, 'secretKey'> & { secretKey: string }
       /** Extra modules exporting `handlers: JobHandler[]` (tests add kinds this way). */
       handlerModules: string[]
-      concurrency: number
+      concurrency?: number
     }
   /** Run every job due now; the `idle` answer carries `id` once they ran. */
   | { type: 'tick'; id: number }

@@ -7,7 +7,8 @@ export interface ThreadRunnerOptions {
   workerId: string
   /** Extra modules exporting `handlers: JobHandler[]` (tests add kinds this way). */
   handlerModules: string[]
-  concurrency: number
+  /** Jobs in flight at once in this runner (deliveries wait on the network, so more than one). */
+  concurrency?: number
 }
 
 /**
@@ -18,6 +19,6 @@ export async function threadRunner(core: Core, opts: ThreadRunnerOptions): Promi
   return new JobRunner(core.db, core.clock, core.log, core, await registryFor(opts.handlerModules), {
     workerId: opts.workerId,
     leaseMs: core.config.jobLeaseSeconds * 1000,
-    concurrency: opts.concurrency,
+    concurrency: opts.concurrency ?? 8,
   })
 }

@@ -31,7 +31,7 @@ export interface TestServerOptions {
    * what fell due. Start it at the real time when OIDC flows run: oidc-provider reads Date.now.
    */
   clock?: ManualClock
-  /** Jobs on the main thread without a clock of the test's (handlers then share the test's memory). */
+  /** Jobs on the main thread, on the system clock: the handlers of `handlerModules` share the test's memory. */
   inProcessJobs?: boolean
 }
 
