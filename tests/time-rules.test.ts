@@ -36,15 +36,11 @@ beforeEach(() => clock.set(Date.now()))
 const sql = (query: string, ...params: unknown[]) =>
   server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
 
-let users = 0
 /** A new platform user (a dashboard session in `agent`), signed up at the clock's current time. */
-const newUser = (opts: { bearer?: boolean } = {}) => {
-  const n = ++users
-  return signUpUser(
-    server,
-    { email: `user-${n}@example.com`, password: `password of user ${n}`, name: `User ${n}` },
-    opts,
-  ).then((user) => ({ ...user, email: `user-${n}@example.com` }))
+async function newUser(opts: { bearer?: boolean } = {}) {
+  const email = `user-${crypto.randomUUID()}@example.com`
+  const user = await signUpUser(server, { email, password: 'a user password', name: 'A User' }, opts)
+  return { ...user, email }
 }
 
 const mailsTo = (address: string, subject: string) =>
