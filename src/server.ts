@@ -8,8 +8,9 @@ import { endAccountSessions } from './features/auth/sessions'
 import { sendMail } from './features/mail/service'
 import { workspaceActive } from './features/workspaces/instance-state'
 import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
+import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
-import { WorkerPool } from './jobs/pool'
+import { type JobRuntime, WorkerPool } from './jobs/pool'
 import { startSchedule } from './jobs/schedule'
 import { baseSecurityHeaders } from './shared/security-headers'
 
@@ -17,6 +18,12 @@ export interface ServerOptions extends CoreOptions {
   /** URL of the job worker entry (src/jobs/worker.ts); resolved by the caller's entry point. */
   workerUrl: URL | string
   handlerModules?: string[]
+  /**
+   * Runs the jobs on the main thread with this server's core, and so its clock, instead of in
+   * worker threads (which build their own core on the system clock). For tests that turn a
+   * ManualClock; `gatehouse serve` always uses the workers.
+   */
+  inProcessJobs?: boolean
 }
 
 export interface RunningServer {
@@ -24,6 +31,11 @@ export interface RunningServer {
   identity: IdentityPlane
   url: string
   port: number
+  /**
+   * Does now what the timers do: enqueues the periodic slots due by the core's clock and runs
+   * every job due; resolves once they ran. Tests call it after turning a ManualClock.
+   */
+  tick(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -44,8 +56,8 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     if (e instanceof ServeLockTaken) throw new StartupError(e.message)
     throw e
   }
-  let pool: WorkerPool | null = null
-  const core = createCore(config, { ...opts, wakeJobs: () => pool?.wake() })
+  let jobs: JobRuntime | null = null
+  const core = createCore(config, { ...opts, wakeJobs: () => jobs?.wake() })
   migrate(core.db)
   const identity = await startIdentityPlane(core, identityDeps(core))
   const app = createApp(core, { identity })
@@ -83,25 +95,33 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   const requeued = requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
   if (requeued > 0)
     core.log.info('requeued jobs of an earlier boot', { count: requeued, node_id: config.nodeId })
-  pool = new WorkerPool(config, core.log, {
-    workerUrl: opts.workerUrl,
-    handlerModules: opts.handlerModules,
-    bootId,
-  })
-  await pool.whenReady()
+  const runtime: JobRuntime = opts.inProcessJobs
+    ? new InProcessJobs(core, { handlerModules: opts.handlerModules, bootId })
+    : new WorkerPool(config, core.log, {
+        workerUrl: opts.workerUrl,
+        handlerModules: opts.handlerModules,
+        bootId,
+      })
+  // Enqueues wake it from here on (the core was built before it).
+  jobs = runtime
+  await runtime.whenReady()
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
   core.log.info('listening', { url, base_url: config.baseUrl, data_dir: config.dataDir })
-  pool.wake()
+  runtime.wake()
   const schedule = startSchedule(core)
   return {
     core,
     identity,
     url,
     port: server.port ?? config.port,
+    tick() {
+      schedule.tick()
+      return runtime.drain()
+    },
     async stop() {
       schedule.stop()
       await server.stop(true)
-      await pool?.stop()
+      await runtime.stop()
       core.db.$client.close()
       serveLock.release()
     },

@@ -5,13 +5,22 @@ import { Agent } from './support/browserless'
 import { startTestServer, type TestServer } from './support/server'
 import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
 
+type Workspace = { id: string; auth_url: string }
+
 let server: TestServer
 let owner: PlatformUser
-let ws: { id: string; auth_url: string }
-let appsPath: string
+/** The workspace of tests that look at their own apps only; one that lists all its apps makes its own. */
+let ws: Workspace
 
 const LOCAL_CB = 'http://localhost:3000/cb'
 const RP = 'https://rp.example.com'
+
+/** An active workspace of the owner's. */
+async function activeWorkspace(name: string): Promise<Workspace> {
+  const created = await json(owner.agent, 'POST', '/v1/workspaces', { name })
+  expect(created.status).toBe(201)
+  return (await waitForState(owner.agent, created.body.id, 'active')) as Workspace
+}
 
 beforeAll(async () => {
   server = await startTestServer()
@@ -20,18 +29,26 @@ beforeAll(async () => {
     password: 'owner-password-1',
     name: 'Owner',
   })
-  const created = await json(owner.agent, 'POST', '/v1/workspaces', { name: 'Apps Inc' })
-  expect(created.status).toBe(201)
-  ws = (await waitForState(owner.agent, created.body.id, 'active')) as typeof ws
-  appsPath = `/v1/workspaces/${ws.id}/apps`
+  ws = await activeWorkspace('Apps Inc')
 })
 afterAll(() => server.stop())
 
 const sql = (query: string, ...params: unknown[]) =>
   server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
-const createApp = (body: unknown) => json(owner.agent, 'POST', appsPath, body)
-const listApps = async () =>
-  (await json(owner.agent, 'GET', appsPath)).body as { items: Json[]; total: number }
+const appsPath = (w: Workspace = ws) => `/v1/workspaces/${w.id}/apps`
+const createApp = (body: unknown, w: Workspace = ws) => json(owner.agent, 'POST', appsPath(w), body)
+const listApps = async (w: Workspace = ws) =>
+  (await json(owner.agent, 'GET', appsPath(w))).body as { items: Json[]; total: number }
+
+const SPA = { name: 'My SPA', app_type: 'spa', dev_mode: true, redirect_uris: [LOCAL_CB] }
+const WEB = { name: 'My Web App', redirect_uris: [`${RP}/cb`] }
+
+/** An app created for the test that uses it. */
+async function newApp(body: typeof SPA | typeof WEB, w: Workspace = ws): Promise<Record<string, Json>> {
+  const r = await createApp(body, w)
+  expect(r.status).toBe(201)
+  return r.body
+}
 
 const discover = (clientId: string, secret: string | null) =>
   oidc.discovery(
@@ -81,27 +98,26 @@ async function codeFlow(
 }
 
 describe('spa apps', () => {
-  let spa: Record<string, Json>
-
   it('creates a spa app (201, no secret) and lists it without any secret', async () => {
-    const r = await createApp({ name: 'My SPA', app_type: 'spa', dev_mode: true, redirect_uris: [LOCAL_CB] })
+    const own = await activeWorkspace('Spa Only')
+    const r = await createApp(SPA, own)
     expect(r.status).toBe(201)
-    spa = r.body
+    const spa = r.body
     expect(spa).toEqual({
       id: expect.any(String),
       name: 'My SPA',
       client_id: expect.any(String),
       client_secret: null,
       app_type: 'spa',
-      issuer: ws.auth_url,
-      discovery_url: `${ws.auth_url}/.well-known/openid-configuration`,
+      issuer: own.auth_url,
+      discovery_url: `${own.auth_url}/.well-known/openid-configuration`,
     })
     expect(spa.client_id.length).toBeGreaterThan(10)
     const discovery = await fetch(spa.discovery_url)
     expect(discovery.status).toBe(200)
     expect(((await discovery.json()) as { issuer: string }).issuer).toBe(spa.issuer)
 
-    const list = await listApps()
+    const list = await listApps(own)
     expect(list.total).toBe(1)
     expect(list.items).toEqual([
       {
@@ -117,6 +133,7 @@ describe('spa apps', () => {
   })
 
   it('completes authorization code + PKCE with openid-client for the new spa app', async () => {
+    const spa = await newApp(SPA)
     await codeFlow({ client_id: spa.client_id, client_secret: null }, LOCAL_CB, {
       email: 'spa-user@example.com',
       password: 'spa-user-pass-1',
@@ -125,6 +142,7 @@ describe('spa apps', () => {
   })
 
   it('refuses an authorization request without PKCE for the spa app', async () => {
+    const spa = await newApp(SPA)
     const url = new URL(`${ws.auth_url}/auth`)
     url.search = new URLSearchParams({
       client_id: spa.client_id,
@@ -144,16 +162,18 @@ describe('spa apps', () => {
   })
 
   it('deletes with 200, idempotently, and the deleted client can no longer authorize', async () => {
-    const first = await json(owner.agent, 'DELETE', `${appsPath}/${spa.id}`)
+    const own = await activeWorkspace('Spa Deleted')
+    const spa = await newApp(SPA, own)
+    const first = await json(owner.agent, 'DELETE', `${appsPath(own)}/${spa.id}`)
     expect(first.status).toBe(200)
-    const again = await json(owner.agent, 'DELETE', `${appsPath}/${spa.id}`)
+    const again = await json(owner.agent, 'DELETE', `${appsPath(own)}/${spa.id}`)
     expect(again.status).toBe(200)
-    const never = await json(owner.agent, 'DELETE', `${appsPath}/app_does_not_exist`)
+    const never = await json(owner.agent, 'DELETE', `${appsPath(own)}/app_does_not_exist`)
     expect(never.status).toBe(200)
-    expect(await listApps()).toEqual({ items: [], total: 0 })
+    expect(await listApps(own)).toEqual({ items: [], total: 0 })
     expect(sql('SELECT id FROM apps WHERE id = ?', spa.id)).toEqual([])
 
-    const url = new URL(`${ws.auth_url}/auth`)
+    const url = new URL(`${own.auth_url}/auth`)
     url.search = new URLSearchParams({
       client_id: spa.client_id,
       response_type: 'code',
@@ -170,18 +190,16 @@ describe('spa apps', () => {
 })
 
 describe('web apps', () => {
-  let web: Record<string, Json>
-
   it('returns the client secret once, never lists it, and stores only a digest', async () => {
-    const r = await createApp({ name: 'My Web App', redirect_uris: [`${RP}/cb`] })
+    const r = await createApp(WEB)
     expect(r.status).toBe(201)
-    web = r.body
+    const web = r.body
     expect(web.app_type).toBe('web') // the default type
     expect(typeof web.client_secret).toBe('string')
     expect(web.client_secret.length).toBeGreaterThanOrEqual(32)
     expect(web.issuer).toBe(ws.auth_url)
 
-    const listRes = await json(owner.agent, 'GET', appsPath)
+    const listRes = await json(owner.agent, 'GET', appsPath())
     const listed = (listRes.body.items as Record<string, unknown>[]).find((a) => a.id === web.id)!
     expect(listed).toEqual({
       id: web.id,
@@ -203,6 +221,7 @@ describe('web apps', () => {
   })
 
   it('completes authorization code + PKCE with openid-client using the client secret', async () => {
+    const web = await newApp(WEB)
     const { tokens } = await codeFlow(
       { client_id: web.client_id, client_secret: web.client_secret },
       `${RP}/cb`,
@@ -215,6 +234,7 @@ describe('web apps', () => {
   })
 
   it('deleting an app through another workspace of the same owner leaves it in place', async () => {
+    const web = await newApp(WEB)
     const other = await json(owner.agent, 'POST', '/v1/workspaces', { name: 'Other' })
     expect(other.status).toBe(201)
     const r = await json(owner.agent, 'DELETE', `/v1/workspaces/${other.body.id}/apps/${web.id}`)
@@ -223,10 +243,11 @@ describe('web apps', () => {
   })
 
   it('refuses the client credentials of a deleted app with the very next token request', async () => {
+    const web = await newApp(WEB)
     const config = await discover(web.client_id, web.client_secret)
     const before = await oidc.clientCredentialsGrant(config)
     expect(before.token_type).toBe('bearer')
-    expect((await json(owner.agent, 'DELETE', `${appsPath}/${web.id}`)).status).toBe(200)
+    expect((await json(owner.agent, 'DELETE', `${appsPath()}/${web.id}`)).status).toBe(200)
     const after = await fetch(`${ws.auth_url}/token`, {
       method: 'POST',
       headers: {
@@ -256,7 +277,7 @@ describe('AppCreate validation', () => {
   async function accepted(body: Record<string, unknown>) {
     const r = await createApp(body)
     expect({ body, status: r.status }).toEqual({ body, status: 201 })
-    await json(owner.agent, 'DELETE', `${appsPath}/${r.body.id}`)
+    await json(owner.agent, 'DELETE', `${appsPath()}/${r.body.id}`)
     return r.body
   }
 

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { unlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { GATE_FILE } from './fixtures/gated-provisioning'
+import { holdProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
 import { sharedBrowser } from './support/browser'
 import { startTestServer, type TestServer } from './support/server'
+import { json, signUpUser, waitForState } from './support/users'
 
 let server: TestServer
-const gate = () => join(server.core.config.dataDir, GATE_FILE)
 
 beforeAll(async () => {
+  // In-process jobs: the test holds a workspace's provisioning to watch the status fragment.
   server = await startTestServer({}, undefined, {
-    handlerModules: [new URL('./fixtures/gated-provisioning.ts', import.meta.url).pathname],
+    handlerModules: [PROVISIONING_CONTROL],
+    inProcessJobs: true,
   })
 })
 afterAll(() => server.stop())
@@ -38,6 +38,7 @@ describe('the dashboard in headless Chromium', () => {
     await page.getByRole('button', { name: 'Create workspace' }).click()
     await page.getByText('Enter a name.').waitFor()
 
+    const provisioning = holdProvisioning('Apollo')
     await page.getByLabel('Workspace name').fill('Apollo')
     await page.getByRole('button', { name: 'Create workspace' }).click()
     await page.waitForURL(/\/app\/workspaces\/[0-9a-f-]{36}$/)
@@ -46,7 +47,7 @@ describe('the dashboard in headless Chromium', () => {
     })
     await expect(page.locator('#ws-status .badge').textContent()).resolves.toContain('Provisioning')
     expect(await page.locator('#ws-status').getAttribute('hx-trigger')).toBe('every 3s')
-    writeFileSync(gate(), 'open')
+    provisioning.release()
     await page.locator('#ws-status .badge.active').waitFor({ timeout: 15_000 })
     // Same document: the fragment turned active without a reload, and polling stopped.
     expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(42)
@@ -84,14 +85,22 @@ describe('the dashboard in headless Chromium', () => {
   }, 60_000)
 
   it('shows a failed workspace with its reason and a retry button that brings it back', async () => {
+    const user = {
+      email: 'katherine@example.com',
+      password: 'orbital-mechanics-6',
+      name: 'Katherine Johnson',
+    }
+    const owner = await signUpUser(server, user)
+    const created = await json(owner.agent, 'POST', '/v1/workspaces', { name: 'Gemini' })
+    await waitForState(owner.agent, created.body.id, 'active')
     const context = await (await sharedBrowser()).newContext()
     const page = await context.newPage()
     await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await page.getByLabel('Email').fill('margaret@example.com')
-    await page.getByLabel('Password').fill('apollo-guidance-11')
+    await page.getByLabel('Email').fill(user.email)
+    await page.getByLabel('Password').fill(user.password)
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(`${server.baseUrl}/app/`)
-    const card = page.locator('a.card', { hasText: 'Apollo' })
+    const card = page.locator('a.card', { hasText: 'Gemini' })
     const href = (await card.getAttribute('href'))!
     const id = href.split('/').pop()!
     server.core.db.$client
@@ -99,14 +108,14 @@ describe('the dashboard in headless Chromium', () => {
         "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = 'Could not create the signing keys.' WHERE id = ?",
       )
       .run(id)
-    unlinkSync(gate())
+    const retried = holdProvisioning('Gemini')
     await page.goto(`${server.baseUrl}${href}`)
     await page.getByText('Could not create the signing keys.').waitFor()
     await page.getByRole('button', { name: 'Retry provisioning' }).click()
     // The retry answers the fragment in provisioning with polling on.
     await page.locator('#ws-status .badge.provisioning').waitFor()
     expect(await page.locator('#ws-status').getAttribute('hx-trigger')).toBe('every 3s')
-    writeFileSync(gate(), 'open')
+    retried.release()
     await page.locator('#ws-status .badge.active').waitFor({ timeout: 15_000 })
     await context.close()
   }, 60_000)

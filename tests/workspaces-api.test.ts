@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import * as oidc from 'openid-client'
+import { holdProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
 import { Agent } from './support/browserless'
 import { startTestServer, type TestServer } from './support/server'
 import { eventually, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
@@ -13,7 +14,11 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 const RP = 'https://rp.example.com'
 
 beforeAll(async () => {
-  server = await startTestServer()
+  // In-process jobs: a test holds a workspace's provisioning to see it before it is active.
+  server = await startTestServer({}, undefined, {
+    handlerModules: [PROVISIONING_CONTROL],
+    inProcessJobs: true,
+  })
   alice = await signUpUser(
     server,
     { email: 'alice@example.com', password: 'alice-password-1', name: 'Alice Liddell' },
@@ -41,6 +46,7 @@ async function activeWorkspace(user: PlatformUser, name = 'Acme') {
 
 describe('POST /v1/workspaces', () => {
   it('answers 201 with a provisioning WorkspaceOut, then becomes active and serves discovery', async () => {
+    const provisioning = holdProvisioning('Acme Corp')
     const created = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Acme Corp' })
     expect(created.status).toBe(201)
     const id = created.body.id as string
@@ -55,11 +61,12 @@ describe('POST /v1/workspaces', () => {
       provisioning_error: null,
     })
 
-    // While not active the instance does not serve (observable only if provisioning is still running).
-    const before = stateInDb(id)
+    // While not active the instance does not serve.
+    expect(stateInDb(id)).toBe('provisioning')
     const early = await discovery(created.body.auth_url)
-    if (before === 'provisioning' && stateInDb(id) === 'provisioning') expect(early.status).toBe(404)
+    expect(early.status).toBe(404)
 
+    provisioning.release()
     const active = await waitForState(alice.agent, id, 'active')
     expect(active).toMatchObject({ id, name: 'Acme Corp', plan: 'free', provisioning_error: null })
     expect(active.created_at).toBe(created.body.created_at)
@@ -115,6 +122,8 @@ describe('POST /v1/workspaces', () => {
 
 describe('GET /v1/workspaces', () => {
   it("lists only the caller's workspaces", async () => {
+    const alices = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Alice Works' })
+    expect(alices.status).toBe(201)
     const bobs = await json(bob.agent, 'POST', '/v1/workspaces', { name: 'Bob Works' })
     expect(bobs.status).toBe(201)
     const a = await json(alice.agent, 'GET', '/v1/workspaces')

@@ -8,13 +8,9 @@ export type ToWorker =
       config: Omit<Config, 'secretKey'> & { secretKey: string }
       /** Extra modules exporting `handlers: JobHandler[]` (tests add kinds this way). */
       handlerModules: string[]
-      concurrency: number
+      concurrency?: number
     }
-  | { type: 'tick' }
-  | { type: 'stop' }
+  /** Run every job due now; the `idle` answer carries `id` once they ran. */
+  | { type: 'tick'; id: number }
 
-export type FromWorker =
-  | { type: 'ready' }
-  | { type: 'idle' }
-  | { type: 'stopped' }
-  | { type: 'error'; message: string }
+export type FromWorker = { type: 'ready' } | { type: 'idle'; id: number } | { type: 'error'; message: string }

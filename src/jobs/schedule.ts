@@ -32,8 +32,17 @@ export function enqueuePeriodic(
   return added
 }
 
-/** Checks for a new slot every 15 seconds in the main thread; the job workers run what it enqueues. */
-export function startSchedule(core: Core): { stop(): void } {
+export interface Schedule {
+  /** Enqueues the slots due by the core's clock now, as the next 15-second check would. */
+  tick(): void
+  stop(): void
+}
+
+/**
+ * Checks for a new slot every 15 seconds in the main thread, reading the core's clock (a test's
+ * ManualClock too); the job runtime runs what it enqueues.
+ */
+export function startSchedule(core: Core): Schedule {
   const seen = new Map<string, number>()
   const tick = () => {
     try {
@@ -44,5 +53,5 @@ export function startSchedule(core: Core): { stop(): void } {
   }
   tick()
   const cron = new Cron('*/15 * * * * *', { protect: true }, tick)
-  return { stop: () => cron.stop() }
+  return { tick, stop: () => cron.stop() }
 }

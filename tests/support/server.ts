@@ -1,7 +1,7 @@
 import { createServer } from 'node:net'
 import { loadConfig } from '../../src/config'
 import { type RunningServer, startServer } from '../../src/server'
-import type { Clock } from '../../src/shared/clock'
+import type { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
 import { tempDir } from './core'
 
@@ -23,11 +23,26 @@ export interface TestServer extends RunningServer {
   logLines: Record<string, unknown>[]
 }
 
-/** A real server on a free loopback port with BASE_URL matching it, fresh DATA_DIR, real workers. */
+export interface TestServerOptions {
+  /** Modules exporting `handlers: JobHandler[]`, run beside (or instead of) the product's kinds. */
+  handlerModules?: string[]
+  /**
+   * The server's clock. Jobs then run in process, with this clock: turn it, then `tick()` to run
+   * what fell due. Start it at the real time when OIDC flows run: oidc-provider reads Date.now.
+   */
+  clock?: ManualClock
+  /** Jobs on the main thread, on the system clock: the handlers of `handlerModules` share the test's memory. */
+  inProcessJobs?: boolean
+}
+
+/**
+ * A real server on a free loopback port with BASE_URL matching it and a fresh DATA_DIR. Its jobs
+ * run in worker threads, as `gatehouse serve` runs them, unless the test brings a clock.
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   dataDir = tempDir(),
-  opts: { handlerModules?: string[]; clock?: Clock } = {},
+  opts: TestServerOptions = {},
 ): Promise<TestServer> {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
@@ -46,6 +61,7 @@ export async function startTestServer(
     log,
     handlerModules: opts.handlerModules,
     clock: opts.clock,
+    inProcessJobs: opts.inProcessJobs ?? opts.clock !== undefined,
   })
   return { ...server, baseUrl: config.baseUrl, logLines }
 }
