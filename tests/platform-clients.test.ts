@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { embeddedMigrations } from '../src/db/migrations.macro' with { type: 'macro' }
@@ -5,7 +6,7 @@ import { PLATFORM, platformClient } from '../src/identity'
 import { testApp } from './support/app'
 
 // The platform instance's clients (the console, the CLI) are defined in code. A database from an
-// earlier version holds them as `apps` rows: they are never read, and migration 0005 removes them.
+// earlier version holds them as `apps` rows: they are never read, and migration 0006 removes them.
 
 let t: Awaited<ReturnType<typeof testApp>>
 
@@ -15,12 +16,12 @@ beforeAll(async () => {
 afterAll(() => rmSync(t.core.config.dataDir, { recursive: true, force: true }))
 
 const platformRows = () =>
-  t.core.db.$client.query("SELECT client_id FROM apps WHERE instance_id = 'platform'").all()
+  t.core.db.$client.query("SELECT client_id FROM apps WHERE workspace_id = 'platform'").all()
 
 /** The rows an earlier version wrote at every start, the console's with a secret that is not the current one. */
-function writeEarlierRows() {
-  const insert = t.core.db.$client.query(`
-    INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+function writeEarlierRows(db: Database, owner: 'instance_id' | 'workspace_id') {
+  const insert = db.query(`
+    INSERT INTO apps (id, ${owner}, name, client_id, client_secret_hash, app_type, redirect_uris,
       post_logout_redirect_uris, dev_mode, extra_grants, created_at)
     VALUES ($id, 'platform', $name, $clientId, $hash, $type, '["https://old.example/cb"]', '[]', 0, '[]', 0)`)
   insert.run({
@@ -70,13 +71,24 @@ describe("the platform instance's clients", () => {
     await clientsWork()
   })
 
-  it('ignore the rows an earlier version stored, and the migration removes them', async () => {
-    writeEarlierRows()
+  it('ignore the rows an earlier version stored', async () => {
+    writeEarlierRows(t.core.db.$client, 'workspace_id')
     await clientsWork()
-    // The migration that removes them, as an upgraded database runs it.
-    const removal = embeddedMigrations().find((m) => m.sql.join('').includes('DELETE FROM `apps`'))
-    for (const statement of removal!.sql) t.core.db.$client.exec(statement)
-    expect(platformRows()).toEqual([])
-    await clientsWork()
+    t.core.db.$client.exec("DELETE FROM apps WHERE workspace_id = 'platform'")
+  })
+
+  it('are removed from an upgraded database by its migrations', () => {
+    // A database as the version before this one left it: migrated up to the platform rows' removal.
+    const db = new Database(':memory:')
+    const migrations = embeddedMigrations()
+    const removal = migrations.findIndex((m) => m.sql.join('').includes('DELETE FROM `apps`'))
+    const run = (from: number, to: number) => {
+      for (const m of migrations.slice(from, to)) for (const statement of m.sql) db.exec(statement)
+    }
+    run(0, removal)
+    writeEarlierRows(db, 'instance_id')
+    run(removal, migrations.length)
+    expect(db.query("SELECT count(*) AS n FROM apps WHERE workspace_id = 'platform'").get()).toEqual({ n: 0 })
+    db.close()
   })
 })

@@ -65,7 +65,7 @@ export function seedWorkspace(
       .run({ id: workspaceId, owner: opts.ownerId ?? 'usr_bench', now })
     await ensureInstanceKeys(core, workspaceId)
     const insertApp = sql.prepare(
-      `INSERT INTO apps (id, instance_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+      `INSERT INTO apps (id, workspace_id, name, client_id, client_secret_hash, app_type, redirect_uris,
          post_logout_redirect_uris, dev_mode, extra_grants, created_at)
        VALUES ($id, $instance, $name, $clientId, $hash, 'web', '["https://rp.example/cb"]', '[]', 0, '[]', $now)`,
     )

@@ -19,7 +19,7 @@ export async function activeWorkspace(core: Core, ownerId = 'usr_owner'): Promis
 
 export function registerApp(
   core: Core,
-  instanceId: string,
+  workspaceId: string,
   input: {
     type: 'web' | 'spa' | 'native'
     redirectUris: string[]
@@ -33,7 +33,7 @@ export function registerApp(
     .insert(apps)
     .values({
       id: newId('app'),
-      instanceId,
+      workspaceId,
       name: input.name ?? `${input.type} app`,
       clientId,
       clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,

@@ -23,7 +23,7 @@ export function appClientSource(core: Core): ClientSource {
     .from(apps)
     .where(
       and(
-        eq(apps.instanceId, sql.placeholder('workspaceId')),
+        eq(apps.workspaceId, sql.placeholder('workspaceId')),
         eq(apps.clientId, sql.placeholder('clientId')),
       ),
     )

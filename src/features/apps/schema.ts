@@ -7,7 +7,7 @@ export const apps = sqliteTable(
   'apps',
   {
     id: text('id').primaryKey(),
-    instanceId: text('instance_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
     name: text('name').notNull(),
     clientId: text('client_id').notNull(),
     /** SHA-256 of the secret (web apps only); the secret itself is shown once. */
@@ -20,5 +20,5 @@ export const apps = sqliteTable(
     extraGrants: text('extra_grants', { mode: 'json' }).notNull().$type<string[]>().default([]),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_instance_idx').on(t.instanceId)],
+  (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_workspace_idx').on(t.workspaceId)],
 )

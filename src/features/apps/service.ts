@@ -28,7 +28,7 @@ export function createAppService(core: Core) {
   const listQuery = core.db
     .select()
     .from(apps)
-    .where(eq(apps.instanceId, sql.placeholder('workspaceId')))
+    .where(eq(apps.workspaceId, sql.placeholder('workspaceId')))
     .orderBy(asc(apps.createdAt), asc(apps.id))
     .prepare()
   return {
@@ -54,7 +54,7 @@ export function createAppService(core: Core) {
         .insert(apps)
         .values({
           id: newId('app', now),
-          instanceId: workspace.id,
+          workspaceId: workspace.id,
           name,
           clientId: randomToken(18),
           clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
@@ -85,7 +85,7 @@ export function createAppService(core: Core) {
     remove(workspace: Workspace, appId: string): void {
       core.db
         .delete(apps)
-        .where(and(eq(apps.instanceId, workspace.id), eq(apps.id, appId)))
+        .where(and(eq(apps.workspaceId, workspace.id), eq(apps.id, appId)))
         .run()
       // The instance forgets the client now: its next token request is refused.
       core.instances.changed(workspace.id)
@@ -97,5 +97,5 @@ export type AppService = ReturnType<typeof createAppService>
 
 /** The apps' teardown step of a workspace deletion (its instance is served no more). */
 export function deleteWorkspaceApps(core: Core, workspaceId: string): void {
-  core.db.delete(apps).where(eq(apps.instanceId, workspaceId)).run()
+  core.db.delete(apps).where(eq(apps.workspaceId, workspaceId)).run()
 }
