@@ -242,8 +242,12 @@ describe('DELETE /v1/workspaces/{id}', () => {
       `${RP}/cb`,
     )
     expect(back.searchParams.get('code')).toBeTruthy()
+    // Apps are owned by `workspace_id`; identity rows by their instance (a workspace, or the platform).
     const count = (table: string) =>
-      sql(`SELECT count(*) AS n FROM ${table} WHERE instance_id = ?`, ws.id)[0]!.n as number
+      sql(
+        `SELECT count(*) AS n FROM ${table} WHERE ${table === 'apps' ? 'workspace_id' : 'instance_id'} = ?`,
+        ws.id,
+      )[0]!.n as number
     expect(count('apps')).toBe(1)
     expect(count('accounts')).toBe(1)
 
