@@ -151,8 +151,7 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/app/workspaces/:workspace_id/retry-provisioning',
-      ({ principal, workspace }) =>
-        html(<StatusFragment w={service.retry(principal.account.id, workspace.id)} />),
+      ({ workspace }) => html(<StatusFragment w={service.retry(workspace)} />),
       { params, scope: 'workspace:admin', ...views },
     )
     .get(

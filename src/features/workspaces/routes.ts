@@ -40,22 +40,18 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       response: WorkspaceModel.out,
       detail: { tags, summary: 'Get a workspace' },
     })
-    .patch(
-      '/:workspace_id',
-      ({ principal, workspace, body }) => out(service.rename(principal.account.id, workspace.id, body.name)),
-      {
-        params: WorkspaceModel.params,
-        body: WorkspaceModel.update,
-        scope: 'workspace:write',
-        response: WorkspaceModel.out,
-        detail: { tags, summary: 'Rename a workspace' },
-      },
-    )
+    .patch('/:workspace_id', ({ workspace, body }) => out(service.rename(workspace, body.name)), {
+      params: WorkspaceModel.params,
+      body: WorkspaceModel.update,
+      scope: 'workspace:write',
+      response: WorkspaceModel.out,
+      detail: { tags, summary: 'Rename a workspace' },
+    })
     .delete(
       '/:workspace_id',
-      ({ principal, workspace, set }) => {
+      ({ workspace, set }) => {
         set.status = 202
-        const w = service.remove(principal.account.id, workspace.id)
+        const w = service.remove(workspace)
         return { id: w.id, state: 'deleting' as const }
       },
       {
@@ -67,9 +63,9 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/:workspace_id/retry-provisioning',
-      ({ principal, workspace, set }) => {
+      ({ workspace, set }) => {
         set.status = 202
-        return out(service.retry(principal.account.id, workspace.id))
+        return out(service.retry(workspace))
       },
       {
         params: WorkspaceModel.params,

@@ -2,10 +2,8 @@ import { and, count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
-import { appError } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
-import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import { workspaces } from './schema'
 
@@ -23,21 +21,11 @@ export const workspaceOut = (core: Core, w: Workspace) => ({
   provisioning_error: w.provisioningError,
 })
 
-/** Every query is scoped by owner: another user's workspace is indistinguishable from none (404). */
+/**
+ * Workspaces. Who may act on one is decided once, by the auth guard's scope rule
+ * (`scopes.ts`): the operations here take the workspace row it resolved.
+ */
 export function createWorkspaceService(core: Core) {
-  const owned = (ownerId: string, id: string) =>
-    core.db
-      .select()
-      .from(workspaces)
-      .where(and(eq(workspaces.id, id), eq(workspaces.ownerId, ownerId)))
-      .get()
-
-  const get = (ownerId: string, id: string): Workspace => {
-    const w = owned(ownerId, id)
-    if (!w) throw appError(WorkspaceErrors.NOT_FOUND, 404)
-    return w
-  }
-
   const setState = (id: string, set: Partial<Workspace>) =>
     core.db
       .update(workspaces)
@@ -47,9 +35,6 @@ export function createWorkspaceService(core: Core) {
       .get()!
 
   return {
-    owned,
-    get,
-
     list(ownerId: string): Workspace[] {
       return core.db
         .select()
@@ -86,14 +71,13 @@ export function createWorkspaceService(core: Core) {
       })
     },
 
-    rename(ownerId: string, id: string, name: string): Workspace {
-      get(ownerId, id)
-      return setState(id, { name: displayName(name) })
+    rename(w: Workspace, name: string): Workspace {
+      return setState(w.id, { name: displayName(name) })
     },
 
     /** Moves to `deleting`; a job tears the instance down and purges the data. Idempotent. */
-    remove(ownerId: string, id: string): Workspace {
-      const w = get(ownerId, id)
+    remove(w: Workspace): Workspace {
+      const id = w.id
       if (w.state === 'deleting') return w
       const updated = core.db.transaction((tx) => {
         const row = tx
@@ -111,8 +95,8 @@ export function createWorkspaceService(core: Core) {
     },
 
     /** Re-runs provisioning from `provisioning_failed`; in any other state a no-op (SPEC). */
-    retry(ownerId: string, id: string): Workspace {
-      const w = get(ownerId, id)
+    retry(w: Workspace): Workspace {
+      const id = w.id
       if (w.state !== 'provisioning_failed') return w
       return core.db.transaction((tx) => {
         const updated = tx
