@@ -250,6 +250,10 @@ describe('DELETE /v1/workspaces/{id}', () => {
       )[0]!.n as number
     expect(count('apps')).toBe(1)
     expect(count('accounts')).toBe(1)
+    // The end user's verification mail, kept in the dev outbox under the workspace.
+    const outbox = () =>
+      sql('SELECT count(*) AS n FROM dev_outbox WHERE workspace_id = ?', ws.id)[0]!.n as number
+    await eventually('the verification mail in the outbox', async () => (outbox() > 0 ? true : undefined))
 
     const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
     expect(del.status).toBe(202)
@@ -266,6 +270,7 @@ describe('DELETE /v1/workspaces/{id}', () => {
     expect(count('accounts')).toBe(0)
     expect(count('oidc_payloads')).toBe(0)
     expect(count('instance_keys')).toBe(0)
+    expect(outbox()).toBe(0)
     const list = await json(alice.agent, 'GET', '/v1/workspaces')
     expect((list.body.items as { id: string }[]).map((w) => w.id)).not.toContain(ws.id)
     expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)).status).toBe(404)

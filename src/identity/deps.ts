@@ -1,6 +1,9 @@
 import type { Core } from '../core'
 
-/** A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. */
+/**
+ * A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. The
+ * plane's own port: the mail feature's message is a superset, so its `sendMail` is injected as is.
+ */
 export interface MailMessage {
   to: string
   subject: string

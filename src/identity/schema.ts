@@ -106,3 +106,12 @@ export const loginThrottle = sqliteTable('login_throttle', {
   windowStart: integer('window_start').notNull(),
   lockedUntil: integer('locked_until'),
 })
+
+/**
+ * Start-up steps that rewrite data a schema migration cannot (they need the master key), done
+ * once per store: checking a row here is cheaper than scanning for rows still to rewrite.
+ */
+export const upgradeSteps = sqliteTable('upgrade_steps', {
+  name: text('name').primaryKey(),
+  doneAt: integer('done_at').notNull(),
+})

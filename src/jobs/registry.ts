@@ -3,18 +3,24 @@ import { deleteWorkspaceEvents } from '../events/emit'
 import { deleteWorkspaceApps } from '../features/apps/service'
 import { purgeExpiredAuthRows } from '../features/auth/purge'
 import { mailSend } from '../features/mail/jobs'
-import { purgeExpiredMail } from '../features/mail/outbox'
+import { deleteWorkspaceMail, purgeExpiredMail } from '../features/mail/outbox'
 import { workspaceProvision, workspaceTeardown } from '../features/workspaces/jobs'
 import type { TeardownStep } from '../features/workspaces/provisioning'
 import { deleteInstanceData, purgeExpiredIdentityRows } from '../identity'
-import { purgeFinishedPeriodicJobs } from '../queue/queue'
+import { dropQueuedJobs, purgeFinishedPeriodicJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
 type CoreJobHandler = JobHandler<Core, never>
 
 /** What deleting a workspace removes, each part by the feature that owns its rows. */
-const WORKSPACE_TEARDOWN: TeardownStep[] = [deleteWorkspaceApps, deleteWorkspaceEvents, deleteInstanceData]
+const WORKSPACE_TEARDOWN: TeardownStep[] = [
+  dropQueuedJobs,
+  deleteWorkspaceApps,
+  deleteWorkspaceMail,
+  deleteWorkspaceEvents,
+  deleteInstanceData,
+]
 
 /** What the periodic purge removes, each part by the owner of its tables. */
 const PURGES: Purge[] = [

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { deleteInBatches } from '../db/purge'
 import type { Clock } from '../shared/clock'
@@ -66,6 +66,16 @@ export class JobQueue {
       updatedAt: now,
     }
   }
+}
+
+/**
+ * Workspace teardown's share of the queue: the workspace's jobs still waiting (a mail to one of its
+ * users, a retry) go with it. Running ones, the teardown among them, finish as they are.
+ */
+export function dropQueuedJobs({ db }: { db: Db }, workspaceId: string): void {
+  db.delete(jobs)
+    .where(and(eq(jobs.workspaceId, workspaceId), eq(jobs.status, 'queued')))
+    .run()
 }
 
 /** Finished periodic jobs are kept this long (what ran lately stays visible), then dropped. */

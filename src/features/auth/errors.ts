@@ -7,4 +7,5 @@ export const AuthErrors = defineErrorCodes({
   LOGIN_DENIED: 'Sign-in was cancelled or refused.',
   LOGIN_FAILED: 'Sign-in could not be completed. Start again.',
   DEVICE_START_FAILED: 'Could not start the device flow',
+  INVALID_TOKEN: 'Invalid or expired access token',
 })

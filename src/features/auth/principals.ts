@@ -1,7 +1,7 @@
 import type { Core } from '../../core'
-import type { Account } from '../../identity/accounts'
+import type { Account } from '../../identity'
 import { safeEqual } from '../../shared/crypto'
-import { AppError, forbidden, unauthorized } from '../../shared/errors'
+import { appError, forbidden, unauthorized } from '../../shared/errors'
 import type {
   Principal,
   PrincipalResolver,
@@ -9,6 +9,7 @@ import type {
   WorkspaceRef,
   WorkspaceScope,
 } from '../../shared/plugins/auth'
+import { AuthErrors } from './errors'
 import { findSession, type SessionView, sessionCookieName } from './sessions'
 
 /** What a signed-in person may do in a workspace: the workspaces feature answers. */
@@ -38,8 +39,8 @@ export function platformTokenResolver(verify: PlatformTokenVerifier, scopes: Use
     if (scheme?.toLowerCase() !== 'bearer' || !token) throw unauthorized('Use Authorization: Bearer <token>')
     const account = await verify(token)
     if (!account) {
-      throw new AppError('INVALID_TOKEN', 401, 'Invalid or expired access token', {
-        'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"`,
+      throw appError(AuthErrors.INVALID_TOKEN, 401, {
+        headers: { 'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"` },
       })
     }
     return userPrincipal(account, 'bearer', scopes)

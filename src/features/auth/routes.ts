@@ -17,7 +17,7 @@ const wantsHtml = (request: Request) => (request.headers.get('accept') ?? '').in
 
 /** SPEC "Authentication flow": dashboard login through the platform instance, and the device flow. */
 export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: IdentityPlane) {
-  const service = createAuthService({ core, bridge: identity })
+  const service = createAuthService({ core, identity })
   const cookieName = sessionCookieName(core)
   const secure = core.config.baseUrl.startsWith('https:')
   const loginCookie = loginCookieName(core)

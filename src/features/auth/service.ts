@@ -71,12 +71,12 @@ const s256 = async (verifier: string) =>
 
 export interface AuthServiceDeps {
   core: Core
-  bridge: IdentityPlane
+  identity: IdentityPlane
   /** External providers configured for the platform instance (none until IdPs exist). */
   configuredIdps?: () => string[]
 }
 
-export function createAuthService({ core, bridge, configuredIdps = () => [] }: AuthServiceDeps) {
+export function createAuthService({ core, identity, configuredIdps = () => [] }: AuthServiceDeps) {
   const platform = platformClient(core)
   const { issuer } = platform
   const workspaceService = createWorkspaceService(core)
@@ -87,7 +87,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
     form: Record<string, string>,
     headers: Record<string, string> = {},
   ) {
-    const res = await bridge.fetch(PLATFORM, path, {
+    const res = await identity.fetch(PLATFORM, path, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(form).toString(),
@@ -214,7 +214,7 @@ export function createAuthService({ core, bridge, configuredIdps = () => [] }: A
 
     /** POST /v1/auth/device/start (RFC 8628 §3.1) on behalf of a headless tool. */
     async startDevice(clientIp: string) {
-      const res = await bridge.fetch(
+      const res = await identity.fetch(
         PLATFORM,
         '/device/auth',
         {

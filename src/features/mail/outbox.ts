@@ -1,4 +1,4 @@
-import { desc, lt, notLike, or } from 'drizzle-orm'
+import { desc, eq, lt, notLike, or } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { newId } from '../../shared/ids'
 import { devOutbox } from './schema'
@@ -23,6 +23,11 @@ function purgeDevOutbox(core: Pick<Core, 'db' | 'clock'>): number {
     .where(or(lt(devOutbox.createdAt, core.clock.now() - DEV_OUTBOX_TTL_MS), notLike(devOutbox.text, 'v1.%')))
     .returning({ id: devOutbox.id })
     .all().length
+}
+
+/** Workspace teardown's share of the mail feature: the outbox mails of that workspace's instance. */
+export function deleteWorkspaceMail(core: Pick<Core, 'db'>, workspaceId: string): void {
+  core.db.delete(devOutbox).where(eq(devOutbox.workspaceId, workspaceId)).run()
 }
 
 /** The periodic purge's share of the mail feature. */
