@@ -1,6 +1,6 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
 import { Alert, Copyable, FieldError } from '../../shared/views/components'
-import type { AppModel } from './model'
+import { AppModel } from './model'
 import type { appOut } from './service'
 
 type AppView = ReturnType<typeof appOut>
@@ -104,7 +104,14 @@ export function AppForm({
     >
       {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
       <label for="app-name">Name</label>
-      <input id="app-name" name="name" type="text" maxlength="200" required value={values.name} />
+      <input
+        id="app-name"
+        name="name"
+        type="text"
+        maxlength={String(AppModel.create.properties.name.maxLength)}
+        required
+        value={values.name}
+      />
       <FieldError id="app-name-error" message={errors.name} />
       <label for="app-type">Type</label>
       <select id="app-type" name="app_type">

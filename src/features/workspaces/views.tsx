@@ -1,4 +1,5 @@
 import { Alert, Copyable, EmptyState, FieldError } from '../../shared/views/components'
+import { WorkspaceModel } from './model'
 import type { Workspace } from './service'
 
 const LABELS: Record<Workspace['state'], string> = {
@@ -112,7 +113,7 @@ export function NewWorkspaceForm({ name = '', error }: { name?: string; error?: 
         name="name"
         type="text"
         value={name}
-        maxlength="100"
+        maxlength={String(WorkspaceModel.create.properties.name.maxLength)}
         required
         autofocus
         aria-invalid={error ? 'true' : undefined}

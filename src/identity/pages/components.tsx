@@ -1,4 +1,5 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { PASSWORD_MIN } from '../accounts'
 
 /** A password being chosen (sign-up, reset), with the rule the server enforces. */
 export function NewPasswordField({ label }: { label: string }) {
@@ -12,10 +13,10 @@ export function NewPasswordField({ label }: { label: string }) {
         name="password"
         type="password"
         required
-        minlength="8"
+        minlength={String(PASSWORD_MIN)}
         autocomplete="new-password"
       />
-      <p class="hint">At least 8 characters.</p>
+      <p class="hint">{`At least ${PASSWORD_MIN} characters.`}</p>
     </>
   )
 }
