@@ -19,3 +19,15 @@ describe('a password change', () => {
     expect(useAccountToken(core, 'platform', verify, 'verify_email')?.id).toBe(account.id)
   })
 })
+
+describe('sign-up', () => {
+  it('refuses a name with control or text-direction characters, and takes none at all', async () => {
+    const core = testCore()
+    for (const name of ['Eve\u202Egnp.exe', 'line\nbreak', 'a\u2066b'])
+      await expect(
+        signUp(core, 'platform', { email: 'eve@example.com', password: 'a good password 1', name }),
+      ).rejects.toThrow('Remove control characters and invisible text-direction marks')
+    const plain = await signUp(core, 'platform', { email: 'ann@example.com', password: 'a good password 1' })
+    expect(plain.name).toBe('')
+  })
+})

@@ -4,6 +4,7 @@ import { preparedFor } from '../db/prepared'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
+import { displayName } from '../shared/names'
 import type { IdentityDeps } from './deps'
 import { PLATFORM } from './instances'
 import { accounts, accountTokens, oidcPayloads } from './schema'
@@ -70,7 +71,9 @@ export async function signUp(
   if (!EMAIL.test(email) || email.length > 320)
     throw new AppError('EMAIL_INVALID', 422, 'Enter a valid email address.')
   checkPassword(input.password)
-  const name = (input.name ?? '').trim().slice(0, 200)
+  // A name is optional here; one that is given follows the rule every display name does.
+  const given = (input.name ?? '').trim().slice(0, 200)
+  const name = given ? displayName(given) : ''
   const passwordHash = await hashPassword(input.password)
   const now = core.clock.now()
   return core.db.transaction((tx) => {
