@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 import * as oidc from 'openid-client'
 import { Agent } from './support/browserless'
 import { tempDir } from './support/core'
-import { activeWorkspace, registerApp } from './support/instances'
+import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
 import { freePort, startTestServer, type TestServer } from './support/server'
 import { signUpEndUser, signUpUser } from './support/users'
 
@@ -61,14 +61,7 @@ function expectNoneStored(secrets: Record<string, string>) {
 async function workspaceFlow() {
   const issuer = `${server.baseUrl}/i/${ws}`
   const config = await discover(issuer, spa.clientId)
-  const verifier = oidc.randomPKCECodeVerifier()
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: `${RP}/cb`,
-    scope: 'openid email offline_access',
-    prompt: 'consent',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  })
+  const { url, verifier } = await pkceAuthorization(config, `${RP}/cb`)
   wsBrowser = new Agent(server.baseUrl)
   const back = await signUpEndUser(wsBrowser, url, user, RP)
   handedOut.code = back.searchParams.get('code')!

@@ -130,6 +130,15 @@ describe('request body size', () => {
     expect(typeof body.detail).toBe('string')
   }
 
+  /** A workspace create whose body streams in chunks (no Content-Length). */
+  const postChunked = (body: ReadableStream<Uint8Array>) =>
+    fetch(`${server.baseUrl}/v1/workspaces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': owner.csrf },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+
   it('is capped at 1 MiB with a 413 and a JSON detail (Content-Length)', async () => {
     const res = await fetch(`${server.baseUrl}/v1/workspaces`, {
       method: 'POST',
@@ -154,12 +163,7 @@ describe('request body size', () => {
         sent += chunk.byteLength
       },
     })
-    const res = await fetch(`${server.baseUrl}/v1/workspaces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': owner.csrf },
-      body,
-      duplex: 'half',
-    } as RequestInit)
+    const res = await postChunked(body)
     await expectTooLarge(res)
   })
 
@@ -181,12 +185,7 @@ describe('request body size', () => {
         controller.close()
       },
     })
-    const res = await fetch(`${server.baseUrl}/v1/workspaces`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': owner.csrf },
-      body,
-      duplex: 'half',
-    } as RequestInit)
+    const res = await postChunked(body)
     expect(res.status).toBe(422)
     expect(((await res.json()) as { detail: { type: string }[] }).detail[0]!.type).toBe('string_too_long')
   })

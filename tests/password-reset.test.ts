@@ -4,7 +4,7 @@ import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'
 import { Agent } from './support/browserless'
 import { tempDir } from './support/core'
-import { activeWorkspace, registerApp } from './support/instances'
+import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
 import { deviceTokens, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
@@ -133,17 +133,7 @@ describe('a password reset of a workspace end user', () => {
   let browser: Agent
   let refreshToken: string
 
-  const authorize = async () => {
-    const verifier = oidc.randomPKCECodeVerifier()
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: `${RP}/cb`,
-      scope: 'openid email offline_access',
-      prompt: 'consent',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    })
-    return { url, verifier }
-  }
+  const authorize = () => pkceAuthorization(config, `${RP}/cb`)
 
   beforeAll(async () => {
     const ws = await activeWorkspace(server.core)

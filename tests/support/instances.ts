@@ -1,3 +1,4 @@
+import * as oidc from 'openid-client'
 import type { Core } from '../../src/core'
 import { apps } from '../../src/features/apps/schema'
 import { workspaces } from '../../src/features/workspaces/schema'
@@ -45,4 +46,21 @@ export function registerApp(
     })
     .run()
   return { clientId, clientSecret }
+}
+
+/** An authorization request with PKCE (and consent, so offline_access yields a refresh token). */
+export async function pkceAuthorization(
+  config: oidc.Configuration,
+  redirectUri: string,
+  scope = 'openid email offline_access',
+): Promise<{ url: URL; verifier: string }> {
+  const verifier = oidc.randomPKCECodeVerifier()
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope,
+    prompt: 'consent',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  })
+  return { url, verifier }
 }
