@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { BlockList, isIP } from 'node:net'
 import { join, resolve } from 'node:path'
-import { type Cidr, parseCidr } from './shared/client-address'
+import { type Cidr, inCidr, parseCidr, parseIp } from './shared/client-address'
 
 export const VERSION = '0.1.0'
 
@@ -109,16 +108,14 @@ function bool(env: Env, name: string): boolean | null {
   return raw === 'true'
 }
 
-const LOOPBACK = new BlockList()
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
-LOOPBACK.addAddress('::1', 'ipv6')
+const LOOPBACK = ['127.0.0.0/8', '::1/128'].map((c) => parseCidr(c)!)
 
 /** 127.0.0.0/8, ::1 or localhost: reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   if (bare === 'localhost') return true
-  const family = isIP(bare)
-  return family !== 0 && LOOPBACK.check(bare, family === 4 ? 'ipv4' : 'ipv6')
+  const address = parseIp(bare)
+  return address !== null && LOOPBACK.some((cidr) => inCidr(address, cidr))
 }
 
 /**
