@@ -76,6 +76,14 @@ function resolveImport(file: string, spec: string): string | null {
  * (the extra job kinds a test passes in).
  */
 const COMPUTED_IMPORT = /\bimport\(\s*[^'"`\s)]/
+
+/**
+ * One code path for both stores: only src/db names a driver or a dialect (tables are declared with
+ * db/columns.ts), and transactions go through `store.tx`, never a driver's or drizzle's own.
+ */
+const DRIVER_MODULE =
+  /^(bun:sqlite|drizzle-orm\/(sqlite-core|pg-core|bun-sql|bun-sqlite|sqlite-proxy)(\/.*)?)$/
+const DRIVER_ACCESS = /\.transaction\(|\$client\b/
 const MAY_IMPORT_BY_PATH = new Set(['jobs/registry.ts'])
 
 export function violations(files = sourceFiles(src)): string[] {
@@ -87,7 +95,14 @@ export function violations(files = sourceFiles(src)): string[] {
     const from = relative(src, file)
     if (COMPUTED_IMPORT.test(code) && !MAY_IMPORT_BY_PATH.has(from))
       out.push(`src/${from} imports a module by a computed path: walls must be visible to this check`)
+    const inDb = from.startsWith('db/')
+    if (!inDb && DRIVER_ACCESS.test(code))
+      out.push(`src/${from} opens a transaction or the driver itself: use store.tx / store.query (src/db)`)
     for (const { path } of transpiler.scanImports(code)) {
+      if (!inDb && DRIVER_MODULE.test(path))
+        out.push(
+          `src/${from} imports ${path}: only src/db names a driver or a dialect (declare tables with db/columns.ts)`,
+        )
       const target = resolveImport(file, path)
       if (!target) continue
       const to = relative(src, target)

@@ -133,3 +133,119 @@ describe('the CLI on a bad value', () => {
     expect(proc.stdout.toString()).toBe('')
   })
 })
+
+describe('DATABASE_URL and DATABASE_POOL_SIZE', () => {
+  const KEY = 'cd'.repeat(32)
+  const PASSWORD = 'hunter2-do-not-print'
+
+  /** The ConfigError loadConfig throws for `env` (on a fresh DATA_DIR). */
+  function refusal(env: Record<string, string>): ConfigError {
+    try {
+      loadConfig({ DATA_DIR: tempDir(), ...env })
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError)
+      return e as ConfigError
+    }
+    throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`)
+  }
+
+  it('is SQLite in DATA_DIR when unset or empty', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).databaseUrl).toBeNull()
+    expect(loadConfig({ DATA_DIR: tempDir(), DATABASE_URL: '' }).databaseUrl).toBeNull()
+  })
+
+  it('takes a postgres:// or postgresql:// URL with SECRET_KEY, and writes no key file', () => {
+    for (const url of [
+      `postgres://gatehouse:${PASSWORD}@db.internal:5432/gatehouse`,
+      'postgresql://gatehouse@10.0.0.5/gatehouse?sslmode=require',
+    ]) {
+      const dir = tempDir()
+      const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: url, SECRET_KEY: KEY })
+      expect(config.databaseUrl).toBe(url)
+      expect(config.secretKey.toString('hex')).toBe(KEY)
+      // Every node unseals with SECRET_KEY: no per-node key file.
+      expect(existsSync(join(dir, 'master.key'))).toBe(false)
+    }
+  })
+
+  for (const url of [
+    `mysql://gatehouse:${PASSWORD}@db.example.com:3306/gatehouse`,
+    `sqlite:///var/lib/gatehouse/${PASSWORD}.db`,
+    `https://gatehouse:${PASSWORD}@db.example.com/gatehouse`,
+    'postgres:///gatehouse',
+    `not a url ${PASSWORD}`,
+  ]) {
+    it(`refuses DATABASE_URL=${url.replace(PASSWORD, '…')} naming the variable, never echoing the URL`, () => {
+      const e = refusal({ DATABASE_URL: url, SECRET_KEY: KEY })
+      expect(e.variable).toBe('DATABASE_URL')
+      expect(e.message).toStartWith('invalid DATABASE_URL: ')
+      expect(e.message).not.toContain(PASSWORD)
+    })
+  }
+
+  it('requires SECRET_KEY with a PostgreSQL DATABASE_URL (every node unseals the same secrets)', () => {
+    const dir = tempDir()
+    try {
+      loadConfig({ DATA_DIR: dir, DATABASE_URL: `postgres://gatehouse:${PASSWORD}@db.internal/gatehouse` })
+      throw new Error('expected a ConfigError')
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError)
+      expect((e as ConfigError).variable).toBe('SECRET_KEY')
+      expect((e as Error).message).toStartWith('invalid SECRET_KEY: ')
+      expect((e as Error).message).not.toContain(PASSWORD)
+    }
+    expect(existsSync(join(dir, 'master.key'))).toBe(false)
+  })
+
+  it('sizes the pool from DATABASE_POOL_SIZE, 10 by default', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).databasePoolSize).toBe(10)
+    expect(loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '1' }).databasePoolSize).toBe(1)
+    expect(loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '64' }).databasePoolSize).toBe(64)
+  })
+
+  for (const size of ['0', '-1', 'ten', '2.5', '1001', ' 5']) {
+    it(`refuses DATABASE_POOL_SIZE="${size}" naming the variable`, () => {
+      const e = refusal({ DATABASE_POOL_SIZE: size })
+      expect(e.variable).toBe('DATABASE_POOL_SIZE')
+      expect(e.message).toStartWith('invalid DATABASE_POOL_SIZE: ')
+    })
+  }
+
+  it('gatehouse serve stops with one line and exit 2 on a DATABASE_URL it cannot use', async () => {
+    const serve = async (env: Record<string, string>) => {
+      const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], {
+        cwd: join(import.meta.dir, '..'),
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: tempDir(), HOST: '127.0.0.1', PORT: '0', ...env },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ])
+      return { stdout, stderr, code }
+    }
+    const [sqlite, mysql, noKey] = await Promise.all([
+      serve({ DATABASE_URL: 'sqlite://x' }),
+      serve({ DATABASE_URL: `mysql://gatehouse:${PASSWORD}@db.example.com/gatehouse` }),
+      serve({ DATABASE_URL: `postgres://gatehouse:${PASSWORD}@127.0.0.1:1/gatehouse` }),
+    ])
+    expect(sqlite).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'gatehouse: invalid DATABASE_URL: expected a postgres:// or postgresql:// URL, got a sqlite: URL\n',
+    })
+    expect(mysql).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'gatehouse: invalid DATABASE_URL: expected a postgres:// or postgresql:// URL, got a mysql: URL\n',
+    })
+    expect(noKey.code).toBe(2)
+    expect(noKey.stdout).toBe('')
+    expect(noKey.stderr).toMatch(/^gatehouse: invalid SECRET_KEY: required with DATABASE_URL[^\n]*\n$/)
+    expect(noKey.stderr).not.toContain(PASSWORD)
+  }, 30_000)
+})

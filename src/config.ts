@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { isPostgresUrl } from './db/columns'
 import { type Cidr, inCidr, parseCidr, parseIp } from './shared/client-address'
 
 export const VERSION = '0.1.0'
@@ -13,6 +14,10 @@ export interface Config {
   port: number
   dataDir: string
   databasePath: string
+  /** `postgres://…` when the store is PostgreSQL (several nodes); null for SQLite in DATA_DIR. */
+  databaseUrl: string | null
+  /** Connections per node to PostgreSQL (each job worker thread opens its own two). */
+  databasePoolSize: number
   /** 32-byte master key for secrets at rest (AES-256-GCM). */
   secretKey: Buffer
   logLevel: LogLevel
@@ -81,6 +86,34 @@ function parseKey(raw: string): Buffer {
     throw new ConfigError('SECRET_KEY', 'expected 32 bytes as 64 hex characters or base64')
   }
   return key
+}
+
+/**
+ * DATABASE_URL: unset → SQLite in DATA_DIR; `postgres://` or `postgresql://` → PostgreSQL. Several
+ * nodes must unseal the same secrets, so PostgreSQL needs SECRET_KEY (no per-node key file).
+ */
+function loadDatabaseUrl(env: Env): string | null {
+  const raw = env.DATABASE_URL
+  if (raw === undefined || raw === '') return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'expected postgres://user:password@host:port/database')
+  }
+  if (!isPostgresUrl(raw) || !url.hostname) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `expected a postgres:// or postgresql:// URL, got a ${url.protocol} URL`,
+    )
+  }
+  if (!env.SECRET_KEY) {
+    throw new ConfigError(
+      'SECRET_KEY',
+      'required with DATABASE_URL: every node must unseal the same secrets (32 bytes, hex or base64)',
+    )
+  }
+  return raw
 }
 
 /** The master key: SECRET_KEY when set, else a key file generated once in DATA_DIR. */
@@ -175,6 +208,22 @@ export function loadListenConfig(env: Env = process.env): Pick<Config, 'host' | 
   return { host: str(env, 'HOST', '0.0.0.0'), port: int(env, 'PORT', 8080, 0, 65535) }
 }
 
+/**
+ * Only where the SQLite store lives, for `store copy`: unlike loadConfig it creates nothing in
+ * DATA_DIR (no master key: a copy moves sealed values as they are and needs none).
+ */
+export function loadSqliteLocation(env: Env = process.env): Pick<Config, 'dataDir' | 'databasePath'> {
+  if (env.DATABASE_URL) {
+    throw new StartupError(
+      'store copy reads the SQLite store in DATA_DIR: unset DATABASE_URL and pass the target with --to',
+    )
+  }
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'))
+  const databasePath = join(dataDir, 'gatehouse.db')
+  if (!existsSync(databasePath)) throw new StartupError(`no SQLite store at ${databasePath}: set DATA_DIR`)
+  return { dataDir, databasePath }
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -194,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SMTP_URL', 'expected smtp://user:pass@host:port or smtps://…')
   }
 
+  const databaseUrl = loadDatabaseUrl(env)
   const dataDir = resolve(str(env, 'DATA_DIR', './data'))
   try {
     // Owner only: it holds the database and the master key file.
@@ -216,6 +266,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databasePath: join(dataDir, 'gatehouse.db'),
+    databaseUrl,
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     secretKey: loadSecretKey(env, dataDir),
     logLevel,
     jobWorkers: int(env, 'JOB_WORKERS', 1, 1, 64),

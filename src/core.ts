@@ -1,5 +1,6 @@
 import type { Config } from './config'
-import { type Db, openDb } from './db/client'
+import { openStore } from './db/client'
+import type { Db, Store } from './db/store'
 import { createEmit, type Emit } from './events/emit'
 import { JobQueue } from './queue/queue'
 import { type Clock, systemClock } from './shared/clock'
@@ -9,39 +10,45 @@ import { createLogger, type Logger } from './shared/logger'
 
 /**
  * What every feature service may depend on, built once per thread (the main thread and each job
- * worker build their own: SQLite connections do not cross threads). Passed explicitly, never global.
+ * worker build their own: connections do not cross threads). Passed explicitly, never global.
  */
 export interface Core {
   config: Config
+  /** SQLite or PostgreSQL: transactions (`store.tx`), raw hot-path queries, cluster messages. */
+  store: Store
+  /** The store's drizzle handle (`store.db`): every query is awaited. */
   db: Db
   clock: Clock
   log: Logger
   secrets: SecretBox
   jobs: JobQueue
   emit: Emit
-  /** Tells in-memory views of an identity instance that its rows changed. */
+  /** Tells in-memory views of an identity instance, on every node, that its rows changed. */
   instances: InstanceChanges
 }
 
 export interface CoreOptions {
   clock?: Clock
   log?: Logger
-  db?: Db
+  store?: Store
+  /** Connections to PostgreSQL for this thread (job workers open fewer than the main thread). */
+  poolSize?: number
   /** Called after an enqueue commits; the main thread wakes its workers with it. */
   wakeJobs?: () => void
 }
 
 export function createCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
-  const db = opts.db ?? openDb(config.databasePath)
+  const store = opts.store ?? openStore(config, { poolSize: opts.poolSize })
   return {
     config,
-    db,
+    store,
+    db: store.db,
     clock,
     log: opts.log ?? createLogger(config.logLevel),
     secrets: new SecretBox(config.secretKey),
-    jobs: new JobQueue(db, clock, opts.wakeJobs),
-    emit: createEmit(db, clock),
-    instances: new InstanceChanges(),
+    jobs: new JobQueue(store, clock, opts.wakeJobs),
+    emit: createEmit(store, clock),
+    instances: new InstanceChanges(store),
   }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-import { loadConfig, loadListenConfig, StartupError, VERSION } from './config'
-import { migrate, openDb } from './db/client'
+import { loadConfig, loadListenConfig, loadSqliteLocation, StartupError, VERSION } from './config'
+import { migrate, openStore } from './db/client'
 import { checkHealth } from './features/health/check'
 
 // In the compiled executable the worker is a second entrypoint beside this one in Bun's embedded
@@ -16,6 +16,8 @@ Usage: gatehouse [command]
 Commands:
   serve        start the server (default)
   migrate      apply database migrations and exit
+  store copy --to postgres://…
+               copy this stopped SQLite store (DATA_DIR) into an empty PostgreSQL database
   healthcheck  exit 0 when the server on HOST:PORT answers /healthz with 200, else 1
   version      print the version
 `
@@ -34,11 +36,27 @@ async function main(argv: string[]): Promise<number> {
       return 0
     case 'migrate': {
       const config = loadConfig()
-      const db = openDb(config.databasePath)
-      const count = migrate(db)
-      db.$client.close()
-      console.log(`migrations applied (${count} known) to ${config.databasePath}`)
+      const store = openStore(config)
+      try {
+        const count = await migrate(store)
+        console.log(
+          `migrations applied (${count} known) to ${config.databaseUrl ? 'PostgreSQL' : config.databasePath}`,
+        )
+      } finally {
+        await store.close()
+      }
       return 0
+    }
+    case 'store': {
+      const to = argv[1] === 'copy' && argv[2] === '--to' ? argv[3] : undefined
+      if (!to || argv.length !== 4) {
+        console.error(
+          `gatehouse: usage: gatehouse store copy --to postgres://user:password@host:port/database`,
+        )
+        return 2
+      }
+      const { copyStoreCommand } = await import('./db/copy-command')
+      return copyStoreCommand(loadSqliteLocation(), to)
     }
     case 'healthcheck': {
       // Only HOST and PORT: loadConfig would create DATA_DIR and a key file, and a probe may run
@@ -57,13 +75,18 @@ async function main(argv: string[]): Promise<number> {
       const config = loadConfig()
       // Loaded only to serve: `version` and `migrate` stay fast and free of the identity plane.
       const { startServer } = await import('./server')
-      const server = await startServer(config, { workerUrl: WORKER_URL })
+      const starting = startServer(config, { workerUrl: WORKER_URL })
+      // Listening for signals from the start: a SIGTERM while the node starts stops it cleanly too.
+      let stopping = false
       const shutdown = async () => {
-        await server.stop()
+        if (stopping) return
+        stopping = true
+        await (await starting.catch(() => null))?.stop()
         process.exit(0)
       }
       process.on('SIGINT', shutdown)
       process.on('SIGTERM', shutdown)
+      await starting
       return -1
     }
     default:

@@ -2,7 +2,8 @@ import { createApp, createFetch } from './app'
 import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
-import { acquireServeLock, ServeLockTaken } from './db/serve-lock'
+import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
+import { isStoreUnavailable } from './db/store'
 import { appClientSource } from './features/apps/client-source'
 import { endAccountSessions } from './features/auth/sessions'
 import { sendMail } from './features/mail/service'
@@ -47,20 +48,41 @@ export const identityDeps = (core: Core): IdentityDeps => ({
   endAccountSessions,
 })
 
-/** Migrates the store, listens, then starts the job workers: what `gatehouse serve` does. */
+/** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
-  let serveLock: { release(): void }
-  try {
-    serveLock = acquireServeLock(config.dataDir)
-  } catch (e) {
-    if (e instanceof ServeLockTaken) throw new StartupError(e.message)
-    throw e
-  }
   let jobs: JobRuntime | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => jobs?.wake() })
-  migrate(core.db)
+  let nodeLock: { release(): Promise<void> | void }
+  try {
+    nodeLock = await acquireNodeLock(core.store, config.dataDir, config.nodeId)
+    await migrate(core.store)
+    // Other nodes' changes to instances reach this node's views (PostgreSQL; nothing on SQLite).
+    await core.instances.listen()
+  } catch (e) {
+    await core.store.close()
+    if (e instanceof ServeLockTaken) throw new StartupError(e.message)
+    if (isStoreUnavailable(e)) throw new StartupError(`cannot reach the database: ${(e as Error).message}`)
+    throw e
+  }
   const identity = await startIdentityPlane(core, identityDeps(core))
   const app = createApp(core, { identity })
+  // The node lock is ours, so no live process runs jobs under this node id: those still marked
+  // running by this node's earlier boot were cut off with it.
+  const bootId = newBootId()
+  const requeued = await requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
+  if (requeued > 0)
+    core.log.info('requeued jobs of an earlier boot', { count: requeued, node_id: config.nodeId })
+  const runtime: JobRuntime = opts.inProcessJobs
+    ? new InProcessJobs(core, { handlerModules: opts.handlerModules, bootId })
+    : new WorkerPool(config, core.log, {
+        workerUrl: opts.workerUrl,
+        handlerModules: opts.handlerModules,
+        bootId,
+      })
+  // Ready before the port opens: a node that answers /healthz runs jobs too.
+  // Enqueues wake it from here on (the core was built before it).
+  jobs = runtime
+  await runtime.whenReady()
   let server: ReturnType<typeof Bun.serve>
   try {
     // reusePort false: a stale second server must fail to bind rather than silently share the port.
@@ -80,8 +102,9 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       },
     })
   } catch (e) {
-    core.db.$client.close()
-    serveLock.release()
+    await runtime.stop()
+    await nodeLock.release()
+    await core.store.close()
     if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new StartupError(`port ${config.port} is already in use`)
     }
@@ -89,24 +112,13 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
   }
   // Routes read the client address (`server.requestIP`) through Elysia's context.
   app.server = server
-  // The serve lock is ours, so no other process runs this store's jobs: those still marked running
-  // by this node's earlier boot were cut off with it.
-  const bootId = newBootId()
-  const requeued = requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
-  if (requeued > 0)
-    core.log.info('requeued jobs of an earlier boot', { count: requeued, node_id: config.nodeId })
-  const runtime: JobRuntime = opts.inProcessJobs
-    ? new InProcessJobs(core, { handlerModules: opts.handlerModules, bootId })
-    : new WorkerPool(config, core.log, {
-        workerUrl: opts.workerUrl,
-        handlerModules: opts.handlerModules,
-        bootId,
-      })
-  // Enqueues wake it from here on (the core was built before it).
-  jobs = runtime
-  await runtime.whenReady()
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${server.port}`
-  core.log.info('listening', { url, base_url: config.baseUrl, data_dir: config.dataDir })
+  core.log.info('listening', {
+    url,
+    base_url: config.baseUrl,
+    store: core.store.dialect,
+    ...(core.store.dialect === 'sqlite' ? { data_dir: config.dataDir } : { node_id: config.nodeId }),
+  })
   runtime.wake()
   const schedule = startSchedule(core)
   return {
@@ -114,16 +126,16 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     identity,
     url,
     port: server.port ?? config.port,
-    tick() {
-      schedule.tick()
-      return runtime.drain()
+    async tick() {
+      await schedule.tick()
+      await runtime.drain()
     },
     async stop() {
       schedule.stop()
       await server.stop(true)
       await runtime.stop()
-      core.db.$client.close()
-      serveLock.release()
+      await nodeLock.release()
+      await core.store.close()
     },
   }
 }

@@ -33,8 +33,8 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-const sql = (query: string, ...params: unknown[]) =>
-  server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
+/** Raw SQL on the server's store (`$1…$n`, valid on SQLite and PostgreSQL). */
+const sql = (query: string, ...params: unknown[]) => server.core.store.query(query, params)
 const appsPath = (w: Workspace = ws) => `/v1/workspaces/${w.id}/apps`
 const createApp = (body: unknown, w: Workspace = ws) => json(owner.agent, 'POST', appsPath(w), body)
 const listApps = async (w: Workspace = ws) =>
@@ -171,7 +171,7 @@ describe('spa apps', () => {
     const never = await json(owner.agent, 'DELETE', `${appsPath(own)}/app_does_not_exist`)
     expect(never.status).toBe(200)
     expect(await listApps(own)).toEqual({ items: [], total: 0 })
-    expect(sql('SELECT id FROM apps WHERE id = ?', spa.id)).toEqual([])
+    expect(await sql('SELECT id FROM apps WHERE id = $1', spa.id)).toEqual([])
 
     const url = new URL(`${own.auth_url}/auth`)
     url.search = new URLSearchParams({
@@ -214,7 +214,7 @@ describe('web apps', () => {
     expect(raw).not.toContain(web.client_secret)
     expect(raw).not.toMatch(/secret/i)
 
-    const [row] = sql('SELECT * FROM apps WHERE id = ?', web.id)
+    const [row] = await sql('SELECT * FROM apps WHERE id = $1', web.id)
     expect(row!.client_secret_hash).toBeTruthy()
     expect(row!.client_secret_hash).not.toBe(web.client_secret)
     expect(JSON.stringify(row)).not.toContain(web.client_secret)

@@ -95,9 +95,7 @@ describe('the dashboard login flow', () => {
     expect(cookie).toContain('SameSite=Lax')
     expect(cookie).toContain('Path=/')
     const value = cookie.split(';')[0]!.split('=')[1]!
-    const stored = server.core.db.$client.prepare('SELECT id_hash FROM sessions').all() as {
-      id_hash: string
-    }[]
+    const stored = await server.core.store.query<{ id_hash: string }>('SELECT id_hash FROM sessions')
     expect(stored.length).toBeGreaterThan(0)
     expect(stored.map((r) => r.id_hash)).not.toContain(value)
   })

@@ -49,38 +49,42 @@ describe('gatehouse serve on a port already in use', () => {
   }, 30_000)
 })
 
-describe('a second gatehouse serve on the same DATA_DIR', () => {
-  it("is refused with one line and exit 2, and leaves the first one's running jobs alone", async () => {
-    // The first server's job, running under its lease, as if mid-way.
-    const job = server.core.jobs.enqueue('test.never', null, { runAt: Date.now() + 3_600_000 })
-    server.core.db.$client
-      .query("UPDATE jobs SET status = 'running', locked_by = $by, lease_until = $until WHERE id = $id")
-      .run({ id: job, by: `${server.core.config.nodeId}:first-boot:w0`, until: Date.now() + 60_000 })
-    const run = await cli(['serve'], {
-      DATA_DIR: server.core.config.dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(await freePort()),
-    })
-    expect(run.stderr).toBe(
-      `gatehouse: another gatehouse process is already serving ${server.core.config.dataDir}\n`,
-    )
-    expect(run.code).toBe(2)
-    const row = server.core.db.$client
-      .query('SELECT status, locked_by FROM jobs WHERE id = $id')
-      .get({ id: job })
-    expect(row).toEqual({ status: 'running', locked_by: `${server.core.config.nodeId}:first-boot:w0` })
-  }, 30_000)
+// The DATA_DIR serve lock guards a SQLite store; on PostgreSQL nodes share the store (a node-id lock instead).
+describe.skipIf(server.core.store.dialect !== 'sqlite')(
+  'a second gatehouse serve on the same DATA_DIR',
+  () => {
+    it("is refused with one line and exit 2, and leaves the first one's running jobs alone", async () => {
+      // The first server's job, running under its lease, as if mid-way.
+      const job = await server.core.jobs.enqueue('test.never', null, { runAt: Date.now() + 3_600_000 })
+      await server.core.store.exec(
+        "UPDATE jobs SET status = 'running', locked_by = $1, lease_until = $2 WHERE id = $3",
+        [`${server.core.config.nodeId}:first-boot:w0`, Date.now() + 60_000, job],
+      )
+      const run = await cli(['serve'], {
+        DATA_DIR: server.core.config.dataDir,
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+      })
+      expect(run.stderr).toBe(
+        `gatehouse: another gatehouse process is already serving ${server.core.config.dataDir}\n`,
+      )
+      expect(run.code).toBe(2)
+      const rows = await server.core.store.query('SELECT status, locked_by FROM jobs WHERE id = $1', [job])
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toEqual({ status: 'running', locked_by: `${server.core.config.nodeId}:first-boot:w0` })
+    }, 30_000)
 
-  it('starts once the first one has stopped (the lock goes with its process or its stop)', async () => {
-    const dataDir = tempDir()
-    const first = await startTestServer({}, dataDir)
-    await expect(startTestServer({}, dataDir)).rejects.toThrow('already serving')
-    await first.stop()
-    const second = await startTestServer({}, dataDir)
-    expect((await fetch(`${second.baseUrl}/healthz`)).status).toBe(200)
-    await second.stop()
-  })
-})
+    it('starts once the first one has stopped (the lock goes with its process or its stop)', async () => {
+      const dataDir = tempDir()
+      const first = await startTestServer({}, dataDir)
+      await expect(startTestServer({}, dataDir)).rejects.toThrow('already serving')
+      await first.stop()
+      const second = await startTestServer({}, dataDir)
+      expect((await fetch(`${second.baseUrl}/healthz`)).status).toBe(200)
+      await second.stop()
+    })
+  },
+)
 
 describe('gatehouse healthcheck', () => {
   it('exits 0 when /healthz answers 200, reading PORT and writing nothing', async () => {

@@ -103,11 +103,10 @@ describe('the dashboard in headless Chromium', () => {
     const card = page.locator('a.card', { hasText: 'Gemini' })
     const href = (await card.getAttribute('href'))!
     const id = href.split('/').pop()!
-    server.core.db.$client
-      .prepare(
-        "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = 'Could not create the signing keys.' WHERE id = ?",
-      )
-      .run(id)
+    await server.core.store.exec(
+      "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = 'Could not create the signing keys.' WHERE id = $1",
+      [id],
+    )
     const retried = holdProvisioning('Gemini')
     await page.goto(`${server.baseUrl}${href}`)
     await page.getByText('Could not create the signing keys.').waitFor()

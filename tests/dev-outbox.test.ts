@@ -68,17 +68,17 @@ describe('the dev outbox of a local install', () => {
 
   it('leaves no link in a log line or a job row once the mails are delivered', async () => {
     await eventually('the mail jobs to finish', async () => {
-      const open = server.core.db.$client
-        .prepare(`SELECT count(*) AS n FROM jobs WHERE kind = 'mail.send' AND status != 'done'`)
-        .get() as { n: number }
-      return open.n === 0 ? true : undefined
+      const [open] = await server.core.store.query<{ n: number }>(
+        `SELECT CAST(count(*) AS INTEGER) AS n FROM jobs WHERE kind = 'mail.send' AND status != 'done'`,
+      )
+      return open!.n === 0 ? true : undefined
     })
-    const jobs = server.core.db.$client.prepare(`SELECT * FROM jobs WHERE kind = 'mail.send'`).all()
+    const jobs = await server.core.store.query(`SELECT * FROM jobs WHERE kind = 'mail.send'`)
     expect(jobs.length).toBeGreaterThanOrEqual(2)
     expect(JSON.stringify(jobs)).not.toMatch(/verify-email/)
     // The main thread's log here; what the job workers log is checked in src/features/mail/service.test.ts.
     expect(JSON.stringify(server.logLines)).not.toMatch(/verify-email/)
-    const stored = server.core.db.$client.prepare('SELECT text FROM dev_outbox').all()
+    const stored = await server.core.store.query('SELECT text FROM dev_outbox')
     expect(JSON.stringify(stored)).not.toMatch(/verify-email/)
   })
 })

@@ -131,7 +131,10 @@ describe('other errors of the identity plane', () => {
   })
 
   it('logs a protocol error event as one JSON line, without the secret that was sent', async () => {
-    const app = registerApp(server.core, ws, { type: 'web', redirectUris: ['https://rp.example.com/cb'] })
+    const app = await registerApp(server.core, ws, {
+      type: 'web',
+      redirectUris: ['https://rp.example.com/cb'],
+    })
     const wrongSecret = 'not-the-secret-0123456789abcdef'
     const res = await fetch(`${server.baseUrl}/i/${ws}/token`, {
       method: 'POST',
@@ -177,7 +180,7 @@ describe('other errors of the identity plane', () => {
   })
 
   it('answers a server error as server_error and logs it once at error level, with no stack on stderr', async () => {
-    const { provider } = server.identity.pool.get(ws)!
+    const { provider } = (await server.identity.pool.get(ws))!
     const find = spyOn(provider.Client, 'find').mockImplementation(() =>
       Promise.reject(new Error('store unavailable')),
     )
@@ -208,7 +211,7 @@ describe('other errors of the identity plane', () => {
   })
 
   it('turns an error that escapes oidc-provider into a proper 500 and one JSON log line', async () => {
-    const { provider } = server.identity.pool.get(ws)!
+    const { provider } = (await server.identity.pool.get(ws))!
     // A failure inside oidc-provider's own error handler (here: while it emits the error event)
     // is beyond every handler of the library.
     const emit = provider.emit.bind(provider)

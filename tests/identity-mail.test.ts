@@ -21,7 +21,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer()
   server = await startTestServer({ SMTP_URL: smtp.url })
   ws = await activeWorkspace(server.core)
-  const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
   config = await oidc.discovery(new URL(`${server.baseUrl}/i/${ws}`), app.clientId, undefined, oidc.None(), {
     execute: [oidc.allowInsecureRequests],
   })
@@ -83,13 +83,14 @@ const claimsOf = async (back: URL, verifier: string) =>
 /** Resolves once no mail job is waiting or running: every mail enqueued so far has been tried. */
 async function mailQueueDrained(deadlineMs = 5_000) {
   const until = Date.now() + deadlineMs
-  const pending = () =>
-    server.core.db
-      .select({ id: jobs.id })
-      .from(jobs)
-      .where(and(eq(jobs.kind, MAIL_SEND), inArray(jobs.status, ['queued', 'running'])))
-      .all().length
-  while (pending() > 0) {
+  const pending = async () =>
+    (
+      await server.core.db
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.kind, MAIL_SEND), inArray(jobs.status, ['queued', 'running'])))
+    ).length
+  while ((await pending()) > 0) {
     if (Date.now() > until) throw new Error(`mail jobs still pending after ${deadlineMs} ms`)
     await Bun.sleep(10)
   }

@@ -48,8 +48,8 @@ beforeAll(async () => {
   server = await startTestServer(env, dataDir)
   const ws = await activeWorkspace(server.core)
   issuer = `${baseUrl}/i/${ws}`
-  spa = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
-  web = registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/web-cb`] }) as typeof web
+  spa = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+  web = (await registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/web-cb`] })) as typeof web
 
   browser = new Agent(baseUrl)
   const config = await discover(spa.clientId)

@@ -15,7 +15,8 @@ afterAll(() => server.stop())
 describe('a server with job worker threads', () => {
   it('resolves tick() once its workers ran every job that was due', async () => {
     const journal = () => readFileSync(join(server.core.config.dataDir, 'jobs.log'), 'utf8')
-    const ids = [300, 10, 100].map((ms) => server.core.jobs.enqueue('test.journal', { ms }))
+    const ids: string[] = []
+    for (const ms of [300, 10, 100]) ids.push(await server.core.jobs.enqueue('test.journal', { ms }))
     await server.tick()
     for (const id of ids) expect(journal()).toContain(`done ${id} 1`)
   })

@@ -38,12 +38,14 @@ async function signUpAt(agent: Agent, url: URL, person: { email: string; passwor
   return (await agent.submit(await page.res.text(), page.url, '/signup', person, atCallback)).url
 }
 
-const platformAdmin = (email: string) =>
-  server.core.db
-    .select({ admin: accounts.isPlatformAdmin })
-    .from(accounts)
-    .where(and(eq(accounts.instanceId, 'platform'), eq(accounts.email, email)))
-    .get()?.admin
+const platformAdmin = async (email: string) =>
+  (
+    await server.core.db
+      .select({ admin: accounts.isPlatformAdmin })
+      .from(accounts)
+      .where(and(eq(accounts.instanceId, 'platform'), eq(accounts.email, email)))
+      .limit(1)
+  )[0]?.admin
 
 describe('the platform instance', () => {
   const first = { email: 'founder@example.com', password: 'founder password 1', name: 'Fay Founder' }
@@ -136,7 +138,7 @@ describe('the platform instance', () => {
     const back = await signUpAt(new Agent(server.baseUrl), url, second)
     expect(back.searchParams.get('code')).toBeTruthy()
 
-    expect(platformAdmin(first.email)).toBe(true)
-    expect(platformAdmin(second.email)).toBe(false)
+    expect(await platformAdmin(first.email)).toBe(true)
+    expect(await platformAdmin(second.email)).toBe(false)
   })
 })

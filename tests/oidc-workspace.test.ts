@@ -63,7 +63,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('completes authorization code + PKCE for a spa app with openid-client: sign-up, tokens, userinfo, refresh, logout', async () => {
-    const app = registerApp(server.core, ws, {
+    const app = await registerApp(server.core, ws, {
       type: 'spa',
       redirectUris: [`${RP}/cb`],
       postLogoutRedirectUris: [`${RP}/bye`],
@@ -134,7 +134,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('completes the flow for a web app with its client secret, signing in', async () => {
-    const app = registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/web-cb`] })
+    const app = await registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/web-cb`] })
     const config = await discover(app.clientId, app.clientSecret)
     const verifier = oidc.randomPKCECodeVerifier()
     const url = oidc.buildAuthorizationUrl(config, {
@@ -155,7 +155,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('refuses a public client without PKCE', async () => {
-    const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
     const url = new URL(`${issuer}/auth`)
     url.search = new URLSearchParams({
       client_id: app.clientId,
@@ -171,7 +171,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('issues JWT access tokens for client credentials, verifiable against JWKS', async () => {
-    const app = registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
+    const app = await registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
     const config = await discover(app.clientId, app.clientSecret)
     const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`))
     const plain = await oidc.clientCredentialsGrant(config)
@@ -186,7 +186,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('reads a token request sent with chunked framing, and refuses a body over 64 KiB with 413', async () => {
-    const app = registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
+    const app = await registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
     const form = new URLSearchParams({
       grant_type: 'client_credentials',
       client_id: app.clientId,
@@ -220,7 +220,7 @@ describe('a workspace identity instance', () => {
   })
 
   it('throttles failed sign-ins per account with a clear message', async () => {
-    const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
     const config = await discover(app.clientId, null)
     const verifier = oidc.randomPKCECodeVerifier()
     const agent = new Agent(server.baseUrl)
@@ -248,12 +248,11 @@ describe('a workspace identity instance', () => {
 })
 
 describe('sign-in throttling per client address', () => {
-  const clearAddressCounts = () =>
-    server.core.db.$client.run("DELETE FROM login_throttle WHERE key LIKE 'ip:%'")
+  const clearAddressCounts = () => server.core.store.exec("DELETE FROM login_throttle WHERE key LIKE 'ip:%'")
 
   it('keys the limit by the real client address and locks it after 30 failures across accounts', async () => {
-    clearAddressCounts() // earlier tests failed sign-ins from this address too
-    const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    await clearAddressCounts() // earlier tests failed sign-ins from this address too
+    const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
     const config = await discover(app.clientId, null)
     const agent = new Agent(server.baseUrl)
     const start = await agent.follow(
@@ -278,11 +277,11 @@ describe('sign-in throttling per client address', () => {
     expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true)
     expect(statuses[30]).toBe(429)
     expect(html).toContain('Too many failed sign-in attempts. Try again in 15 minutes.')
-    const keys = server.core.db.$client
-      .query("SELECT key FROM login_throttle WHERE key LIKE 'ip:%'")
-      .all() as { key: string }[]
+    const keys = await server.core.store.query<{ key: string }>(
+      "SELECT key FROM login_throttle WHERE key LIKE 'ip:%'",
+    )
     expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:127.0.0.1`])
-    clearAddressCounts() // leave the address unlocked for the tests after this one
+    await clearAddressCounts() // leave the address unlocked for the tests after this one
   })
 })
 

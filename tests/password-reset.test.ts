@@ -137,7 +137,7 @@ describe('a password reset of a workspace end user', () => {
 
   beforeAll(async () => {
     const ws = await activeWorkspace(server.core)
-    const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
     config = await publicClient(`${server.baseUrl}/i/${ws}`, app.clientId)
     browser = new Agent(server.baseUrl)
     const { url, verifier } = await authorize()

@@ -15,29 +15,19 @@ beforeAll(async () => {
 })
 afterAll(() => rmSync(t.core.config.dataDir, { recursive: true, force: true }))
 
-const platformRows = () =>
-  t.core.db.$client.query("SELECT client_id FROM apps WHERE workspace_id = 'platform'").all()
+const platformRows = () => t.core.store.query("SELECT client_id FROM apps WHERE workspace_id = 'platform'")
+
+/** Runs one statement with `$1…$n` parameters. */
+type Exec = (text: string, params: unknown[]) => unknown
 
 /** The rows an earlier version wrote at every start, the console's with a secret that is not the current one. */
-function writeEarlierRows(db: Database, owner: 'instance_id' | 'workspace_id') {
-  const insert = db.query(`
+async function writeEarlierRows(exec: Exec, owner: 'instance_id' | 'workspace_id') {
+  const insert = `
     INSERT INTO apps (id, ${owner}, name, client_id, client_secret_hash, app_type, redirect_uris,
       post_logout_redirect_uris, dev_mode, extra_grants, created_at)
-    VALUES ($id, 'platform', $name, $clientId, $hash, $type, '["https://old.example/cb"]', '[]', 0, '[]', 0)`)
-  insert.run({
-    id: 'app_platform_console',
-    name: 'Gatehouse',
-    clientId: 'gatehouse-console',
-    hash: 'stale',
-    type: 'web',
-  })
-  insert.run({
-    id: 'app_platform_cli',
-    name: 'Gatehouse CLI',
-    clientId: 'gatehouse-cli',
-    hash: null,
-    type: 'native',
-  })
+    VALUES ($1, 'platform', $2, $3, $4, $5, '["https://old.example/cb"]', '[]', false, '[]', 0)`
+  await exec(insert, ['app_platform_console', 'Gatehouse', 'gatehouse-console', 'stale', 'web'])
+  await exec(insert, ['app_platform_cli', 'Gatehouse CLI', 'gatehouse-cli', null, 'native'])
 }
 
 async function clientsWork() {
@@ -67,26 +57,31 @@ async function clientsWork() {
 
 describe("the platform instance's clients", () => {
   it('are not stored', async () => {
-    expect(platformRows()).toEqual([])
+    expect(await platformRows()).toEqual([])
     await clientsWork()
   })
 
   it('ignore the rows an earlier version stored', async () => {
-    writeEarlierRows(t.core.db.$client, 'workspace_id')
+    await writeEarlierRows((text, params) => t.core.store.exec(text, params), 'workspace_id')
     await clientsWork()
-    t.core.db.$client.exec("DELETE FROM apps WHERE workspace_id = 'platform'")
+    await t.core.store.exec("DELETE FROM apps WHERE workspace_id = 'platform'")
   })
 
-  it('are removed from an upgraded database by its migrations', () => {
+  it('are removed from an upgraded database by its migrations', async () => {
     // A database as the version before this one left it: migrated up to the platform rows' removal.
+    // Only SQLite has that history (PostgreSQL support starts after it), so this runs on SQLite whatever
+    // the store under test is.
     const db = new Database(':memory:')
-    const migrations = embeddedMigrations()
+    const migrations = embeddedMigrations().sqlite
     const removal = migrations.findIndex((m) => m.sql.join('').includes('DELETE FROM `apps`'))
     const run = (from: number, to: number) => {
       for (const m of migrations.slice(from, to)) for (const statement of m.sql) db.exec(statement)
     }
     run(0, removal)
-    writeEarlierRows(db, 'instance_id')
+    await writeEarlierRows(
+      (text, params) => db.query(text.replace(/\$(\d+)/g, '?$1')).run(...(params as never[])),
+      'instance_id',
+    )
     run(removal, migrations.length)
     expect(db.query("SELECT count(*) AS n FROM apps WHERE workspace_id = 'platform'").get()).toEqual({ n: 0 })
     db.close()

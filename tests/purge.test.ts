@@ -25,17 +25,29 @@ const DAY = 24 * 3600_000
 
 beforeAll(async () => {
   t = await testApp()
-  runner = new JobRunner(t.core.db, t.core.clock, t.core.log, t.core, jobHandlers as JobHandler<unknown>[], {
-    workerId: 'w-purge',
-    leaseMs: 60_000,
-    concurrency: 1,
-  })
+  runner = new JobRunner(
+    t.core.store,
+    t.core.clock,
+    t.core.log,
+    t.core,
+    jobHandlers as JobHandler<unknown>[],
+    {
+      workerId: 'w-purge',
+      leaseMs: 60_000,
+      concurrency: 1,
+    },
+  )
 })
 afterAll(() => rmSync(t.core.config.dataDir, { recursive: true, force: true }))
 
-const count = (table: string, where = '1 = 1', params: Record<string, string> = {}) =>
-  (t.core.db.$client.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(params) as { n: number })
-    .n
+/** Rows of `table` matching `where` (`$1…` parameters); counted as an integer on SQLite and PostgreSQL. */
+const count = async (table: string, where = '1 = 1', params: unknown[] = []) =>
+  (
+    await t.core.store.query<{ n: number }>(
+      `SELECT CAST(count(*) AS INTEGER) AS n FROM ${table} WHERE ${where}`,
+      params,
+    )
+  )[0]!.n
 
 const deviceCodes = () => count('oidc_payloads', "model = 'DeviceCode'")
 
@@ -48,12 +60,11 @@ async function startDevice() {
   expect(res.status).toBe(200)
 }
 
-function loginRequest() {
+async function loginRequest() {
   const state = randomToken(16)
-  t.core.db
+  await t.core.db
     .insert(loginRequests)
     .values({ state, nonce: 'n', codeVerifier: 'v', next: null, createdAt: t.core.clock.now() })
-    .run()
   return state
 }
 
@@ -62,10 +73,10 @@ describe('the purge job', () => {
     const { core } = t
     const throttle = new LoginThrottle(core)
     // One failed sign-in: the attempt is reserved before the check, then kept as a failure.
-    const failOnce = (key: string) => {
+    const failOnce = async (key: string) => {
       const entry: [string, typeof SIGN_IN_RULES.account] = [key, SIGN_IN_RULES.account]
-      expect(throttle.reserve([entry])).toBe(0)
-      throttle.fail([entry])
+      expect(await throttle.reserve([entry])).toBe(0)
+      await throttle.fail([entry])
     }
     const account = await signUp(core, 'platform', {
       email: 'purge@example.com',
@@ -74,77 +85,76 @@ describe('the purge job', () => {
 
     // Then: a flood of device authorizations, a session, mailed tokens, a login, failed sign-ins.
     for (let i = 0; i < 25; i++) await startDevice()
-    const oldSession = createSession(core, account.id, null)
-    useAccountToken(core, 'platform', issueAccountToken(core, account, 'verify_email', DAY), 'verify_email')
-    issueAccountToken(core, account, 'reset_password', 3600_000)
-    const oldLogin = loginRequest()
-    failOnce('acct:stale')
-    for (let i = 0; i < 5; i++) failOnce('acct:was-locked')
+    const oldSession = await createSession(core, account.id, null)
+    const verifyToken = await issueAccountToken(core, account, 'verify_email', DAY)
+    await useAccountToken(core, 'platform', verifyToken, 'verify_email')
+    await issueAccountToken(core, account, 'reset_password', 3600_000)
+    const oldLogin = await loginRequest()
+    await failOnce('acct:stale')
+    for (let i = 0; i < 5; i++) await failOnce('acct:was-locked')
 
     core.clock.advance(8 * DAY)
 
     // Now: the same, live.
     await startDevice()
-    const liveSession = createSession(core, account.id, null)
-    const liveToken = issueAccountToken(core, account, 'reset_password', 3600_000)
-    const liveLogin = loginRequest()
-    failOnce('acct:recent')
-    for (let i = 0; i < 5; i++) failOnce('acct:locked')
+    const liveSession = await createSession(core, account.id, null)
+    const liveToken = await issueAccountToken(core, account, 'reset_password', 3600_000)
+    const liveLogin = await loginRequest()
+    await failOnce('acct:recent')
+    for (let i = 0; i < 5; i++) await failOnce('acct:locked')
 
-    expect(deviceCodes()).toBe(26)
-    expect(count('sessions')).toBe(2)
-    expect(count('account_tokens')).toBe(3)
-    expect(count('login_requests')).toBe(2)
-    expect(count('login_throttle')).toBe(4)
+    expect(await deviceCodes()).toBe(26)
+    expect(await count('sessions')).toBe(2)
+    expect(await count('account_tokens')).toBe(3)
+    expect(await count('login_requests')).toBe(2)
+    expect(await count('login_throttle')).toBe(4)
 
-    expect(enqueuePeriodic(core)).toBe(1)
+    expect(await enqueuePeriodic(core)).toBe(1)
     await runner.drain()
-    expect(count('jobs', "kind = $kind AND status = 'done'", { kind: PURGE_EXPIRED })).toBe(1)
+    expect(await count('jobs', "kind = $1 AND status = 'done'", [PURGE_EXPIRED])).toBe(1)
 
-    expect(deviceCodes()).toBe(1)
-    expect(count('sessions')).toBe(1)
-    expect(findSession(core, oldSession.cookie)).toBeNull()
-    expect(findSession(core, liveSession.cookie)?.account.id).toBe(account.id)
-    expect(count('account_tokens')).toBe(1)
-    expect(useAccountToken(core, 'platform', liveToken, 'reset_password')?.id).toBe(account.id)
-    const logins = core.db.select({ state: loginRequests.state }).from(loginRequests).all()
+    expect(await deviceCodes()).toBe(1)
+    expect(await count('sessions')).toBe(1)
+    expect(await findSession(core, oldSession.cookie)).toBeNull()
+    expect((await findSession(core, liveSession.cookie))?.account.id).toBe(account.id)
+    expect(await count('account_tokens')).toBe(1)
+    expect((await useAccountToken(core, 'platform', liveToken, 'reset_password'))?.id).toBe(account.id)
+    const logins = await core.db.select({ state: loginRequests.state }).from(loginRequests)
     expect(logins.map((l) => l.state)).toEqual([liveLogin])
     expect(logins.map((l) => l.state)).not.toContain(oldLogin)
-    const keys = core.db.$client.query('SELECT key FROM login_throttle ORDER BY key').all() as {
-      key: string
-    }[]
+    const keys = await core.store.query<{ key: string }>('SELECT key FROM login_throttle ORDER BY key')
     expect(keys.map((k) => k.key)).toEqual(['acct:locked', 'acct:recent'])
-    expect(throttle.reserve([['acct:locked', SIGN_IN_RULES.account]])).toBeGreaterThan(0)
+    expect(await throttle.reserve([['acct:locked', SIGN_IN_RULES.account]])).toBeGreaterThan(0)
   })
 
-  it('is enqueued once per slot, however many nodes try', () => {
+  it('is enqueued once per slot, however many nodes try', async () => {
     const { core } = t
     // A second node: its own connection to the same store, the same time.
     const other = createCore(core.config, { clock: core.clock, log: core.log })
     try {
-      const before = count('jobs', 'kind = $kind', { kind: PURGE_EXPIRED })
+      const before = await count('jobs', 'kind = $1', [PURGE_EXPIRED])
       core.clock.advance(5 * 60_000)
-      expect(enqueuePeriodic(core)).toBe(1)
-      expect(enqueuePeriodic(other)).toBe(0)
-      expect(enqueuePeriodic(core)).toBe(0)
-      expect(count('jobs', 'kind = $kind', { kind: PURGE_EXPIRED })).toBe(before + 1)
+      expect(await enqueuePeriodic(core)).toBe(1)
+      expect(await enqueuePeriodic(other)).toBe(0)
+      expect(await enqueuePeriodic(core)).toBe(0)
+      expect(await count('jobs', 'kind = $1', [PURGE_EXPIRED])).toBe(before + 1)
       core.clock.advance(5 * 60_000)
-      expect(enqueuePeriodic(other)).toBe(1)
-      expect(count('jobs', 'kind = $kind', { kind: PURGE_EXPIRED })).toBe(before + 2)
+      expect(await enqueuePeriodic(other)).toBe(1)
+      expect(await count('jobs', 'kind = $1', [PURGE_EXPIRED])).toBe(before + 2)
     } finally {
-      other.db.$client.close()
+      await other.store.close()
     }
   })
 
   it('drops its own finished rows after a week', async () => {
     const { core } = t
     await runner.drain()
-    const finished = count('jobs', "kind = $kind AND status = 'done'", { kind: PURGE_EXPIRED })
+    const finished = await count('jobs', "kind = $1 AND status = 'done'", [PURGE_EXPIRED])
     expect(finished).toBeGreaterThan(1)
     core.clock.advance(8 * DAY)
-    expect(enqueuePeriodic(core)).toBe(1)
+    expect(await enqueuePeriodic(core)).toBe(1)
     await runner.drain()
-    expect(count('jobs', 'kind = $kind', { kind: PURGE_EXPIRED })).toBe(1)
+    expect(await count('jobs', 'kind = $1', [PURGE_EXPIRED])).toBe(1)
   })
 })
 
@@ -155,9 +165,10 @@ describe('a running server', () => {
     try {
       // Resolves once the worker threads ran what was due.
       await server.tick()
-      const row = server.core.db.$client
-        .query("SELECT dedupe_key, status FROM jobs WHERE kind = $kind AND status = 'done'")
-        .get({ kind: PURGE_EXPIRED }) as { dedupe_key: string; status: string } | null
+      const [row] = await server.core.store.query<{ dedupe_key: string; status: string }>(
+        "SELECT dedupe_key, status FROM jobs WHERE kind = $1 AND status = 'done'",
+        [PURGE_EXPIRED],
+      )
       expect(row?.dedupe_key).toStartWith(`${PURGE_EXPIRED}@`)
     } finally {
       await server.stop()

@@ -199,7 +199,7 @@ describe('identity plane security headers', () => {
 describe('with an https BASE_URL', () => {
   // The front door itself, in process: the same code path Bun.serve calls.
   let handle: (request: Request) => Promise<Response>
-  let cleanup: () => void
+  let cleanup: () => Promise<void>
 
   beforeAll(async () => {
     const { core, identity, app } = await testApp({ BASE_URL: 'https://gatehouse.example' })
@@ -210,7 +210,7 @@ describe('with an https BASE_URL', () => {
     const fetchHandler = createFetch(core, app, { identity })
     const fakeServer = { requestIP: () => ({ address: '127.0.0.1', family: 'IPv4', port: 1 }) }
     handle = (request) => fetchHandler(request, fakeServer as unknown as Server<unknown>)
-    cleanup = () => core.db.$client.close()
+    cleanup = () => core.store.close()
   })
   afterAll(() => cleanup())
 

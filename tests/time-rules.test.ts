@@ -33,8 +33,8 @@ afterAll(async () => {
 })
 beforeEach(() => clock.set(Date.now()))
 
-const sql = (query: string, ...params: unknown[]) =>
-  server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
+/** Raw SQL on the server's store (`$1…$n`, valid on SQLite and PostgreSQL). */
+const sql = (query: string, ...params: unknown[]) => server.core.store.query(query, params)
 
 /** A new platform user (a dashboard session in `agent`), signed up at the clock's current time. */
 async function newUser(opts: { bearer?: boolean } = {}) {
@@ -92,7 +92,11 @@ describe('mailed links', () => {
     const expired = await fetch(lateLink)
     expect(expired.status).toBe(400)
     expect(await expired.text()).toContain('<h1>Link expired</h1>')
-    expect(sql('SELECT email_verified FROM accounts WHERE id = ?', late.id)).toEqual([{ email_verified: 0 }])
+    // Read raw: SQLite stores the flag as 0/1, PostgreSQL as a boolean.
+    const verifiedRows = await sql('SELECT email_verified FROM accounts WHERE id = $1', late.id)
+    expect(verifiedRows.map((r) => ({ email_verified: Boolean(r.email_verified) }))).toEqual([
+      { email_verified: false },
+    ])
   })
 
   it('reset a password for 1 hour, then say the link expired', async () => {
@@ -181,7 +185,7 @@ describe('jobs', () => {
     const attemptsAfter = async (ms: number) => {
       clock.advance(ms)
       await server.tick()
-      return sql('SELECT attempts FROM jobs WHERE workspace_id = ?', id)[0]!.attempts
+      return (await sql('SELECT attempts FROM jobs WHERE workspace_id = $1', id))[0]!.attempts
     }
 
     expect(await attemptsAfter(0)).toBe(1)
@@ -195,27 +199,30 @@ describe('jobs', () => {
 
   it('purge what expired once every 5 minutes: a dashboard session at the first slot after its 7 days', async () => {
     const user = await newUser()
-    const sessions = () => sql('SELECT count(*) AS n FROM sessions WHERE account_id = ?', user.id)[0]!.n
-    const purges = () =>
-      sql('SELECT dedupe_key, status FROM jobs WHERE kind = ? ORDER BY run_at', PURGE_EXPIRED).map((r) => ({
-        slot: String(r.dedupe_key).slice(PURGE_EXPIRED.length + 1),
-        status: r.status,
-      }))
-    expect(sessions()).toBe(1)
+    const sessions = async () =>
+      (await sql('SELECT CAST(count(*) AS INTEGER) AS n FROM sessions WHERE account_id = $1', user.id))[0]!.n
+    const purges = async () =>
+      (await sql('SELECT dedupe_key, status FROM jobs WHERE kind = $1 ORDER BY run_at', PURGE_EXPIRED)).map(
+        (r) => ({
+          slot: String(r.dedupe_key).slice(PURGE_EXPIRED.length + 1),
+          status: r.status,
+        }),
+      )
+    expect(await sessions()).toBe(1)
 
     clock.advance(7 * DAY)
     await server.tick()
     const slot = clock.now() - (clock.now() % (5 * MINUTE))
-    expect(purges().at(-1)).toEqual({ slot: isoTime(slot), status: 'done' })
-    expect(sessions()).toBe(0)
+    expect((await purges()).at(-1)).toEqual({ slot: isoTime(slot), status: 'done' })
+    expect(await sessions()).toBe(0)
 
-    const ran = purges().length
+    const ran = (await purges()).length
     clock.set(slot + 5 * MINUTE - 1)
     await server.tick()
-    expect(purges()).toHaveLength(ran)
+    expect(await purges()).toHaveLength(ran)
     clock.set(slot + 5 * MINUTE)
     await server.tick()
-    expect(purges()).toHaveLength(ran + 1)
-    expect(purges().at(-1)).toEqual({ slot: isoTime(slot + 5 * MINUTE), status: 'done' })
+    expect(await purges()).toHaveLength(ran + 1)
+    expect((await purges()).at(-1)).toEqual({ slot: isoTime(slot + 5 * MINUTE), status: 'done' })
   })
 })

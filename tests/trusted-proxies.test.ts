@@ -37,18 +37,20 @@ describe('behind a trusted reverse proxy', () => {
 
     const neighbour = await post('spray-32@example.com', 'sprayed-password', via('198.51.100.8'))
     expect(neighbour.status).toBe(401)
-    const keys = server.core.db.$client
-      .query('SELECT key FROM login_throttle WHERE key LIKE $prefix ORDER BY key')
-      .all({ prefix: `ip:${ws}:%` }) as { key: string }[]
+    const keys = await server.core.store.query<{ key: string }>(
+      'SELECT key FROM login_throttle WHERE key LIKE $1 ORDER BY key',
+      [`ip:${ws}:%`],
+    )
     expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:198.51.100.7`, `ip:${ws}:198.51.100.8`])
   })
 
   it('keys a request without X-Forwarded-For by the proxy itself', async () => {
     const { ws, post } = await signInForm(server)
     expect((await post('nobody@example.com', 'wrong-password')).status).toBe(401)
-    const keys = server.core.db.$client
-      .query('SELECT key FROM login_throttle WHERE key LIKE $prefix')
-      .all({ prefix: `ip:${ws}:%` }) as { key: string }[]
+    const keys = await server.core.store.query<{ key: string }>(
+      'SELECT key FROM login_throttle WHERE key LIKE $1',
+      [`ip:${ws}:%`],
+    )
     expect(keys.map((k) => k.key)).toEqual([`ip:${ws}:127.0.0.1`])
   })
 
@@ -58,9 +60,9 @@ describe('behind a trusted reverse proxy', () => {
       headers: via('203.0.113.50, 198.51.100.9'),
     })
     expect(res.status).toBe(200)
-    const rows = server.core.db.$client
-      .query("SELECT payload FROM oidc_payloads WHERE instance_id = 'platform' AND model = 'DeviceCode'")
-      .all() as { payload: string }[]
+    const rows = await server.core.store.query<{ payload: string }>(
+      "SELECT payload FROM oidc_payloads WHERE instance_id = 'platform' AND model = 'DeviceCode'",
+    )
     const ips = rows.map((r) => (JSON.parse(r.payload) as { deviceInfo?: { ip?: string } }).deviceInfo?.ip)
     expect(ips).toEqual(['198.51.100.9'])
   })

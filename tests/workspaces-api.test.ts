@@ -32,9 +32,13 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-const sql = (query: string, ...params: unknown[]) =>
-  server.core.db.$client.prepare(query).all(...(params as never[])) as Record<string, unknown>[]
-const stateInDb = (id: string) => sql('SELECT state FROM workspaces WHERE id = ?', id)[0]?.state
+/** Raw SQL on the server's store (`$1…$n`, valid on SQLite and PostgreSQL). */
+const sql = (query: string, ...params: unknown[]) => server.core.store.query(query, params)
+/** count(*) as a number: PostgreSQL's bigint count would reach JavaScript as a string. */
+const countOf = async (query: string, ...params: unknown[]) =>
+  (await sql(`SELECT CAST(count(*) AS INTEGER) AS n ${query}`, ...params))[0]!.n as number
+const stateInDb = async (id: string) =>
+  (await sql('SELECT state FROM workspaces WHERE id = $1', id))[0]?.state
 const discovery = (authUrl: string) => fetch(`${authUrl}/.well-known/openid-configuration`)
 
 /** Creates a workspace for `user` and waits until it is active. */
@@ -62,7 +66,7 @@ describe('POST /v1/workspaces', () => {
     })
 
     // While not active the instance does not serve.
-    expect(stateInDb(id)).toBe('provisioning')
+    expect(await stateInDb(id)).toBe('provisioning')
     const early = await discovery(created.body.auth_url)
     expect(early.status).toBe(404)
 
@@ -108,15 +112,15 @@ describe('POST /v1/workspaces', () => {
     const r = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Extra', plan: 'enterprise' })
     expect(r.status).toBe(201)
     expect(r.body.plan).toBe('free')
-    expect(sql('SELECT plan FROM workspaces WHERE id = ?', r.body.id)).toEqual([{ plan: 'free' }])
+    expect(await sql('SELECT plan FROM workspaces WHERE id = $1', r.body.id)).toEqual([{ plan: 'free' }])
   })
 
   it('refuses a whitespace-only name with 422 and stores nothing', async () => {
-    const before = sql('SELECT count(*) AS n FROM workspaces WHERE owner_id = ?', alice.id)[0]!.n
+    const before = await countOf('FROM workspaces WHERE owner_id = $1', alice.id)
     const r = await json(alice.agent, 'POST', '/v1/workspaces', { name: '   ' })
     expect(r.status).toBe(422)
     expect(r.body.detail[0].loc).toEqual(['body', 'name'])
-    expect(sql('SELECT count(*) AS n FROM workspaces WHERE owner_id = ?', alice.id)[0]!.n).toBe(before)
+    expect(await countOf('FROM workspaces WHERE owner_id = $1', alice.id)).toBe(before)
   })
 })
 
@@ -137,7 +141,7 @@ describe('GET /v1/workspaces', () => {
     expect(aliceIds.length).toBeGreaterThan(0)
     expect(bobIds).toEqual([bobs.body.id])
     expect(aliceIds).not.toContain(bobs.body.id)
-    const owned = sql('SELECT id FROM workspaces WHERE owner_id = ?', alice.id).map((r) => r.id)
+    const owned = (await sql('SELECT id FROM workspaces WHERE owner_id = $1', alice.id)).map((r) => r.id)
     expect([...aliceIds].sort()).toEqual([...(owned as string[])].sort())
   })
 })
@@ -170,7 +174,7 @@ describe('PATCH /v1/workspaces/{id}', () => {
       state: 'deleting',
     })
     expect(r.status).toBe(200)
-    expect(sql('SELECT name, state FROM workspaces WHERE id = ?', ws.id)).toEqual([
+    expect(await sql('SELECT name, state FROM workspaces WHERE id = $1', ws.id)).toEqual([
       { name: 'Renamed', state: 'active' },
     ])
   })
@@ -179,7 +183,7 @@ describe('PATCH /v1/workspaces/{id}', () => {
     const ws = await activeWorkspace(alice, 'Not Blank')
     const r = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, { name: '  ' })
     expect(r.status).toBe(422)
-    expect(sql('SELECT name FROM workspaces WHERE id = ?', ws.id)).toEqual([{ name: 'Not Blank' }])
+    expect(await sql('SELECT name FROM workspaces WHERE id = $1', ws.id)).toEqual([{ name: 'Not Blank' }])
   })
 })
 
@@ -190,17 +194,16 @@ describe('POST /v1/workspaces/{id}/retry-provisioning', () => {
     const r = await json(alice.agent, 'POST', `/v1/workspaces/${ws.id}/retry-provisioning`)
     expect(r.status).toBe(202)
     expect(r.body).toEqual(before)
-    expect(stateInDb(ws.id)).toBe('active')
+    expect(await stateInDb(ws.id)).toBe('active')
   })
 
   it('re-runs provisioning from provisioning_failed until active', async () => {
     const ws = await activeWorkspace(alice)
     const reason =
       'Could not create the signing keys. Retry provisioning; if it keeps failing, contact support.'
-    sql(
-      "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = ? WHERE id = ?",
-      reason,
-      ws.id,
+    await server.core.store.exec(
+      "UPDATE workspaces SET state = 'provisioning_failed', provisioning_error = $1 WHERE id = $2",
+      [reason, ws.id],
     )
     const failed = await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)
     expect(failed.body).toMatchObject({ state: 'provisioning_failed', provisioning_error: reason })
@@ -244,16 +247,14 @@ describe('DELETE /v1/workspaces/{id}', () => {
     expect(back.searchParams.get('code')).toBeTruthy()
     // Apps are owned by `workspace_id`; identity rows by their instance (a workspace, or the platform).
     const count = (table: string) =>
-      sql(
-        `SELECT count(*) AS n FROM ${table} WHERE ${table === 'apps' ? 'workspace_id' : 'instance_id'} = ?`,
-        ws.id,
-      )[0]!.n as number
-    expect(count('apps')).toBe(1)
-    expect(count('accounts')).toBe(1)
+      countOf(`FROM ${table} WHERE ${table === 'apps' ? 'workspace_id' : 'instance_id'} = $1`, ws.id)
+    expect(await count('apps')).toBe(1)
+    expect(await count('accounts')).toBe(1)
     // The end user's verification mail, kept in the dev outbox under the workspace.
-    const outbox = () =>
-      sql('SELECT count(*) AS n FROM dev_outbox WHERE workspace_id = ?', ws.id)[0]!.n as number
-    await eventually('the verification mail in the outbox', async () => (outbox() > 0 ? true : undefined))
+    const outbox = () => countOf('FROM dev_outbox WHERE workspace_id = $1', ws.id)
+    await eventually('the verification mail in the outbox', async () =>
+      (await outbox()) > 0 ? true : undefined,
+    )
 
     const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
     expect(del.status).toBe(202)
@@ -265,12 +266,12 @@ describe('DELETE /v1/workspaces/{id}', () => {
       (await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).status === 404 ? true : undefined,
     )
     expect((await discovery(ws.auth_url)).status).toBe(404)
-    expect(sql('SELECT id FROM workspaces WHERE id = ?', ws.id)).toEqual([])
-    expect(count('apps')).toBe(0)
-    expect(count('accounts')).toBe(0)
-    expect(count('oidc_payloads')).toBe(0)
-    expect(count('instance_keys')).toBe(0)
-    expect(outbox()).toBe(0)
+    expect(await sql('SELECT id FROM workspaces WHERE id = $1', ws.id)).toEqual([])
+    expect(await count('apps')).toBe(0)
+    expect(await count('accounts')).toBe(0)
+    expect(await count('oidc_payloads')).toBe(0)
+    expect(await count('instance_keys')).toBe(0)
+    expect(await outbox()).toBe(0)
     const list = await json(alice.agent, 'GET', '/v1/workspaces')
     expect((list.body.items as { id: string }[]).map((w) => w.id)).not.toContain(ws.id)
     expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)).status).toBe(404)
@@ -364,7 +365,7 @@ describe('isolation and authentication', () => {
       expect(res.headers.get('www-authenticate')).toStartWith('Bearer')
       expect(await res.json()).toEqual({ detail: 'Not authenticated' })
     }
-    expect(stateInDb(ws.id)).toBe('active')
+    expect(await stateInDb(ws.id)).toBe('active')
   })
 
   it('refuses a session-cookie mutation without a valid CSRF token (403), and a bearer needs none', async () => {
@@ -392,12 +393,12 @@ describe('isolation and authentication', () => {
     expect(crossSite.status).toBe(403)
     const del = await alice.agent.request(`/v1/workspaces/${ws.id}`, { method: 'DELETE' })
     expect(del.status).toBe(403)
-    const noCsrfNames = sql(
-      "SELECT name FROM workspaces WHERE owner_id = ? AND name IN ('No CSRF', 'Wrong CSRF', 'Cross Site')",
+    const noCsrfNames = await sql(
+      "SELECT name FROM workspaces WHERE owner_id = $1 AND name IN ('No CSRF', 'Wrong CSRF', 'Cross Site')",
       alice.id,
     )
     expect(noCsrfNames).toEqual([])
-    expect(stateInDb(ws.id)).toBe('active')
+    expect(await stateInDb(ws.id)).toBe('active')
 
     const viaBearer = await fetch(`${server.baseUrl}/v1/workspaces`, {
       method: 'POST',
@@ -406,7 +407,10 @@ describe('isolation and authentication', () => {
     })
     expect(viaBearer.status).toBe(201)
     expect(
-      sql('SELECT owner_id FROM workspaces WHERE id = ?', ((await viaBearer.json()) as { id: string }).id),
+      await sql(
+        'SELECT owner_id FROM workspaces WHERE id = $1',
+        ((await viaBearer.json()) as { id: string }).id,
+      ),
     ).toEqual([{ owner_id: alice.id }])
   })
 

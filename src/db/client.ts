@@ -1,38 +1,65 @@
-import { Database } from 'bun:sqlite'
-import { chmodSync, closeSync, existsSync, openSync } from 'node:fs'
-import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
+import { drizzle as pgDrizzle } from 'drizzle-orm/bun-sql'
+import { drizzle as sqliteDrizzle } from 'drizzle-orm/bun-sqlite'
+import { dialect } from './columns'
 import { embeddedMigrations } from './migrations.macro' with { type: 'macro' }
+import { PostgresStore } from './postgres'
+import { SqliteStore } from './sqlite'
+import type { Store } from './store'
 
-export type Db = BunSQLiteDatabase & { $client: Database }
+export type { Conn, Db, Store } from './store'
+
+export interface StoreConfig {
+  /** `postgres://…`, or null for SQLite at `databasePath`. */
+  databaseUrl: string | null
+  databasePath: string
+  databasePoolSize: number
+}
 
 /**
- * The store holds password hashes and sealed keys: readable by its owner only. SQLite gives its
- * -wal and -shm files the mode of the database file; those left by an older version are tightened too.
+ * Opens this thread's store: SQLite at `databasePath`, or PostgreSQL when `databaseUrl` is set. The
+ * tables were declared for one dialect when columns.ts loaded; a store of the other cannot serve them.
  */
-function restrictFiles(path: string): void {
-  if (path === ':memory:') return
-  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (existsSync(file)) chmodSync(file, 0o600)
+export function openStore(config: StoreConfig, opts: { poolSize?: number } = {}): Store {
+  const wanted = config.databaseUrl ? 'postgres' : 'sqlite'
+  if (wanted !== dialect) {
+    throw new Error(
+      `the schema was loaded for ${dialect}, the store is ${wanted}: set DATABASE_URL before start`,
+    )
   }
+  return config.databaseUrl
+    ? new PostgresStore({ url: config.databaseUrl, poolSize: opts.poolSize ?? config.databasePoolSize })
+    : new SqliteStore(config.databasePath)
 }
 
-/** Opens the store with the pragmas every connection needs (one per thread: workers open their own). */
-export function openDb(path: string): Db {
-  restrictFiles(path)
-  const sqlite = new Database(path, { create: true, strict: true })
-  sqlite.exec('PRAGMA journal_mode = WAL')
-  sqlite.exec('PRAGMA synchronous = NORMAL')
-  sqlite.exec('PRAGMA foreign_keys = ON')
-  sqlite.exec('PRAGMA busy_timeout = 5000')
-  return drizzle(sqlite) as Db
-}
+// A constant key: every node of one cluster migrates under the same lock.
+const MIGRATION_LOCK = 'gatehouse:migrations'
 
-/** Applies the migrations embedded at build time; idempotent. */
-export function migrate(db: Db): number {
-  const migrations = embeddedMigrations()
-  // biome-ignore lint/suspicious/noExplicitAny: drizzle exposes its dialect migrator only untyped
-  const internal = db as any
-  internal.dialect.migrate(migrations, internal.session, { migrationsFolder: '(embedded)' })
+/**
+ * Applies the migrations embedded at build time; idempotent. On PostgreSQL under an advisory lock,
+ * so nodes starting together migrate once: the others wait, then find nothing left to do.
+ */
+export async function migrate(store: Store): Promise<number> {
+  const all = embeddedMigrations()
+  if (store instanceof SqliteStore) {
+    const migrations = all.sqlite
+    // drizzle's SQLite migrator is synchronous: run it on the same connection, through its sync driver.
+    const db = sqliteDrizzle(store.raw)
+    // biome-ignore lint/suspicious/noExplicitAny: drizzle exposes its dialect migrator only untyped
+    const internal = db as any
+    internal.dialect.migrate(migrations, internal.session, { migrationsFolder: '(embedded)' })
+    return migrations.length
+  }
+  const migrations = all.postgres
+  const pg = store as PostgresStore
+  await pg.withSession(async (client) => {
+    await client.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [MIGRATION_LOCK])
+    try {
+      // biome-ignore lint/suspicious/noExplicitAny: drizzle exposes its dialect migrator only untyped
+      const internal = pgDrizzle({ client }) as any
+      await internal.dialect.migrate(migrations, internal.session, { migrationsFolder: '(embedded)' })
+    } finally {
+      await client.unsafe('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [MIGRATION_LOCK])
+    }
+  })
   return migrations.length
 }

@@ -1,5 +1,6 @@
-// Runs at bundle/transpile time (imported `with { type: 'macro' }`): the migration SQL is inlined
-// into the executable, because drizzle's stock migrator reads files that a compiled binary lacks.
+// Runs at bundle/transpile time (imported `with { type: 'macro' }`): the migration SQL of both
+// dialects is inlined into the executable, because drizzle's stock migrator reads files that a
+// compiled binary lacks.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,8 +12,8 @@ export interface EmbeddedMigration {
   hash: string
 }
 
-export function embeddedMigrations(): EmbeddedMigration[] {
-  const dir = join(import.meta.dir, '../../db/migrations')
+function read(dialect: string): EmbeddedMigration[] {
+  const dir = join(import.meta.dir, '../../db/migrations', dialect)
   const journal = JSON.parse(readFileSync(join(dir, 'meta/_journal.json'), 'utf8')) as {
     entries: { tag: string; when: number; breakpoints: boolean }[]
   }
@@ -25,4 +26,8 @@ export function embeddedMigrations(): EmbeddedMigration[] {
       hash: createHash('sha256').update(query).digest('hex'),
     }
   })
+}
+
+export function embeddedMigrations(): { sqlite: EmbeddedMigration[]; postgres: EmbeddedMigration[] } {
+  return { sqlite: read('sqlite'), postgres: read('postgres') }
 }

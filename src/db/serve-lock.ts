@@ -1,6 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync } from 'node:fs'
 import { join } from 'node:path'
+import { PostgresStore } from './postgres'
+import type { Store } from './store'
 
 /** Thrown when another process already serves this DATA_DIR. */
 export class ServeLockTaken extends Error {}
@@ -30,4 +32,25 @@ export function acquireServeLock(dataDir: string): { release(): void } {
     throw e
   }
   return { release: () => lock.close() }
+}
+
+/**
+ * What `serve` holds while it runs, so that the start-up reclaim of its earlier boot's jobs can
+ * never take a live process's. SQLite: the DATA_DIR lock (one process per store). PostgreSQL: an
+ * advisory lock on the node id (NODE_ID, or DATA_DIR/node.id): several nodes share the store, but
+ * two live processes never share a node id.
+ */
+export async function acquireNodeLock(
+  store: Store,
+  dataDir: string,
+  nodeId: string,
+): Promise<{ release(): Promise<void> | void }> {
+  if (!(store instanceof PostgresStore)) return acquireServeLock(dataDir)
+  const lock = await store.holdLock(`gatehouse:node:${nodeId}`)
+  if (!lock) {
+    throw new ServeLockTaken(
+      `node id "${nodeId}" is in use by a running node on this database: give each node its own NODE_ID`,
+    )
+  }
+  return lock
 }

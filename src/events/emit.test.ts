@@ -3,13 +3,18 @@ import { eq } from 'drizzle-orm'
 import { testCore } from '../../tests/support/core'
 import { events } from './schema'
 
-describe('emit', () => {
-  const core = testCore()
+const core = await testCore()
 
-  it('records an event in the outbox with an evt_ id and the clock time', () => {
-    const id = core.emit('user.created', 'ws-1', { user_id: 'usr_1', name: 'Ada' }, { tenantId: 'ten_1' })
+describe('emit', () => {
+  it('records an event in the outbox with an evt_ id and the clock time', async () => {
+    const id = await core.emit(
+      'user.created',
+      'ws-1',
+      { user_id: 'usr_1', name: 'Ada' },
+      { tenantId: 'ten_1' },
+    )
     expect(id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/)
-    const row = core.db.select().from(events).where(eq(events.id, id)).get()
+    const [row] = await core.db.select().from(events).where(eq(events.id, id))
     expect(row).toEqual({
       id,
       type: 'user.created',
@@ -20,21 +25,22 @@ describe('emit', () => {
     })
   })
 
-  it('writes inside the caller transaction: a rollback leaves no event', () => {
+  it('writes inside the caller transaction: a rollback leaves no event', async () => {
     let id = ''
-    expect(() =>
-      core.db.transaction((tx) => {
-        id = core.emit('plan.changed', 'ws-1', { plan: 'pro' }, { tx })
+    await expect(
+      core.store.tx(async (tx) => {
+        id = await core.emit('plan.changed', 'ws-1', { plan: 'pro' }, { tx })
         throw new Error('business rule failed')
       }),
-    ).toThrow('business rule failed')
-    expect(core.db.select().from(events).where(eq(events.id, id)).get()).toBeUndefined()
+    ).rejects.toThrow('business rule failed')
+    expect(id).toMatch(/^evt_/)
+    expect(await core.db.select().from(events).where(eq(events.id, id))).toEqual([])
   })
 
-  it('issues sortable ids', () => {
-    const a = core.emit('session.started', 'ws-1', {})
+  it('issues sortable ids', async () => {
+    const a = await core.emit('session.started', 'ws-1', {})
     core.clock.advance(1)
-    const b = core.emit('session.ended', 'ws-1', {})
+    const b = await core.emit('session.ended', 'ws-1', {})
     expect(a < b).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import type { Db } from '../db/client'
+import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
 import { events } from './schema'
@@ -21,7 +21,7 @@ export type EventType =
 export interface EmitOptions {
   tenantId?: string | null
   /** Write in the caller's transaction so the event exists exactly when the change does. */
-  tx?: Pick<Db, 'insert'>
+  tx?: Conn
 }
 
 export type Emit = (
@@ -29,25 +29,24 @@ export type Emit = (
   workspaceId: string,
   data: Record<string, unknown>,
   opts?: EmitOptions,
-) => string
+) => Promise<string>
 
 /**
  * The one way domain code records an event: a row in the `events` outbox (`evt_` + ULID).
  * Fan-out to webhook subscriptions hooks in here, in the same transaction.
  */
-export function createEmit(db: Db, clock: Clock): Emit {
-  return (type, workspaceId, data, opts = {}) => {
+export function createEmit(store: Conn, clock: Clock): Emit {
+  return async (type, workspaceId, data, opts = {}) => {
     const now = clock.now()
     const id = newId('evt', now)
-    ;(opts.tx ?? db)
+    await (opts.tx ?? store).db
       .insert(events)
       .values({ id, type, workspaceId, tenantId: opts.tenantId ?? null, data, createdAt: now })
-      .run()
     return id
   }
 }
 
 /** The events' teardown step of a workspace deletion. */
-export function deleteWorkspaceEvents(core: { db: Db }, workspaceId: string): void {
-  core.db.delete(events).where(eq(events.workspaceId, workspaceId)).run()
+export async function deleteWorkspaceEvents(core: { db: Conn['db'] }, workspaceId: string): Promise<void> {
+  await core.db.delete(events).where(eq(events.workspaceId, workspaceId))
 }

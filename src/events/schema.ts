@@ -1,15 +1,15 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { epochMs, index, json, table, text } from '../db/columns'
 
 /** The events outbox: every domain event, written by `emit()` in the caller's transaction. */
-export const events = sqliteTable(
+export const events = table(
   'events',
   {
     id: text('id').primaryKey(),
     type: text('type').notNull(),
     workspaceId: text('workspace_id').notNull(),
     tenantId: text('tenant_id'),
-    data: text('data', { mode: 'json' }).notNull().$type<Record<string, unknown>>(),
-    createdAt: integer('created_at').notNull(),
+    data: json<Record<string, unknown>>('data').notNull(),
+    createdAt: epochMs('created_at').notNull(),
   },
   (t) => [index('events_workspace_idx').on(t.workspaceId, t.createdAt)],
 )

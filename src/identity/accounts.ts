@@ -1,6 +1,6 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
-import { preparedFor } from '../db/prepared'
+import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
@@ -38,30 +38,36 @@ export const preparePasswordChecks = (): void => {
   dummy()
 }
 
-const queries = preparedFor((db) => ({
-  byId: db
+/** On the token and bearer paths. */
+export async function findAccount(core: Core, instanceId: string, id: string): Promise<Account | undefined> {
+  const [account] = await core.db
     .select()
     .from(accounts)
-    .where(
-      and(eq(accounts.instanceId, sql.placeholder('instanceId')), eq(accounts.id, sql.placeholder('id'))),
-    )
-    .prepare(),
-}))
-
-/** On the token and bearer paths, so prepared once per connection. */
-export function findAccount(core: Core, instanceId: string, id: string): Account | undefined {
-  return queries(core.db).byId.get({ instanceId, id })
+    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, id)))
+    .limit(1)
+  return account
 }
 
-export function findAccountByEmail(core: Core, instanceId: string, email: string): Account | undefined {
-  return core.db
+export async function findAccountByEmail(
+  core: Core,
+  instanceId: string,
+  email: string,
+): Promise<Account | undefined> {
+  const [account] = await core.db
     .select()
     .from(accounts)
     .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, normalizeEmail(email))))
-    .get()
+    .limit(1)
+  return account
 }
 
-/** Creates a password account. The first account of the platform instance is its administrator. */
+const emailTaken = () =>
+  new AppError('EMAIL_TAKEN', 409, 'An account with this email already exists. Sign in instead.')
+
+/**
+ * Creates a password account. The first account of the platform instance is its administrator:
+ * decided under a lock held until commit, so two nodes signing up at once cannot both be first.
+ */
 export async function signUp(
   core: Core,
   instanceId: string,
@@ -76,36 +82,52 @@ export async function signUp(
   const name = given ? displayName(given) : ''
   const passwordHash = await hashPassword(input.password)
   const now = core.clock.now()
-  return core.db.transaction((tx) => {
-    const taken = tx
-      .select({ id: accounts.id })
-      .from(accounts)
-      .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
-      .get()
-    if (taken)
-      throw new AppError('EMAIL_TAKEN', 409, 'An account with this email already exists. Sign in instead.')
-    const first =
-      instanceId === PLATFORM &&
-      (tx.select({ n: count() }).from(accounts).where(eq(accounts.instanceId, PLATFORM)).get()?.n ?? 0) === 0
-    const account = tx
-      .insert(accounts)
-      .values({
-        id: newId('usr', now),
-        instanceId,
-        email,
-        name,
-        passwordHash,
-        isPlatformAdmin: first,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get()
-    if (instanceId !== PLATFORM) {
-      core.emit('user.created', instanceId, { user_id: account.id, name, email, via_idp: 'password' }, { tx })
-    }
-    return account
-  })
+  try {
+    return await core.store.tx(async (tx) => {
+      const [taken] = await tx.db
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
+        .limit(1)
+      if (taken) throw emailTaken()
+      let first = false
+      if (instanceId === PLATFORM) {
+        await tx.serialize('platform:first-account')
+        const [row] = await tx.db
+          .select({ n: count() })
+          .from(accounts)
+          .where(eq(accounts.instanceId, PLATFORM))
+        first = Number(row?.n ?? 0) === 0
+      }
+      const [account] = await tx.db
+        .insert(accounts)
+        .values({
+          id: newId('usr', now),
+          instanceId,
+          email,
+          name,
+          passwordHash,
+          isPlatformAdmin: first,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      if (!account) throw new Error('the account was not written')
+      if (instanceId !== PLATFORM) {
+        await core.emit(
+          'user.created',
+          instanceId,
+          { user_id: account.id, name, email, via_idp: 'password' },
+          { tx },
+        )
+      }
+      return account
+    })
+  } catch (e) {
+    // Another sign-up with this address committed between the check and the insert.
+    if (isUniqueViolation(e)) throw emailTaken()
+    throw e
+  }
 }
 
 /** The account when the password matches; null otherwise (constant work either way). */
@@ -115,7 +137,7 @@ export async function verifyPassword(
   email: string,
   password: string,
 ): Promise<Account | null> {
-  const account = findAccountByEmail(core, instanceId, email)
+  const account = await findAccountByEmail(core, instanceId, email)
   const ok = await Bun.password.verify(
     password.slice(0, PASSWORD_MAX),
     account?.passwordHash ?? (await dummy()),
@@ -124,38 +146,35 @@ export async function verifyPassword(
 }
 
 /** A single-use mailed token; only its hash is stored. */
-export function issueAccountToken(
+export async function issueAccountToken(
   core: Core,
   account: Account,
   purpose: AccountTokenPurpose,
   ttlMs: number,
   interactionUid?: string,
-): string {
+): Promise<string> {
   const token = randomToken(32)
-  core.db
-    .insert(accountTokens)
-    .values({
-      tokenHash: sha256Hex(token),
-      instanceId: account.instanceId,
-      accountId: account.id,
-      purpose,
-      interactionUid: interactionUid ?? null,
-      expiresAt: core.clock.now() + ttlMs,
-    })
-    .run()
+  await core.db.insert(accountTokens).values({
+    tokenHash: sha256Hex(token),
+    instanceId: account.instanceId,
+    accountId: account.id,
+    purpose,
+    interactionUid: interactionUid ?? null,
+    expiresAt: core.clock.now() + ttlMs,
+  })
   return token
 }
 
 /** Consumes a mailed token: the account it belongs to, or null when unknown, used or expired. */
-export function useAccountToken(
+export async function useAccountToken(
   core: Core,
   instanceId: string,
   token: string,
   purpose: AccountTokenPurpose,
-): Account | null {
+): Promise<Account | null> {
   const now = core.clock.now()
-  return core.db.transaction((tx) => {
-    const row = tx
+  return core.store.tx(async (tx) => {
+    const [row] = await tx.db
       .update(accountTokens)
       .set({ usedAt: now })
       .where(
@@ -167,18 +186,17 @@ export function useAccountToken(
         ),
       )
       .returning()
-      .get()
     if (!row || row.expiresAt <= now) return null
-    return tx.select().from(accounts).where(eq(accounts.id, row.accountId)).get() ?? null
+    const [account] = await tx.db.select().from(accounts).where(eq(accounts.id, row.accountId)).limit(1)
+    return account ?? null
   })
 }
 
-export function markEmailVerified(core: Core, account: Account): void {
-  core.db
+export async function markEmailVerified(core: Core, account: Account): Promise<void> {
+  await core.db
     .update(accounts)
     .set({ emailVerified: true, updatedAt: core.clock.now() })
     .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
-    .run()
 }
 
 /**
@@ -196,18 +214,20 @@ export async function setPassword(
 ): Promise<void> {
   checkPassword(password)
   const passwordHash = await hashPassword(password)
-  core.db.transaction((tx) => {
-    tx.update(accounts)
-      .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: core.clock.now() })
+  await core.store.tx(async (tx) => {
+    const now = core.clock.now()
+    await tx.db
+      .update(accounts)
+      .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: now })
       .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
-      .run()
-    tx.delete(oidcPayloads)
+    await tx.db
+      .delete(oidcPayloads)
       .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
-      .run()
-    deps.endAccountSessions(tx, account.id)
+    await deps.endAccountSessions(tx, account.id)
     // Other reset links mailed before this change would let whoever reads that mail reset it again.
-    tx.update(accountTokens)
-      .set({ usedAt: core.clock.now() })
+    await tx.db
+      .update(accountTokens)
+      .set({ usedAt: now })
       .where(
         and(
           eq(accountTokens.accountId, account.id),
@@ -215,6 +235,5 @@ export async function setPassword(
           isNull(accountTokens.usedAt),
         ),
       )
-      .run()
   })
 }

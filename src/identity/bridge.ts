@@ -115,7 +115,7 @@ export class IdentityBridge {
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
-        if (this.pool.isServing(instanceId)) return new Response(hit.body, { headers: hit.headers })
+        if (await this.pool.isServing(instanceId)) return new Response(hit.body, { headers: hit.headers })
         return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
       }
     }
@@ -177,7 +177,7 @@ export class IdentityBridge {
   }
 
   private async dispatch(req: IncomingMessage, res: ServerResponse, to: Dispatch) {
-    const instance = this.pool.get(to.target.instanceId)
+    const instance = await this.pool.get(to.target.instanceId)
     if (!instance) {
       writeError(res, INSTANCE_NOT_FOUND, req.headers.accept)
       return
@@ -196,8 +196,16 @@ export class IdentityBridge {
     if (!handled) instance.callback(req, res)
   }
 
-  /** Forgets what this process holds about an instance: cached discovery/JWKS, its Provider, its state. */
-  invalidate(instanceId: string): void {
+  /**
+   * Forgets what this process holds about an instance: cached discovery/JWKS, its Provider (with
+   * the clients it memoized), its state. Null: about every instance (a change may have been missed).
+   */
+  invalidate(instanceId: string | null): void {
+    if (instanceId === null) {
+      this.cache.clear()
+      this.pool.evictAll()
+      return
+    }
     for (const sub of CACHEABLE) this.cache.delete(`${instanceId}${sub}`)
     this.pool.evict(instanceId)
   }

@@ -1,4 +1,5 @@
 import type { Core } from '../core'
+import type { Conn } from '../db/store'
 
 /**
  * A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. The
@@ -31,9 +32,6 @@ export interface ClientSource {
   find(instanceId: string, clientId: string): Promise<ClientRecord | null>
 }
 
-/** A transaction of the store, for work that must commit with the plane's own writes. */
-export type Tx = Parameters<Parameters<Core['db']['transaction']>[0]>[0]
-
 /**
  * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
  * plane imports no feature, and reads no feature's table.
@@ -42,10 +40,10 @@ export interface IdentityDeps {
   sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
   clients: ClientSource
   /** Whether a workspace's instance may serve now (its workspace is active). */
-  workspaceActive(instanceId: string): boolean
+  workspaceActive(workspaceId: string): Promise<boolean>
   /**
-   * Ends what the control plane opened on an account's sign-in (its dashboard sessions), inside
+   * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:
    * the transaction that changes the account's password.
    */
-  endAccountSessions(tx: Tx, accountId: string): void
+  endAccountSessions(conn: Conn, accountId: string): Promise<void>
 }

@@ -6,7 +6,7 @@ import type { IdentityDeps } from './deps'
 import type { IdentityPlane } from './plane'
 
 export { type Account, signUp } from './accounts'
-export type { ClientSource, IdentityDeps, MailMessage, Tx } from './deps'
+export type { ClientSource, IdentityDeps, MailMessage } from './deps'
 export { issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export type { IdentityPlane } from './plane'

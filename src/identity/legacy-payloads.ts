@@ -14,24 +14,24 @@ interface LegacyRow {
 /**
  * A database from before keyed hashing holds raw ids (refresh tokens, session ids, device codes)
  * as keys and in payloads. At start-up they are rewritten in place as the adapter writes them
- * today, so nobody has to sign in again, and the file is rebuilt so that no old credential stays
- * readable in freed pages. Runs once per store (recorded in `upgrade_steps`); nodes starting
+ * today, so nobody has to sign in again, and the store is compacted so that no old credential
+ * stays readable in freed pages. Runs once per store (recorded in `upgrade_steps`); nodes starting
  * together may both run it, harmlessly (a rewritten row no longer matches).
  */
-export function rehashLegacyPayloads(core: Core): number {
-  const sql = core.db.$client
+export async function rehashLegacyPayloads(core: Core): Promise<number> {
+  const { store } = core
   const done = () =>
-    sql
-      .query('INSERT INTO upgrade_steps (name, done_at) VALUES ($name, $now) ON CONFLICT DO NOTHING')
-      .run({ name: STEP, now: core.clock.now() })
-  if (sql.query('SELECT 1 FROM upgrade_steps WHERE name = $name').get({ name: STEP })) return 0
-  const rows = sql
-    .query(
-      `SELECT instance_id, model, id, payload, user_code FROM oidc_payloads WHERE substr(id, 1, ${HASHED_PREFIX.length}) <> $prefix`,
-    )
-    .all({ prefix: HASHED_PREFIX }) as LegacyRow[]
+    store.exec('INSERT INTO upgrade_steps (name, done_at) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+      STEP,
+      core.clock.now(),
+    ])
+  if ((await store.query('SELECT 1 AS done FROM upgrade_steps WHERE name = $1', [STEP])).length > 0) return 0
+  const rows = await store.query<LegacyRow>(
+    `SELECT instance_id, model, id, payload, user_code FROM oidc_payloads WHERE substr(id, 1, ${HASHED_PREFIX.length}) <> $1`,
+    [HASHED_PREFIX],
+  )
   if (rows.length === 0) {
-    done()
+    await done()
     return 0
   }
 
@@ -44,29 +44,39 @@ export function rehashLegacyPayloads(core: Core): number {
     }
     return codec
   }
-  const update = sql.prepare(`
-    UPDATE oidc_payloads SET id = $key, payload = $payload, user_code = $userCode, account_id = $accountId
-    WHERE instance_id = $instance AND model = $model AND id = $id`)
-  sql.transaction(() => {
-    for (const row of rows) {
-      const codec = codecOf(row.instance_id)
-      const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), jti: row.id }
-      update.run({
-        instance: row.instance_id,
-        model: row.model,
-        id: row.id,
-        key: codec.key(row.id),
-        payload: codec.store(row.model, payload),
-        userCode: row.user_code ? codec.key(row.user_code) : null,
-        accountId: accountOf(payload),
-      })
+  // Rewritten before the transaction: it only writes.
+  const updates = rows.map((row) => {
+    const codec = codecOf(row.instance_id)
+    const payload = { ...(JSON.parse(row.payload) as Record<string, unknown>), jti: row.id }
+    return [
+      codec.key(row.id),
+      codec.store(row.model, payload),
+      row.user_code ? codec.key(row.user_code) : null,
+      accountOf(payload),
+      row.instance_id,
+      row.model,
+      row.id,
+    ]
+  })
+  await store.tx(async (tx) => {
+    for (const params of updates) {
+      await tx.exec(
+        `UPDATE oidc_payloads SET id = $1, payload = $2, user_code = $3, account_id = $4
+         WHERE instance_id = $5 AND model = $6 AND id = $7`,
+        params,
+      )
     }
-  })()
+  })
   // Every earlier save left copies of raw ids in freed space: rebuild the file without them, then
-  // fold the write-ahead log (which holds the old pages too) back into it.
-  sql.exec('VACUUM')
-  sql.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-  done()
+  // fold the write-ahead log (which holds the old pages too) back into it. PostgreSQL rewrites the
+  // table instead.
+  if (store.dialect === 'sqlite') {
+    await store.exec('VACUUM')
+    await store.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  } else {
+    await store.exec('VACUUM FULL oidc_payloads')
+  }
+  await done()
   core.log.info('identity rows rehashed', { rows: rows.length })
   return rows.length
 }

@@ -3,18 +3,22 @@ import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
 import { accountOf, HASHED_PREFIX, payloadCodec } from './payload-keys'
 
-const core = testCore()
-afterAll(() => rmSync(core.config.dataDir, { recursive: true, force: true }))
+const core = await testCore()
+afterAll(async () => {
+  await core.store.close()
+  rmSync(core.config.dataDir, { recursive: true, force: true })
+})
 const codec = payloadCodec(core, 'platform')
 
 describe('payloadCodec', () => {
-  it('keys ids by a keyed hash that depends on the master key', () => {
+  it('keys ids by a keyed hash that depends on the master key', async () => {
     const key = codec.key('refresh-token-value')
     expect(key).toStartWith(HASHED_PREFIX)
     expect(key).not.toContain('refresh-token-value')
     expect(codec.key('refresh-token-value')).toBe(key)
-    const other = testCore()
+    const other = await testCore()
     expect(payloadCodec(other, 'platform').key('refresh-token-value')).not.toBe(key)
+    await other.store.close()
     rmSync(other.config.dataDir, { recursive: true, force: true })
   })
 

@@ -23,7 +23,7 @@ export interface IdentityPlane {
 
 /** The identity plane of this process: the platform instance ready, the Provider pool, the bridge. */
 export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
-  rehashLegacyPayloads(core)
+  await rehashLegacyPayloads(core)
   await ensureInstanceKeys(core, PLATFORM)
   preparePasswordChecks()
   const addressing = instanceAddressing(core.config)

@@ -21,6 +21,10 @@ export function createPlatformTokenVerifier(core: Core): (token: string) => Prom
     jwks ??= localJwks(core, PLATFORM)
     return jwks
   }
+  // The key set is a view of the platform instance's rows: dropped with the others.
+  core.instances.subscribe((instanceId) => {
+    if (instanceId === null || instanceId === PLATFORM) jwks = null
+  })
   return async (token) => {
     try {
       const { payload } = await jwtVerify(token, keySet(), {
@@ -29,7 +33,8 @@ export function createPlatformTokenVerifier(core: Core): (token: string) => Prom
         algorithms: ['ES256', 'RS256'],
         currentDate: new Date(core.clock.now()),
       })
-      const account = typeof payload.sub === 'string' ? findAccount(core, PLATFORM, payload.sub) : undefined
+      const account =
+        typeof payload.sub === 'string' ? await findAccount(core, PLATFORM, payload.sub) : undefined
       // A token without the claim is from epoch 0.
       if (!account || (payload[AUTH_EPOCH_CLAIM] ?? 0) !== account.authEpoch) return null
       return account

@@ -14,17 +14,21 @@ export interface Instance {
 /**
  * Providers of active instances, built on first use and kept in an LRU (about 150 KiB each).
  * A Provider is created only for `platform` or a workspace that exists and is active, so
- * requests to `/i/<random>` cost one indexed lookup and no memory.
+ * requests to `/i/<random>` cost one indexed lookup and no memory. Requests that arrive while an
+ * instance's Provider is being built wait for that one.
  */
 export class InstancePool {
   private readonly cache: LRUCache<string, Instance>
+  private readonly building = new Map<string, Promise<Instance | null>>()
   private readonly servingUntil = new Map<string, number>()
+  /** Bumped by every eviction: an answer read before one is not remembered after it. */
+  private generation = 0
 
   constructor(
     private readonly core: Core,
     private readonly build: (instanceId: string, keys: InstanceKeyMaterial) => Provider,
     /** Whether the workspace of an instance is active (the workspaces feature's state). */
-    private readonly workspaceActive: (instanceId: string) => boolean,
+    private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
     max = 500,
   ) {
     this.cache = new LRUCache({ max })
@@ -35,39 +39,70 @@ export class InstancePool {
    * lookup per request costs more than some endpoints); leaving `active` goes through
    * `core.instances.changed`, which forgets it at once.
    */
-  isServing(instanceId: string): boolean {
+  async isServing(instanceId: string): Promise<boolean> {
     if (!isInstanceId(instanceId)) return false
     if (instanceId === PLATFORM) return true
     const now = this.core.clock.now()
     const until = this.servingUntil.get(instanceId)
     if (until !== undefined && until > now) return true
-    if (!this.workspaceActive(instanceId)) {
+    const generation = this.generation
+    if (!(await this.workspaceActive(instanceId))) {
       this.servingUntil.delete(instanceId)
       return false
     }
-    this.servingUntil.set(instanceId, now + MEMO_MS)
+    if (generation === this.generation) this.servingUntil.set(instanceId, now + MEMO_MS)
     return true
   }
 
-  get(instanceId: string): Instance | null {
-    if (!this.isServing(instanceId)) {
+  async get(instanceId: string): Promise<Instance | null> {
+    if (!(await this.isServing(instanceId))) {
       this.cache.delete(instanceId)
       return null
     }
     const cached = this.cache.get(instanceId)
     if (cached) return cached
-    const keys = loadInstanceKeys(this.core, instanceId)
+    const pending = this.building.get(instanceId)
+    if (pending) return pending
+    const building = this.load(instanceId)
+    this.building.set(instanceId, building)
+    // Registered before any caller awaits it: the Provider is cached before they resume. Kept
+    // only when no eviction came while it was built (an eviction drops it from `building`);
+    // otherwise it serves just the requests that were waiting for it.
+    const current = () => this.building.get(instanceId) === building
+    building.then(
+      (instance) => {
+        if (!current()) return
+        this.building.delete(instanceId)
+        if (instance) this.cache.set(instanceId, instance)
+      },
+      () => {
+        if (current()) this.building.delete(instanceId)
+      },
+    )
+    return building
+  }
+
+  private async load(instanceId: string): Promise<Instance | null> {
+    const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
     const provider = this.build(instanceId, keys)
-    const instance = { id: instanceId, provider, callback: provider.callback() }
-    this.cache.set(instanceId, instance)
-    return instance
+    return { id: instanceId, provider, callback: provider.callback() }
   }
 
   /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */
   evict(instanceId: string): void {
+    this.generation++
     this.cache.delete(instanceId)
+    this.building.delete(instanceId)
     this.servingUntil.delete(instanceId)
+  }
+
+  /** Forgets every instance's Provider and state: anything may have changed. */
+  evictAll(): void {
+    this.generation++
+    this.cache.clear()
+    this.building.clear()
+    this.servingUntil.clear()
   }
 
   get size(): number {

@@ -16,18 +16,18 @@ const THROTTLE_KEEP_MS = 24 * 3600_000
 export async function purgeExpiredIdentityRows(core: Core): Promise<Record<string, number>> {
   const now = core.clock.now()
   return {
-    oidc_payloads: await deleteInBatches(core.db, 'oidc_payloads', 'expires_at <= $now', { now }),
+    oidc_payloads: await deleteInBatches(core.store, 'oidc_payloads', 'expires_at <= $1', [now]),
     account_tokens: await deleteInBatches(
-      core.db,
+      core.store,
       'account_tokens',
-      'used_at IS NOT NULL OR expires_at <= $now',
-      { now },
+      'used_at IS NOT NULL OR expires_at <= $1',
+      [now],
     ),
     login_throttle: await deleteInBatches(
-      core.db,
+      core.store,
       'login_throttle',
-      '(locked_until IS NULL OR locked_until <= $now) AND window_start <= $before',
-      { now, before: now - THROTTLE_KEEP_MS },
+      '(locked_until IS NULL OR locked_until <= $1) AND window_start <= $2',
+      [now, now - THROTTLE_KEEP_MS],
     ),
   }
 }

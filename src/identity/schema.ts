@@ -1,27 +1,27 @@
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { boolean, epochMs, index, integer, json, primaryKey, table, text, uniqueIndex } from '../db/columns'
 
 // The identity plane's tables. Every row is scoped by `instance_id`: a workspace id, or `platform`
 // for the instance that holds dashboard users.
 
 /** Signing keys per instance. The private JWK is sealed under the master key. */
-export const instanceKeys = sqliteTable(
+export const instanceKeys = table(
   'instance_keys',
   {
     kid: text('kid').primaryKey(),
     instanceId: text('instance_id').notNull(),
     alg: text('alg').notNull(),
-    publicJwk: text('public_jwk', { mode: 'json' }).notNull().$type<JsonWebKey>(),
+    publicJwk: json<JsonWebKey>('public_jwk').notNull(),
     privateJwkSealed: text('private_jwk_sealed').notNull(),
-    createdAt: integer('created_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
   },
   (t) => [index('instance_keys_instance_idx').on(t.instanceId)],
 )
 
 /** Cookie-signing keys per instance, sealed (random keys per boot would end every session). */
-export const instanceSecrets = sqliteTable('instance_secrets', {
+export const instanceSecrets = table('instance_secrets', {
   instanceId: text('instance_id').primaryKey(),
   cookieKeysSealed: text('cookie_keys_sealed').notNull(),
-  createdAt: integer('created_at').notNull(),
+  createdAt: epochMs('created_at').notNull(),
 })
 
 /**
@@ -29,7 +29,7 @@ export const instanceSecrets = sqliteTable('instance_secrets', {
  * `id` and `user_code` are keyed hashes of what was handed out (payload-keys.ts) and
  * the payload holds no usable credential: a copy of this table opens nothing.
  */
-export const oidcPayloads = sqliteTable(
+export const oidcPayloads = table(
   'oidc_payloads',
   {
     instanceId: text('instance_id').notNull(),
@@ -41,10 +41,10 @@ export const oidcPayloads = sqliteTable(
     uid: text('uid'),
     /** The account a session, grant, code or token stands for: revoked together on a password change. */
     accountId: text('account_id'),
-    expiresAt: integer('expires_at'),
-    consumedAt: integer('consumed_at'),
+    expiresAt: epochMs('expires_at'),
+    consumedAt: epochMs('consumed_at'),
     /** Device codes: when the client last polled (RFC 8628 §3.5 slow_down). */
-    polledAt: integer('polled_at'),
+    polledAt: epochMs('polled_at'),
   },
   (t) => [
     primaryKey({ columns: [t.instanceId, t.model, t.id] }),
@@ -57,30 +57,30 @@ export const oidcPayloads = sqliteTable(
 )
 
 /** End users of an instance (for the platform instance: dashboard users). */
-export const accounts = sqliteTable(
+export const accounts = table(
   'accounts',
   {
     id: text('id').primaryKey(),
     instanceId: text('instance_id').notNull(),
     email: text('email').notNull(),
-    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
+    emailVerified: boolean('email_verified').notNull().default(false),
     name: text('name').notNull().default(''),
     /** argon2id (Bun.password); null for accounts that only sign in through an external IdP. */
     passwordHash: text('password_hash'),
-    isPlatformAdmin: integer('is_platform_admin', { mode: 'boolean' }).notNull().default(false),
+    isPlatformAdmin: boolean('is_platform_admin').notNull().default(false),
     /**
      * Bumped by every password change. Platform access tokens carry the epoch they were issued in
      * (`auth_epoch`); the control plane refuses one from an earlier epoch.
      */
     authEpoch: integer('auth_epoch').notNull().default(0),
-    createdAt: integer('created_at').notNull(),
-    updatedAt: integer('updated_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    updatedAt: epochMs('updated_at').notNull(),
   },
   (t) => [uniqueIndex('accounts_instance_email_idx').on(t.instanceId, t.email)],
 )
 
 /** Single-use tokens mailed to users (email verification, password reset), stored hashed. */
-export const accountTokens = sqliteTable(
+export const accountTokens = table(
   'account_tokens',
   {
     tokenHash: text('token_hash').primaryKey(),
@@ -91,27 +91,27 @@ export const accountTokens = sqliteTable(
     purpose: text('purpose').$type<'verify_email' | 'reset_password'>().notNull(),
     /** Where to continue after the token is used (an interaction uid), if any. */
     interactionUid: text('interaction_uid'),
-    expiresAt: integer('expires_at').notNull(),
-    usedAt: integer('used_at'),
+    expiresAt: epochMs('expires_at').notNull(),
+    usedAt: epochMs('used_at'),
   },
   (t) => [index('account_tokens_account_idx').on(t.accountId)],
 )
 
 /** Failed sign-in counters for brute-force throttling, per account and per client IP. */
-export const loginThrottle = sqliteTable('login_throttle', {
+export const loginThrottle = table('login_throttle', {
   key: text('key').primaryKey(),
   failures: integer('failures').notNull(),
   /** Attempts reserved and still being checked (counted against the limit until they resolve). */
   pending: integer('pending').notNull().default(0),
-  windowStart: integer('window_start').notNull(),
-  lockedUntil: integer('locked_until'),
+  windowStart: epochMs('window_start').notNull(),
+  lockedUntil: epochMs('locked_until'),
 })
 
 /**
  * Start-up steps that rewrite data a schema migration cannot (they need the master key), done
  * once per store: checking a row here is cheaper than scanning for rows still to rewrite.
  */
-export const upgradeSteps = sqliteTable('upgrade_steps', {
+export const upgradeSteps = table('upgrade_steps', {
   name: text('name').primaryKey(),
-  doneAt: integer('done_at').notNull(),
+  doneAt: epochMs('done_at').notNull(),
 })

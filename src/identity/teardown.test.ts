@@ -7,8 +7,11 @@ import { payloadCodec } from './payload-keys'
 import { deleteInstanceData } from './teardown'
 import { LoginThrottle, SIGN_IN_RULES, throttleKey } from './throttle'
 
-const core = testCore()
-afterAll(() => rmSync(core.config.dataDir, { recursive: true, force: true }))
+const core = await testCore()
+afterAll(async () => {
+  await core.store.close()
+  rmSync(core.config.dataDir, { recursive: true, force: true })
+})
 
 const gone = '3f0c6f5e-8a0b-4c53-9d8e-2b7f0c1a9e44'
 const kept = '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6'
@@ -17,14 +20,13 @@ const kept = '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6'
 async function seed(instanceId: string) {
   await ensureInstanceKeys(core, instanceId)
   const account = await signUp(core, instanceId, { email: 'ada@example.com', password: 'a long password' })
-  issueAccountToken(core, account, 'verify_email', 60_000)
-  core.db.$client
-    .query(
-      "INSERT INTO oidc_payloads (instance_id, model, id, payload, account_id) VALUES ($instance, 'Session', $id, '{}', $account)",
-    )
-    .run({ instance: instanceId, id: payloadCodec(core, instanceId).key('sid'), account: account.id })
+  await issueAccountToken(core, account, 'verify_email', 60_000)
+  await core.store.exec(
+    "INSERT INTO oidc_payloads (instance_id, model, id, payload, account_id) VALUES ($1, 'Session', $2, '{}', $3)",
+    [instanceId, payloadCodec(core, instanceId).key('sid'), account.id],
+  )
   const throttle = new LoginThrottle(core)
-  throttle.reserve([
+  await throttle.reserve([
     [throttleKey('acct', instanceId, account.email), SIGN_IN_RULES.account],
     [throttleKey('ip', instanceId, '198.51.100.7'), SIGN_IN_RULES.ip],
     [throttleKey('reset', instanceId, account.email), SIGN_IN_RULES.account],
@@ -32,37 +34,32 @@ async function seed(instanceId: string) {
 }
 
 const TABLES = ['instance_keys', 'instance_secrets', 'accounts', 'account_tokens', 'oidc_payloads']
-const rowsOf = (instanceId: string) => ({
-  ...Object.fromEntries(
-    TABLES.map((table) => [
-      table,
-      (
-        core.db.$client
-          .query(`SELECT count(*) AS n FROM ${table} WHERE instance_id = $instance`)
-          .get({ instance: instanceId }) as { n: number }
-      ).n,
-    ]),
-  ),
-  login_throttle: (
-    core.db.$client
-      .query('SELECT count(*) AS n FROM login_throttle WHERE key LIKE $pattern')
-      .get({ pattern: `%:${instanceId}:%` }) as { n: number }
-  ).n,
-})
+const countOf = async (text: string, param: string) =>
+  Number((await core.store.query<{ n: number | string }>(text, [param]))[0]?.n)
+const rowsOf = async (instanceId: string) => {
+  const rows: Record<string, number> = {}
+  for (const table of TABLES)
+    rows[table] = await countOf(`SELECT count(*) AS n FROM ${table} WHERE instance_id = $1`, instanceId)
+  rows.login_throttle = await countOf(
+    'SELECT count(*) AS n FROM login_throttle WHERE key LIKE $1',
+    `%:${instanceId}:%`,
+  )
+  return rows
+}
 
 describe('deleteInstanceData', () => {
   it("deletes every row of the instance and none of another instance's", async () => {
     await seed(gone)
     await seed(kept)
-    const before = rowsOf(kept)
-    expect(Object.values(rowsOf(gone)).every((n) => n > 0)).toBe(true)
+    const before = await rowsOf(kept)
+    expect(Object.values(await rowsOf(gone)).every((n) => n > 0)).toBe(true)
 
-    deleteInstanceData(core, gone)
-    expect(Object.values(rowsOf(gone))).toEqual([0, 0, 0, 0, 0, 0])
-    expect(rowsOf(kept)).toEqual(before)
+    await deleteInstanceData(core, gone)
+    expect(Object.values(await rowsOf(gone))).toEqual([0, 0, 0, 0, 0, 0])
+    expect(await rowsOf(kept)).toEqual(before)
 
     // A teardown that stopped half-way runs it again.
-    deleteInstanceData(core, gone)
-    expect(rowsOf(kept)).toEqual(before)
+    await deleteInstanceData(core, gone)
+    expect(await rowsOf(kept)).toEqual(before)
   })
 })

@@ -8,19 +8,17 @@ import { THROTTLE_KINDS, throttleKey } from './throttle'
  * oidc-provider rows, its accounts with their mailed tokens, and its throttle counters. Runs in its
  * own transaction; idempotent, so a workspace teardown that failed half-way runs it again.
  */
-export function deleteInstanceData(core: Core, instanceId: string): void {
+export async function deleteInstanceData(core: Core, instanceId: string): Promise<void> {
   const throttled = THROTTLE_KINDS.map((kind) => {
     const prefix = throttleKey(kind, instanceId, '')
-    return sql`substr(${loginThrottle.key}, 1, ${prefix.length}) = ${prefix}`
+    return sql`substr(${loginThrottle.key}, 1, ${sql.raw(String(prefix.length))}) = ${prefix}`
   })
-  core.db.transaction((tx) => {
-    tx.delete(instanceKeys).where(eq(instanceKeys.instanceId, instanceId)).run()
-    tx.delete(instanceSecrets).where(eq(instanceSecrets.instanceId, instanceId)).run()
-    tx.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, instanceId)).run()
-    tx.delete(accountTokens).where(eq(accountTokens.instanceId, instanceId)).run()
-    tx.delete(accounts).where(eq(accounts.instanceId, instanceId)).run()
-    tx.delete(loginThrottle)
-      .where(or(...throttled))
-      .run()
+  await core.store.tx(async (tx) => {
+    await tx.db.delete(instanceKeys).where(eq(instanceKeys.instanceId, instanceId))
+    await tx.db.delete(instanceSecrets).where(eq(instanceSecrets.instanceId, instanceId))
+    await tx.db.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, instanceId))
+    await tx.db.delete(accountTokens).where(eq(accountTokens.instanceId, instanceId))
+    await tx.db.delete(accounts).where(eq(accounts.instanceId, instanceId))
+    await tx.db.delete(loginThrottle).where(or(...throttled))
   })
 }

@@ -3,10 +3,10 @@ import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
 import { LoginThrottle, minutesText, type ThrottleEntry } from './throttle'
 
-const core = testCore()
+const core = await testCore()
 const throttle = new LoginThrottle(core)
-afterAll(() => {
-  core.db.$client.close()
+afterAll(async () => {
+  await core.store.close()
   rmSync(core.config.dataDir, { recursive: true, force: true })
 })
 
@@ -14,73 +14,86 @@ const rule = { limit: 3, windowMs: 10 * 60_000, lockMs: 15 * 60_000 }
 let n = 0
 const fresh = (): ThrottleEntry => [`test:${++n}`, rule]
 
+/** `times` reservations one after the other, and what each answered. */
+async function reserveTimes(times: number, entries: ThrottleEntry[]): Promise<number[]> {
+  const waits: number[] = []
+  for (let i = 0; i < times; i++) waits.push(await throttle.reserve(entries))
+  return waits
+}
+
 describe('LoginThrottle', () => {
-  it('grants at most `limit` slots while they are in flight, and locks once they fail', () => {
+  it('grants at most `limit` slots while they are in flight, and locks once they fail', async () => {
     const key = fresh()
-    expect([1, 2, 3, 4].map(() => throttle.reserve([key]))).toEqual([0, 0, 0, rule.lockMs])
-    throttle.fail([key])
-    throttle.fail([key])
+    expect(await reserveTimes(4, [key])).toEqual([0, 0, 0, rule.lockMs])
+    await throttle.fail([key])
+    await throttle.fail([key])
     // Two failed and one still in flight: still full, not locked yet.
-    expect(throttle.reserve([key])).toBe(rule.lockMs)
-    throttle.fail([key])
+    expect(await throttle.reserve([key])).toBe(rule.lockMs)
+    await throttle.fail([key])
     core.clock.advance(5 * 60_000)
-    expect(throttle.reserve([key])).toBe(10 * 60_000)
+    expect(await throttle.reserve([key])).toBe(10 * 60_000)
     core.clock.advance(10 * 60_000)
-    expect(throttle.reserve([key])).toBe(0)
+    expect(await throttle.reserve([key])).toBe(0)
   })
 
-  it('gives a released slot back: a success does not count as a failure', () => {
+  it('grants exactly `limit` slots to reservations made all at once', async () => {
     const key = fresh()
-    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
-    throttle.fail([key])
-    throttle.fail([key])
-    throttle.release([key]) // the third one succeeded
-    expect(throttle.reserve([key])).toBe(0)
-    expect(throttle.reserve([key])).toBe(rule.lockMs)
+    const waits = await Promise.all(Array.from({ length: 12 }, () => throttle.reserve([key])))
+    expect(waits.filter((w) => w === 0)).toHaveLength(rule.limit)
   })
 
-  it('counts checks still in flight at the end of a window against the next one', () => {
+  it('gives a released slot back: a success does not count as a failure', async () => {
     const key = fresh()
-    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
+    expect(await reserveTimes(3, [key])).toEqual([0, 0, 0])
+    await throttle.fail([key])
+    await throttle.fail([key])
+    await throttle.release([key]) // the third one succeeded
+    expect(await throttle.reserve([key])).toBe(0)
+    expect(await throttle.reserve([key])).toBe(rule.lockMs)
+  })
+
+  it('counts checks still in flight at the end of a window against the next one', async () => {
+    const key = fresh()
+    expect(await reserveTimes(3, [key])).toEqual([0, 0, 0])
     core.clock.advance(rule.windowMs + 1)
     // Guesses sent just before and just after the edge are counted together.
-    expect(throttle.reserve([key])).toBe(rule.lockMs)
-    for (let i = 0; i < 3; i++) throttle.fail([key])
-    expect(throttle.reserve([key])).toBe(rule.lockMs)
+    expect(await throttle.reserve([key])).toBe(rule.lockMs)
+    for (let i = 0; i < 3; i++) await throttle.fail([key])
+    expect(await throttle.reserve([key])).toBe(rule.lockMs)
   })
 
-  it('drops a pending count left by a process that died mid-check, two windows on', () => {
+  it('drops a pending count left by a process that died mid-check, two windows on', async () => {
     const key = fresh()
-    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
+    expect(await reserveTimes(3, [key])).toEqual([0, 0, 0])
     core.clock.advance(2 * rule.windowMs + 1)
-    expect(throttle.reserve([key])).toBe(0)
+    expect(await throttle.reserve([key])).toBe(0)
   })
 
-  it('starts a new window once the old one has passed', () => {
+  it('starts a new window once the old one has passed', async () => {
     const key = fresh()
-    for (let i = 0; i < 2; i++) expect(throttle.reserve([key])).toBe(0)
-    throttle.fail([key, key])
-    expect(throttle.reserve([key])).toBe(0)
-    throttle.release([key])
+    expect(await reserveTimes(2, [key])).toEqual([0, 0])
+    await throttle.fail([key, key])
+    expect(await throttle.reserve([key])).toBe(0)
+    await throttle.release([key])
     core.clock.advance(rule.windowMs + 1)
-    for (let i = 0; i < 3; i++) expect(throttle.reserve([key])).toBe(0)
+    expect(await reserveTimes(3, [key])).toEqual([0, 0, 0])
   })
 
-  it('keeps nothing reserved when a later key refuses', () => {
+  it('keeps nothing reserved when a later key refuses', async () => {
     const first = fresh()
     const full = fresh()
-    for (let i = 0; i < 3; i++) throttle.reserve([full])
-    expect(throttle.reserve([first, full])).toBe(rule.lockMs)
-    for (let i = 0; i < 3; i++) expect(throttle.reserve([first])).toBe(0)
-    expect(throttle.reserve([first])).toBe(rule.lockMs)
+    await reserveTimes(3, [full])
+    expect(await throttle.reserve([first, full])).toBe(rule.lockMs)
+    expect(await reserveTimes(3, [first])).toEqual([0, 0, 0])
+    expect(await throttle.reserve([first])).toBe(rule.lockMs)
   })
 
-  it('forgets a key on reset', () => {
+  it('forgets a key on reset', async () => {
     const key = fresh()
-    for (let i = 0; i < 3; i++) throttle.reserve([key])
-    throttle.fail([key])
-    throttle.reset(key[0])
-    expect(throttle.reserve([key])).toBe(0)
+    await reserveTimes(3, [key])
+    await throttle.fail([key])
+    await throttle.reset(key[0])
+    expect(await throttle.reserve([key])).toBe(0)
   })
 
   it('words the wait in whole minutes', () => {

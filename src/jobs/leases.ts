@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { ulid } from 'ulid'
-import type { Db } from '../db/client'
+import type { Db } from '../db/store'
 import { jobs } from '../queue/schema'
 import type { Clock } from '../shared/clock'
 
@@ -19,11 +19,16 @@ export const newBootId = (): string => ulid()
  * mid-job), so waiting out its leases only delays them. Another node's leases are never touched:
  * on a shared store that node may be alive. Returns how many jobs were requeued.
  */
-export function requeueEarlierBootJobs(db: Db, clock: Clock, nodeId: string, bootId: string): number {
+export async function requeueEarlierBootJobs(
+  db: Db,
+  clock: Clock,
+  nodeId: string,
+  bootId: string,
+): Promise<number> {
   const node = `${nodeId}:`
   const boot = leaseOwner(nodeId, bootId, '')
   // substr, not LIKE: a node id may contain `_`, a LIKE wildcard.
-  const requeued = db
+  const requeued = await db
     .update(jobs)
     .set({
       status: 'queued',
@@ -40,6 +45,5 @@ export function requeueEarlierBootJobs(db: Db, clock: Clock, nodeId: string, boo
       ),
     )
     .returning({ id: jobs.id })
-    .all()
   return requeued.length
 }

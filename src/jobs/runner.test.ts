@@ -4,43 +4,43 @@ import { testCore } from '../../tests/support/core'
 import { jobs } from '../queue/schema'
 import { type JobHandler, JobRunner } from './runner'
 
-const setup = (handlers: JobHandler<unknown>[], leaseMs = 30_000, workerId = 'w-test') => {
-  const core = testCore()
-  const runner = new JobRunner(core.db, core.clock, core.log, {}, handlers, {
+const setup = async (handlers: JobHandler<unknown>[], leaseMs = 30_000, workerId = 'w-test') => {
+  const core = await testCore()
+  const runner = new JobRunner(core.store, core.clock, core.log, {}, handlers, {
     workerId,
     leaseMs,
     concurrency: 4,
   })
-  const row = (id: string) => core.db.select().from(jobs).where(eq(jobs.id, id)).get()!
+  const row = async (id: string) => (await core.db.select().from(jobs).where(eq(jobs.id, id)))[0]!
   return { core, runner, row }
 }
 
 describe('JobRunner', () => {
   it('runs a due job once and marks it done', async () => {
     const seen: unknown[] = []
-    const { core, runner, row } = setup([{ kind: 'greet', run: (p) => void seen.push(p) }])
-    const id = core.jobs.enqueue('greet', { name: 'Ada' })
+    const { core, runner, row } = await setup([{ kind: 'greet', run: (p) => void seen.push(p) }])
+    const id = await core.jobs.enqueue('greet', { name: 'Ada' })
     await runner.drain()
     await runner.drain()
     expect(seen).toEqual([{ name: 'Ada' }])
-    expect(row(id)).toMatchObject({ status: 'done', attempts: 1, leaseUntil: null })
+    expect(await row(id)).toMatchObject({ status: 'done', attempts: 1, leaseUntil: null })
   })
 
   it('does not run a job before its runAt', async () => {
     let runs = 0
-    const { core, runner, row } = setup([{ kind: 'later', run: () => void runs++ }])
-    const id = core.jobs.enqueue('later', null, { runAt: core.clock.now() + 60_000 })
+    const { core, runner, row } = await setup([{ kind: 'later', run: () => void runs++ }])
+    const id = await core.jobs.enqueue('later', null, { runAt: core.clock.now() + 60_000 })
     await runner.drain()
     expect(runs).toBe(0)
     core.clock.advance(60_000)
     await runner.drain()
     expect(runs).toBe(1)
-    expect(row(id).status).toBe('done')
+    expect((await row(id)).status).toBe('done')
   })
 
   it('retries a failing job with growing backoff, then gives up as dead', async () => {
     let runs = 0
-    const { core, runner, row } = setup([
+    const { core, runner, row } = await setup([
       {
         kind: 'flaky',
         run: () => {
@@ -50,19 +50,19 @@ describe('JobRunner', () => {
         backoffMs: (attempt) => attempt * 1000,
       },
     ])
-    const id = core.jobs.enqueue('flaky', {}, { maxAttempts: 3 })
+    const id = await core.jobs.enqueue('flaky', {}, { maxAttempts: 3 })
     await runner.drain()
-    expect(row(id)).toMatchObject({ status: 'queued', attempts: 1, lastError: 'boom 1' })
-    expect(row(id).runAt).toBe(core.clock.now() + 1000)
+    expect(await row(id)).toMatchObject({ status: 'queued', attempts: 1, lastError: 'boom 1' })
+    expect((await row(id)).runAt).toBe(core.clock.now() + 1000)
     await runner.drain() // not due yet
     expect(runs).toBe(1)
     core.clock.advance(1000)
     await runner.drain()
-    expect(row(id)).toMatchObject({ status: 'queued', attempts: 2 })
-    expect(row(id).runAt).toBe(core.clock.now() + 2000)
+    expect(await row(id)).toMatchObject({ status: 'queued', attempts: 2 })
+    expect((await row(id)).runAt).toBe(core.clock.now() + 2000)
     core.clock.advance(2000)
     await runner.drain()
-    expect(row(id)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'boom 3' })
+    expect(await row(id)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'boom 3' })
     core.clock.advance(3_600_000)
     await runner.drain()
     expect(runs).toBe(3)
@@ -70,7 +70,7 @@ describe('JobRunner', () => {
 
   it('succeeds on a later attempt', async () => {
     let runs = 0
-    const { core, runner, row } = setup([
+    const { core, runner, row } = await setup([
       {
         kind: 'second-time-lucky',
         run: () => {
@@ -78,20 +78,20 @@ describe('JobRunner', () => {
         },
       },
     ])
-    const id = core.jobs.enqueue('second-time-lucky', {})
+    const id = await core.jobs.enqueue('second-time-lucky', {})
     await runner.drain()
     core.clock.advance(5_000) // default backoff after the first failure
     await runner.drain()
-    expect(row(id)).toMatchObject({ status: 'done', attempts: 2, lastError: null })
+    expect(await row(id)).toMatchObject({ status: 'done', attempts: 2, lastError: null })
   })
 
   it('reclaims a job whose lease expired (its worker died) and runs it again', async () => {
-    const { core, row } = setup([])
+    const { core, row } = await setup([])
     const ran: string[] = []
     const handler = { kind: 'work', run: () => void ran.push('b') }
     // Worker A claims the job and dies without finishing: simulate by a claim that never completes.
     const dead = new JobRunner(
-      core.db,
+      core.store,
       core.clock,
       core.log,
       {},
@@ -102,10 +102,12 @@ describe('JobRunner', () => {
         concurrency: 1,
       },
     )
-    const id = core.jobs.enqueue('work', {})
+    const id = await core.jobs.enqueue('work', {})
     void dead.drain()
-    expect(row(id)).toMatchObject({ status: 'running', lockedBy: 'A' })
-    const b = new JobRunner(core.db, core.clock, core.log, {}, [handler], {
+    // The claim is a query awaited inside drain(): give A the moment to take the job.
+    for (let i = 0; i < 200 && (await row(id)).status !== 'running'; i++) await Bun.sleep(5)
+    expect(await row(id)).toMatchObject({ status: 'running', lockedBy: 'A' })
+    const b = new JobRunner(core.store, core.clock, core.log, {}, [handler], {
       workerId: 'B',
       leaseMs: 10_000,
       concurrency: 1,
@@ -115,20 +117,20 @@ describe('JobRunner', () => {
     core.clock.advance(10_001)
     await b.drain()
     expect(ran).toEqual(['b'])
-    expect(row(id)).toMatchObject({ status: 'done', lockedBy: 'B', attempts: 2 })
+    expect(await row(id)).toMatchObject({ status: 'done', lockedBy: 'B', attempts: 2 })
   })
 
   it('marks a job of an unknown kind dead instead of looping', async () => {
-    const { core, runner, row } = setup([])
-    const id = core.jobs.enqueue('no-such-kind', {})
+    const { core, runner, row } = await setup([])
+    const id = await core.jobs.enqueue('no-such-kind', {})
     await runner.drain()
-    expect(row(id)).toMatchObject({ status: 'dead', lastError: 'unknown job kind no-such-kind' })
+    expect(await row(id)).toMatchObject({ status: 'dead', lastError: 'unknown job kind no-such-kind' })
   })
 
   it('runs up to `concurrency` jobs at once', async () => {
     let active = 0
     let peak = 0
-    const { core, runner } = setup([
+    const { core, runner } = await setup([
       {
         kind: 'slow',
         run: async () => {
@@ -138,23 +140,45 @@ describe('JobRunner', () => {
         },
       },
     ])
-    for (let i = 0; i < 10; i++) core.jobs.enqueue('slow', { i })
+    for (let i = 0; i < 10; i++) await core.jobs.enqueue('slow', { i })
     await runner.drain()
     expect(peak).toBe(4)
   })
 
-  it('enqueues inside a transaction: a rollback loses the job, a commit keeps it', () => {
-    const { core } = setup([])
-    expect(() =>
-      core.db.transaction((tx) => {
-        core.jobs.enqueue('x', {}, { tx })
+  it('starts a job enqueued while a slow one runs, in a free slot, without waiting for the slow one', async () => {
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const ran: string[] = []
+    const { core, runner, row } = await setup([
+      { kind: 'slow', run: () => held },
+      { kind: 'quick', run: () => void ran.push('quick') },
+    ])
+    await core.jobs.enqueue('slow', {})
+    const first = runner.drain()
+    await Bun.sleep(10)
+    const quick = await core.jobs.enqueue('quick', {})
+    // What an enqueue's wake-up does: the pass in progress claims again.
+    void runner.drain()
+    const deadline = Date.now() + 2000
+    while (ran.length === 0 && Date.now() < deadline) await Bun.sleep(5)
+    expect(ran).toEqual(['quick'])
+    expect((await row(quick)).status).toBe('done')
+    release()
+    await first
+  })
+
+  it('enqueues inside a transaction: a rollback loses the job, a commit keeps it', async () => {
+    const { core } = await setup([])
+    await expect(
+      core.store.tx(async (tx) => {
+        await core.jobs.enqueue('x', {}, { tx })
         throw new Error('rollback')
       }),
-    ).toThrow()
-    expect(core.db.select().from(jobs).all()).toHaveLength(0)
-    core.db.transaction((tx) => {
-      core.jobs.enqueue('x', {}, { tx })
+    ).rejects.toThrow('rollback')
+    expect(await core.db.select().from(jobs)).toHaveLength(0)
+    await core.store.tx(async (tx) => {
+      await core.jobs.enqueue('x', {}, { tx })
     })
-    expect(core.db.select().from(jobs).all()).toHaveLength(1)
+    expect(await core.db.select().from(jobs)).toHaveLength(1)
   })
 })

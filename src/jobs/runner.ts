@@ -1,5 +1,4 @@
-import type { Statement } from 'bun:sqlite'
-import type { Db } from '../db/client'
+import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
 import type { Logger } from '../shared/logger'
 
@@ -35,18 +34,15 @@ export interface RunnerOptions {
  * is due again: delivery is at-least-once, so handlers must be idempotent.
  */
 export class JobRunner<C> {
-  private readonly claimStmt: Statement
-  private readonly doneStmt: Statement
-  private readonly retryStmt: Statement
-  private readonly deadStmt: Statement
-  private readonly heartbeatStmt: Statement
+  private readonly claimSql: string
   private readonly handlers = new Map<string, JobHandler<C>>()
   private inFlight = new Set<Promise<void>>()
   private draining: Promise<void> | null = null
   private again = false
+  private nudge: (() => void) | null = null
 
   constructor(
-    db: Db,
+    private readonly store: Conn,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly ctx: C,
@@ -54,26 +50,49 @@ export class JobRunner<C> {
     private readonly opts: RunnerOptions,
   ) {
     for (const h of handlers) this.handlers.set(h.kind, h)
-    const sql = db.$client
-    this.claimStmt = sql.prepare(`
-      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = $lease, locked_by = $worker, updated_at = $now
+    // One statement claims one due row. PostgreSQL: the row is locked by the claim and skipped by
+    // every other claimer meanwhile (SKIP LOCKED), so N nodes claim side by side and each row once.
+    // SQLite: one writer at a time, so the subselect and the update cannot interleave.
+    const lock = store.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : ''
+    this.claimSql = `
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = $2, locked_by = $3, updated_at = $1
       WHERE id = (
         SELECT id FROM jobs
-        WHERE (status = 'queued' AND run_at <= $now) OR (status = 'running' AND lease_until < $now)
-        ORDER BY run_at, id LIMIT 1
+        WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1)
+        ORDER BY run_at, id LIMIT 1 ${lock}
       )
-      RETURNING id, kind, payload, workspace_id, attempts, max_attempts, run_at`)
-    this.doneStmt = sql.prepare(
-      `UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = $now WHERE id = $id AND locked_by = $worker`,
+      RETURNING id, kind, payload, workspace_id, attempts, max_attempts, run_at`
+  }
+
+  private finish(sql: string, params: unknown[]): Promise<number> {
+    return this.store.exec(sql, params)
+  }
+
+  private done(id: string) {
+    return this.finish(
+      `UPDATE jobs SET status = 'done', lease_until = NULL, last_error = NULL, updated_at = $1 WHERE id = $2 AND locked_by = $3`,
+      [this.clock.now(), id, this.opts.workerId],
     )
-    this.retryStmt = sql.prepare(
-      `UPDATE jobs SET status = 'queued', lease_until = NULL, locked_by = NULL, run_at = $runAt, last_error = $error, updated_at = $now WHERE id = $id AND locked_by = $worker`,
+  }
+
+  private retry(id: string, runAt: number, error: string) {
+    return this.finish(
+      `UPDATE jobs SET status = 'queued', lease_until = NULL, locked_by = NULL, run_at = $1, last_error = $2, updated_at = $3 WHERE id = $4 AND locked_by = $5`,
+      [runAt, error, this.clock.now(), id, this.opts.workerId],
     )
-    this.deadStmt = sql.prepare(
-      `UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = $error, updated_at = $now WHERE id = $id AND locked_by = $worker`,
+  }
+
+  private dead(id: string, error: string) {
+    return this.finish(
+      `UPDATE jobs SET status = 'dead', lease_until = NULL, last_error = $1, updated_at = $2 WHERE id = $3 AND locked_by = $4`,
+      [error, this.clock.now(), id, this.opts.workerId],
     )
-    this.heartbeatStmt = sql.prepare(
-      `UPDATE jobs SET lease_until = $lease WHERE id = $id AND locked_by = $worker AND status = 'running'`,
+  }
+
+  private heartbeat(id: string) {
+    return this.finish(
+      `UPDATE jobs SET lease_until = $1 WHERE id = $2 AND locked_by = $3 AND status = 'running'`,
+      [this.clock.now() + this.opts.leaseMs, id, this.opts.workerId],
     )
   }
 
@@ -81,6 +100,9 @@ export class JobRunner<C> {
   drain(): Promise<void> {
     if (this.draining) {
       this.again = true
+      // A pass waiting on its running jobs claims again now: free slots must not sit idle behind
+      // one slow job.
+      this.nudge?.()
       return this.draining
     }
     this.draining = (async () => {
@@ -97,62 +119,78 @@ export class JobRunner<C> {
   private async pass() {
     for (;;) {
       while (this.inFlight.size < this.opts.concurrency) {
-        const job = this.claim()
+        const job = await this.claim()
         if (!job) break
         const p: Promise<void> = this.execute(job).finally(() => this.inFlight.delete(p))
         this.inFlight.add(p)
       }
       if (this.inFlight.size === 0) return
-      await Promise.race(this.inFlight)
+      await Promise.race([...this.inFlight, new Promise<void>((resolve) => (this.nudge = resolve))])
+      this.nudge = null
     }
   }
 
-  private claim(): JobRow | null {
+  private async claim(): Promise<JobRow | null> {
     const now = this.clock.now()
-    const row = this.claimStmt.get({ now, lease: now + this.opts.leaseMs, worker: this.opts.workerId }) as
-      | (Omit<JobRow, 'payload'> & { payload: string })
-      | null
+    const [row] = await this.store.query<Omit<JobRow, 'payload'> & { payload: string }>(this.claimSql, [
+      now,
+      now + this.opts.leaseMs,
+      this.opts.workerId,
+    ])
     return row ? { ...row, payload: JSON.parse(row.payload) } : null
   }
 
   private async execute(job: JobRow) {
-    const key = { id: job.id, worker: this.opts.workerId }
     const handler = this.handlers.get(job.kind)
     if (!handler) {
       this.log.error('job kind unknown', { job_id: job.id, kind: job.kind })
-      this.deadStmt.run({ ...key, now: this.clock.now(), error: `unknown job kind ${job.kind}` })
+      await this.dead(job.id, `unknown job kind ${job.kind}`)
       return
     }
     const beat = setInterval(
-      () => this.heartbeatStmt.run({ ...key, lease: this.clock.now() + this.opts.leaseMs }),
+      () =>
+        this.heartbeat(job.id).catch((e) =>
+          this.log.warn('job lease not extended', { job_id: job.id, error: String(e) }),
+        ),
       Math.max(250, this.opts.leaseMs / 3),
     )
     try {
-      await handler.run(job.payload, this.ctx, job)
-      this.doneStmt.run({ ...key, now: this.clock.now() })
-    } catch (e) {
-      const error = e instanceof Error ? e.message : String(e)
-      const now = this.clock.now()
-      if (job.attempts >= job.max_attempts) {
-        this.log.error('job failed permanently', {
-          job_id: job.id,
-          kind: job.kind,
-          attempts: job.attempts,
-          error,
-        })
-        this.deadStmt.run({ ...key, now, error })
-      } else {
-        const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts)
-        this.log.warn('job failed, will retry', {
-          job_id: job.id,
-          kind: job.kind,
-          attempts: job.attempts,
-          error,
-        })
-        this.retryStmt.run({ ...key, now, runAt: now + delay, error })
+      let failure: string | null = null
+      try {
+        await handler.run(job.payload, this.ctx, job)
+      } catch (e) {
+        failure = e instanceof Error ? e.message : String(e)
       }
+      await this.record(job, handler, failure)
+    } catch (e) {
+      // The store is out of reach: the row stays running and its lease runs out, so the job is
+      // claimed again (handlers are idempotent).
+      this.log.error('job outcome not recorded', { job_id: job.id, kind: job.kind, error: String(e) })
     } finally {
       clearInterval(beat)
+    }
+  }
+
+  private async record(job: JobRow, handler: JobHandler<C>, error: string | null) {
+    if (error === null) {
+      await this.done(job.id)
+    } else if (job.attempts >= job.max_attempts) {
+      this.log.error('job failed permanently', {
+        job_id: job.id,
+        kind: job.kind,
+        attempts: job.attempts,
+        error,
+      })
+      await this.dead(job.id, error)
+    } else {
+      const delay = (handler.backoffMs ?? defaultBackoffMs)(job.attempts)
+      this.log.warn('job failed, will retry', {
+        job_id: job.id,
+        kind: job.kind,
+        attempts: job.attempts,
+        error,
+      })
+      await this.retry(job.id, this.clock.now() + delay, error)
     }
   }
 }

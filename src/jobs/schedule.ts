@@ -17,16 +17,16 @@ export const PERIODIC_JOBS: PeriodicJob[] = [{ kind: PURGE_EXPIRED, everyMs: 5 *
  * slot still runs once; a slot missed while no node was up is not caught up. `seen` lets a
  * process skip slots it already enqueued. Returns how many jobs this call added.
  */
-export function enqueuePeriodic(
+export async function enqueuePeriodic(
   core: Pick<Core, 'clock' | 'jobs'>,
   seen = new Map<string, number>(),
-): number {
+): Promise<number> {
   const now = core.clock.now()
   let added = 0
   for (const { kind, everyMs } of PERIODIC_JOBS) {
     const slot = now - (now % everyMs)
     if (seen.get(kind) === slot) continue
-    if (core.jobs.enqueueOnce(kind, null, `${kind}@${isoTime(slot)}`, { runAt: slot })) added++
+    if (await core.jobs.enqueueOnce(kind, null, `${kind}@${isoTime(slot)}`, { runAt: slot })) added++
     seen.set(kind, slot)
   }
   return added
@@ -34,7 +34,7 @@ export function enqueuePeriodic(
 
 export interface Schedule {
   /** Enqueues the slots due by the core's clock now, as the next 15-second check would. */
-  tick(): void
+  tick(): Promise<void>
   stop(): void
 }
 
@@ -44,14 +44,14 @@ export interface Schedule {
  */
 export function startSchedule(core: Core): Schedule {
   const seen = new Map<string, number>()
-  const tick = () => {
+  const tick = async () => {
     try {
-      enqueuePeriodic(core, seen)
+      await enqueuePeriodic(core, seen)
     } catch (e) {
       core.log.error('periodic enqueue failed', { error: String(e) })
     }
   }
-  tick()
+  void tick()
   const cron = new Cron('*/15 * * * * *', { protect: true }, tick)
   return { tick, stop: () => cron.stop() }
 }

@@ -16,7 +16,7 @@ export interface ThreadRunnerOptions {
  * main thread builds one with the server's core when jobs run in process (tests).
  */
 export async function threadRunner(core: Core, opts: ThreadRunnerOptions): Promise<JobRunner<Core>> {
-  return new JobRunner(core.db, core.clock, core.log, core, await loadJobHandlers(opts.handlerModules), {
+  return new JobRunner(core.store, core.clock, core.log, core, await loadJobHandlers(opts.handlerModules), {
     workerId: opts.workerId,
     leaseMs: core.config.jobLeaseSeconds * 1000,
     concurrency: opts.concurrency ?? 8,

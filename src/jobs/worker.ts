@@ -15,7 +15,8 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   try {
     if (msg.type === 'init') {
       const config = { ...msg.config, secretKey: Buffer.from(msg.config.secretKey, 'hex') }
-      runner = await threadRunner(createCore(config), msg)
+      // A worker's own connections: two are plenty for its runner (DATABASE_POOL_SIZE is the main thread's).
+      runner = await threadRunner(createCore(config, { poolSize: 2 }), msg)
       post({ type: 'ready' })
     } else if (msg.type === 'tick') {
       try {

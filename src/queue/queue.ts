@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
-import type { Db } from '../db/client'
 import { deleteInBatches } from '../db/purge'
+import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
 import { jobs } from './schema'
@@ -11,7 +11,7 @@ export interface EnqueueOptions {
   workspaceId?: string | null
   maxAttempts?: number
   /** Enqueue inside the caller's transaction (the outbox pattern). */
-  tx?: Pick<Db, 'insert'>
+  tx?: Conn
 }
 
 /**
@@ -20,16 +20,16 @@ export interface EnqueueOptions {
  */
 export class JobQueue {
   constructor(
-    private readonly db: Db,
+    private readonly store: Conn,
     private readonly clock: Clock,
     private readonly wake: () => void = () => {},
   ) {}
 
-  enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): string {
+  async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<string> {
     const row = this.row(kind, payload, opts)
-    ;(opts.tx ?? this.db).insert(jobs).values(row).run()
-    // A microtask runs after the caller's synchronous transaction has committed.
-    queueMicrotask(this.wake)
+    const conn = opts.tx ?? this.store
+    await conn.db.insert(jobs).values(row)
+    conn.afterCommit(this.wake)
     return row.id
   }
 
@@ -37,20 +37,25 @@ export class JobQueue {
    * Enqueues unless a job with `dedupeKey` exists already, whichever node wrote it: periodic work
    * gives each schedule slot one key, so a cluster runs it once. True when this call added it.
    */
-  enqueueOnce(kind: string, payload: unknown, dedupeKey: string, opts: EnqueueOptions = {}): boolean {
-    const added = (opts.tx ?? this.db)
+  async enqueueOnce(
+    kind: string,
+    payload: unknown,
+    dedupeKey: string,
+    opts: EnqueueOptions = {},
+  ): Promise<boolean> {
+    const conn = opts.tx ?? this.store
+    const added = await conn.db
       .insert(jobs)
       .values({ ...this.row(kind, payload, opts), dedupeKey })
       .onConflictDoNothing({ target: jobs.dedupeKey })
       .returning({ id: jobs.id })
-      .get()
-    if (added) queueMicrotask(this.wake)
-    return added !== undefined
+    if (added.length > 0) conn.afterCommit(this.wake)
+    return added.length > 0
   }
 
   /** Drops a job's payload (a finished job that carried a secret keeps no copy of it). */
-  clearPayload(id: string): void {
-    this.db.update(jobs).set({ payload: 'null' }).where(eq(jobs.id, id)).run()
+  async clearPayload(id: string): Promise<void> {
+    await this.store.db.update(jobs).set({ payload: 'null' }).where(eq(jobs.id, id))
   }
 
   private row(kind: string, payload: unknown, opts: EnqueueOptions) {
@@ -72,19 +77,17 @@ export class JobQueue {
  * Workspace teardown's share of the queue: the workspace's jobs still waiting (a mail to one of its
  * users, a retry) go with it. Running ones, the teardown among them, finish as they are.
  */
-export function dropQueuedJobs({ db }: { db: Db }, workspaceId: string): void {
-  db.delete(jobs)
-    .where(and(eq(jobs.workspaceId, workspaceId), eq(jobs.status, 'queued')))
-    .run()
+export async function dropQueuedJobs({ db }: { db: Conn['db'] }, workspaceId: string): Promise<void> {
+  await db.delete(jobs).where(and(eq(jobs.workspaceId, workspaceId), eq(jobs.status, 'queued')))
 }
 
 /** Finished periodic jobs are kept this long (what ran lately stays visible), then dropped. */
 const KEEP_FINISHED_PERIODIC_MS = 7 * 24 * 3600_000
 
 /** Drops finished periodic jobs older than a week: each schedule slot adds a row. */
-export async function purgeFinishedPeriodicJobs({ db, clock }: { db: Db; clock: Clock }) {
-  const where = "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $before"
+export async function purgeFinishedPeriodicJobs({ store, clock }: { store: Conn; clock: Clock }) {
+  const where = "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $1"
   return {
-    jobs: await deleteInBatches(db, 'jobs', where, { before: clock.now() - KEEP_FINISHED_PERIODIC_MS }),
+    jobs: await deleteInBatches(store, 'jobs', where, [clock.now() - KEEP_FINISHED_PERIODIC_MS]),
   }
 }

@@ -1,9 +1,9 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { epochMs, index, integer, table, text, uniqueIndex } from '../db/columns'
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'dead'
 
 /** The durable job queue: claimed with a lease; an expired lease (killed process) is claimed again. */
-export const jobs = sqliteTable(
+export const jobs = table(
   'jobs',
   {
     id: text('id').primaryKey(),
@@ -12,10 +12,10 @@ export const jobs = sqliteTable(
     payload: text('payload').notNull(),
     workspaceId: text('workspace_id'),
     status: text('status').$type<JobStatus>().notNull().default('queued'),
-    runAt: integer('run_at').notNull(),
+    runAt: epochMs('run_at').notNull(),
     attempts: integer('attempts').notNull().default(0),
     maxAttempts: integer('max_attempts').notNull().default(10),
-    leaseUntil: integer('lease_until'),
+    leaseUntil: epochMs('lease_until'),
     lockedBy: text('locked_by'),
     lastError: text('last_error'),
     /**
@@ -23,8 +23,8 @@ export const jobs = sqliteTable(
      * exactly one row results (src/jobs/schedule.ts).
      */
     dedupeKey: text('dedupe_key'),
-    createdAt: integer('created_at').notNull(),
-    updatedAt: integer('updated_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    updatedAt: epochMs('updated_at').notNull(),
   },
   (t) => [
     index('jobs_due_idx').on(t.status, t.runAt),

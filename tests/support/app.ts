@@ -5,7 +5,7 @@ import { testCore } from './core'
 
 /** The composed app over a fresh store, for `app.handle` tests. */
 export async function testApp(env: Record<string, string> = {}) {
-  const core = testCore(env)
+  const core = await testCore(env)
   const identity = await startIdentityPlane(core, identityDeps(core))
   return { core, identity, app: createApp(core, { identity }) }
 }

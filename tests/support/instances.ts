@@ -10,15 +10,14 @@ import { newId, newWorkspaceId } from '../../src/shared/ids'
 export async function activeWorkspace(core: Core, ownerId = 'usr_owner'): Promise<string> {
   const id = newWorkspaceId()
   const now = core.clock.now()
-  core.db
+  await core.db
     .insert(workspaces)
     .values({ id, name: 'Acme', ownerId, state: 'active', createdAt: now, updatedAt: now })
-    .run()
   await ensureInstanceKeys(core, id)
   return id
 }
 
-export function registerApp(
+export async function registerApp(
   core: Core,
   workspaceId: string,
   input: {
@@ -27,24 +26,21 @@ export function registerApp(
     postLogoutRedirectUris?: string[]
     name?: string
   },
-) {
+): Promise<{ clientId: string; clientSecret: string | null }> {
   const clientId = randomToken(16)
   const clientSecret = input.type === 'web' ? randomToken(32) : null
-  core.db
-    .insert(apps)
-    .values({
-      id: newId('app'),
-      workspaceId,
-      name: input.name ?? `${input.type} app`,
-      clientId,
-      clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
-      appType: input.type,
-      redirectUris: input.redirectUris,
-      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
-      devMode: true,
-      createdAt: core.clock.now(),
-    })
-    .run()
+  await core.db.insert(apps).values({
+    id: newId('app'),
+    workspaceId,
+    name: input.name ?? `${input.type} app`,
+    clientId,
+    clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+    appType: input.type,
+    redirectUris: input.redirectUris,
+    postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+    devMode: true,
+    createdAt: core.clock.now(),
+  })
   return { clientId, clientSecret }
 }
 

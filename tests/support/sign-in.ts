@@ -16,7 +16,7 @@ export async function signInForm(
   const ws = await activeWorkspace(server.core)
   await signUp(server.core, ws, account)
   const redirectUri = 'https://rp.example.com/cb'
-  const app = registerApp(server.core, ws, { type: 'spa', redirectUris: [redirectUri] })
+  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [redirectUri] })
   const agent = new Agent(server.baseUrl)
   const url = new URL(`${server.baseUrl}/i/${ws}/auth`)
   url.search = new URLSearchParams({

@@ -27,28 +27,31 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createAppService(core)
   const params = WorkspaceModel.params
 
-  const page = (user: ReturnType<typeof shellUser>, w: Workspace) => (
-    <Shell title={`${w.name} apps`} user={user} section="workspaces">
-      <WorkspaceCrumb w={w} />
-      <h1>Applications</h1>
-      <p class="lead">OpenID Connect clients that sign users in with this workspace.</p>
-      <div class="panel">
-        <AppTable workspaceId={w.id} apps={service.list(w).items} />
-      </div>
-      <div class="panel">
-        <h2>Create an app</h2>
-        <div id="app-create">
-          <AppForm workspaceId={w.id} />
+  const page = async (user: ReturnType<typeof shellUser>, w: Workspace) => {
+    const { items } = await service.list(w)
+    return (
+      <Shell title={`${w.name} apps`} user={user} section="workspaces">
+        <WorkspaceCrumb w={w} />
+        <h1>Applications</h1>
+        <p class="lead">OpenID Connect clients that sign users in with this workspace.</p>
+        <div class="panel">
+          <AppTable workspaceId={w.id} apps={items} />
         </div>
-      </div>
-    </Shell>
-  )
+        <div class="panel">
+          <h2>Create an app</h2>
+          <div id="app-create">
+            <AppForm workspaceId={w.id} />
+          </div>
+        </div>
+      </Shell>
+    )
+  }
 
   return new Elysia({ name: 'app-pages' })
     .use(auth)
     .get(
       '/app/workspaces/:workspace_id/apps',
-      ({ principal, workspace }) => html(page(shellUser(principal), workspace)),
+      async ({ principal, workspace }) => html(await page(shellUser(principal), workspace)),
       {
         params,
         scope: 'workspace:read',
@@ -70,8 +73,8 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/app/workspaces/:workspace_id/apps/:app_id',
-      ({ workspace, params: p }) => {
-        service.remove(workspace, p.app_id)
+      async ({ workspace, params: p }) => {
+        await service.remove(workspace, p.app_id)
         // An empty 200: htmx swaps the row out (a 204 would leave it in place).
         return html('')
       },

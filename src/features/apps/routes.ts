@@ -21,9 +21,9 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .post(
       '/',
-      ({ workspace, body, set }) => {
+      async ({ workspace, body, set }) => {
         set.status = 201
-        return service.create(workspace, body).credentials
+        return (await service.create(workspace, body)).credentials
       },
       {
         params: WorkspaceModel.params,
@@ -35,8 +35,8 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/:app_id',
-      ({ workspace, params }) => {
-        service.remove(workspace, params.app_id)
+      async ({ workspace, params }) => {
+        await service.remove(workspace, params.app_id)
         return { deleted: true }
       },
       {

@@ -1,9 +1,10 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { sql } from 'drizzle-orm'
+import { boolean, epochMs, index, json, table, text, uniqueIndex } from '../../db/columns'
 
 export type AppType = 'web' | 'spa' | 'native'
 
 /** OIDC applications (clients), read live by each instance's adapter. */
-export const apps = sqliteTable(
+export const apps = table(
   'apps',
   {
     id: text('id').primaryKey(),
@@ -13,12 +14,12 @@ export const apps = sqliteTable(
     /** SHA-256 of the secret (web apps only); the secret itself is shown once. */
     clientSecretHash: text('client_secret_hash'),
     appType: text('app_type').$type<AppType>().notNull(),
-    redirectUris: text('redirect_uris', { mode: 'json' }).notNull().$type<string[]>(),
-    postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).notNull().$type<string[]>(),
-    devMode: integer('dev_mode', { mode: 'boolean' }).notNull().default(false),
+    redirectUris: json<string[]>('redirect_uris').notNull(),
+    postLogoutRedirectUris: json<string[]>('post_logout_redirect_uris').notNull(),
+    devMode: boolean('dev_mode').notNull().default(false),
     /** Extra OAuth grants beyond what the type implies (e.g. device code for the CLI). */
-    extraGrants: text('extra_grants', { mode: 'json' }).notNull().$type<string[]>().default([]),
-    createdAt: integer('created_at').notNull(),
+    extraGrants: json<string[]>('extra_grants').notNull().default(sql`'[]'`),
+    createdAt: epochMs('created_at').notNull(),
   },
   (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_workspace_idx').on(t.workspaceId)],
 )

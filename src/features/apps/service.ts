@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
@@ -13,7 +13,13 @@ import { apps } from './schema'
 
 type AppRow = typeof apps.$inferSelect
 
-export const appOut = (a: AppRow) => ({
+/** What a listing shows of an app. */
+type ListedApp = Pick<
+  AppRow,
+  'id' | 'name' | 'clientId' | 'appType' | 'redirectUris' | 'postLogoutRedirectUris' | 'devMode'
+>
+
+export const appOut = (a: ListedApp) => ({
   id: a.id,
   name: a.name,
   client_id: a.clientId,
@@ -23,17 +29,39 @@ export const appOut = (a: AppRow) => ({
   dev_mode: a.devMode,
 })
 
+interface ListRow {
+  id: string
+  name: string
+  clientId: string
+  appType: AppRow['appType']
+  redirectUris: string
+  postLogoutRedirectUris: string
+  devMode: unknown
+}
+
+// Every apps page and API listing: raw SQL, the JSON columns parsed and the boolean coerced here.
+const LIST = `
+  SELECT id, name, client_id AS "clientId", app_type AS "appType", redirect_uris AS "redirectUris",
+    post_logout_redirect_uris AS "postLogoutRedirectUris", dev_mode AS "devMode"
+  FROM apps WHERE workspace_id = $1
+  ORDER BY created_at, id`
+
+const listed = (r: ListRow): ListedApp => ({
+  id: r.id,
+  name: r.name,
+  clientId: r.clientId,
+  appType: r.appType,
+  redirectUris: JSON.parse(r.redirectUris) as string[],
+  postLogoutRedirectUris: JSON.parse(r.postLogoutRedirectUris) as string[],
+  devMode: Boolean(r.devMode),
+})
+
 /** OIDC applications of a workspace's Default project; every query is scoped by workspace. */
 export function createAppService(core: Core) {
-  const listQuery = core.db
-    .select()
-    .from(apps)
-    .where(eq(apps.workspaceId, sql.placeholder('workspaceId')))
-    .orderBy(asc(apps.createdAt), asc(apps.id))
-    .prepare()
   return {
-    list(workspace: Workspace) {
-      const items = listQuery.all({ workspaceId: workspace.id }).map(appOut)
+    async list(workspace: Workspace) {
+      const rows = await core.store.query<ListRow>(LIST, [workspace.id])
+      const items = rows.map((r) => appOut(listed(r)))
       return { items, total: items.length }
     },
 
@@ -41,7 +69,7 @@ export function createAppService(core: Core) {
      * Creates the client: the app as listed, and its credentials; a web app's secret is in them
      * this once (stored as a SHA-256 digest).
      */
-    create(workspace: Workspace, input: AppModel.Create) {
+    async create(workspace: Workspace, input: AppModel.Create) {
       if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
       const name = displayName(input.name)
       const appType = input.app_type ?? 'web'
@@ -50,7 +78,7 @@ export function createAppService(core: Core) {
       checkRedirectUris('post_logout_redirect_uris', input.post_logout_redirect_uris ?? [], appType, devMode)
       const now = core.clock.now()
       const clientSecret = appType === 'web' ? randomToken(32) : null
-      const row = core.db
+      const [row] = await core.db
         .insert(apps)
         .values({
           id: newId('app', now),
@@ -65,7 +93,7 @@ export function createAppService(core: Core) {
           createdAt: now,
         })
         .returning()
-        .get()
+      if (!row) throw new Error('the app was not stored')
       const issuer = issuerFor(core.config, workspace.id)
       return {
         app: appOut(row),
@@ -82,13 +110,10 @@ export function createAppService(core: Core) {
     },
 
     /** Idempotent: deleting an app that is already gone is not an error (SPEC). */
-    remove(workspace: Workspace, appId: string): void {
-      core.db
-        .delete(apps)
-        .where(and(eq(apps.workspaceId, workspace.id), eq(apps.id, appId)))
-        .run()
+    async remove(workspace: Workspace, appId: string): Promise<void> {
+      await core.db.delete(apps).where(and(eq(apps.workspaceId, workspace.id), eq(apps.id, appId)))
       // The instance forgets the client now: its next token request is refused.
-      core.instances.changed(workspace.id)
+      await core.instances.changed(workspace.id)
     },
   }
 }
@@ -96,6 +121,6 @@ export function createAppService(core: Core) {
 export type AppService = ReturnType<typeof createAppService>
 
 /** The apps' teardown step of a workspace deletion (its instance is served no more). */
-export function deleteWorkspaceApps(core: Core, workspaceId: string): void {
-  core.db.delete(apps).where(eq(apps.workspaceId, workspaceId)).run()
+export async function deleteWorkspaceApps(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {
+  await core.db.delete(apps).where(eq(apps.workspaceId, workspaceId))
 }

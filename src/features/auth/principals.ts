@@ -63,8 +63,8 @@ export function sessionResolver(core: Core, scopes: UserScopes): PrincipalResolv
     if (!token || !safeEqual(token, session.csrfToken)) throw forbidden('Missing or invalid CSRF token')
   }
 
-  return ({ request, cookie, body }) => {
-    const session = findSession(core, cookie[cookieName]?.value as string | undefined)
+  return async ({ request, cookie, body }) => {
+    const session = await findSession(core, cookie[cookieName]?.value as string | undefined)
     if (!session) return null
     if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
     return userPrincipal(session.account, 'session', scopes, session)

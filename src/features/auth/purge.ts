@@ -6,9 +6,9 @@ import { LOGIN_REQUEST_TTL_MS } from './sessions'
 export async function purgeExpiredAuthRows(core: Core): Promise<Record<string, number>> {
   const now = core.clock.now()
   return {
-    sessions: await deleteInBatches(core.db, 'sessions', 'expires_at <= $now', { now }),
-    login_requests: await deleteInBatches(core.db, 'login_requests', 'created_at <= $before', {
-      before: now - LOGIN_REQUEST_TTL_MS,
-    }),
+    sessions: await deleteInBatches(core.store, 'sessions', 'expires_at <= $1', [now]),
+    login_requests: await deleteInBatches(core.store, 'login_requests', 'created_at <= $1', [
+      now - LOGIN_REQUEST_TTL_MS,
+    ]),
   }
 }

@@ -57,7 +57,7 @@ export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: Id
       async ({ query, cookie, redirect, request }) => {
         const jar = cookie[loginCookie]!
         try {
-          const taken = service.takeLoginRequest(query.state, parseLoginCookie(jar.value))
+          const taken = await service.takeLoginRequest(query.state, parseLoginCookie(jar.value))
           // Spent at once, whatever happens next: the browser forgets the secret of this login.
           setLoginCookie(jar, taken.pending)
           const { session, redirect: to } = await service.finishLogin(taken.request, query)
@@ -91,7 +91,7 @@ export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: Id
       async ({ request, cookie, body, principalOf, set }) => {
         const principal = await principalOf({ request, cookie, body })
         const url = service.logoutUrl(principal?.session?.idToken() ?? null)
-        if (principal?.session) destroySession(core, principal.session.idHash)
+        if (principal?.session) await destroySession(core, principal.session.idHash)
         cookie[cookieName]!.set({ value: '', httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 0 })
         if (request.headers.get('hx-request')) {
           set.headers['hx-redirect'] = url

@@ -1,8 +1,8 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { epochMs, index, table, text } from '../../db/columns'
 import { accounts } from '../../identity'
 
 /** Dashboard sessions of the control plane. The id is random; only its hash is stored. */
-export const sessions = sqliteTable(
+export const sessions = table(
   'sessions',
   {
     idHash: text('id_hash').primaryKey(),
@@ -13,18 +13,18 @@ export const sessions = sqliteTable(
     csrfToken: text('csrf_token').notNull(),
     /** The ID token from the callback, sealed: sent as id_token_hint at logout. */
     idTokenSealed: text('id_token_sealed'),
-    createdAt: integer('created_at').notNull(),
-    expiresAt: integer('expires_at').notNull(),
-    lastSeenAt: integer('last_seen_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    expiresAt: epochMs('expires_at').notNull(),
+    lastSeenAt: epochMs('last_seen_at').notNull(),
   },
   (t) => [index('sessions_account_idx').on(t.accountId)],
 )
 
 /** Pending control-plane logins: state, nonce and PKCE verifier between /login and /callback. */
-export const loginRequests = sqliteTable('login_requests', {
+export const loginRequests = table('login_requests', {
   state: text('state').primaryKey(),
   nonce: text('nonce').notNull(),
   codeVerifier: text('code_verifier').notNull(),
   next: text('next'),
-  createdAt: integer('created_at').notNull(),
+  createdAt: epochMs('created_at').notNull(),
 })

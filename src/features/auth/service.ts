@@ -63,8 +63,10 @@ function isLocalPath(path: string, origin: string): boolean {
 type LoginRequest = typeof loginRequests.$inferSelect
 
 /** Deletes and answers the one row among `keys`: at most one exists, since each key hashes a random secret. */
-const takeLoginRequestRow = (core: Core, keys: string[]): LoginRequest | undefined =>
-  core.db.delete(loginRequests).where(inArray(loginRequests.state, keys)).returning().get()
+async function takeLoginRequestRow(core: Core, keys: string[]): Promise<LoginRequest | undefined> {
+  const [row] = await core.db.delete(loginRequests).where(inArray(loginRequests.state, keys)).returning()
+  return row
+}
 
 const s256 = async (verifier: string) =>
   Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url')
@@ -106,24 +108,18 @@ export function createAuthService({ core, identity, configuredIdps = () => [] }:
       pending: string[]
     }): Promise<{ url: string; pending: string[] }> {
       const now = core.clock.now()
-      core.db
-        .delete(loginRequests)
-        .where(lt(loginRequests.createdAt, now - LOGIN_REQUEST_TTL_MS))
-        .run()
+      await core.db.delete(loginRequests).where(lt(loginRequests.createdAt, now - LOGIN_REQUEST_TTL_MS))
       const { secret, pending } = addPendingLogin(input.pending)
       const state = randomToken(24)
       const nonce = randomToken(24)
       const codeVerifier = randomToken(48)
-      core.db
-        .insert(loginRequests)
-        .values({
-          state: loginRequestKey(secret, state),
-          nonce,
-          codeVerifier,
-          next: safeNext(input.next, core.config.baseUrl),
-          createdAt: now,
-        })
-        .run()
+      await core.db.insert(loginRequests).values({
+        state: loginRequestKey(secret, state),
+        nonce,
+        codeVerifier,
+        next: safeNext(input.next, core.config.baseUrl),
+        createdAt: now,
+      })
       const params = new URLSearchParams({
         client_id: platform.clientId,
         response_type: 'code',
@@ -147,12 +143,12 @@ export function createAuthService({ core, identity, configuredIdps = () => [] }:
      * names for one of this browser's `pending` secrets. Single use; a callback from a browser that
      * did not start the login finds nothing and leaves the transaction to its owner.
      */
-    takeLoginRequest(
+    async takeLoginRequest(
       state: string | undefined,
       pending: string[],
-    ): { request: LoginRequest; pending: string[] } {
+    ): Promise<{ request: LoginRequest; pending: string[] }> {
       const keys = state ? pending.map((secret) => loginRequestKey(secret, state)) : []
-      const request = keys.length ? takeLoginRequestRow(core, keys) : undefined
+      const request = keys.length ? await takeLoginRequestRow(core, keys) : undefined
       if (!request || request.createdAt < core.clock.now() - LOGIN_REQUEST_TTL_MS) {
         throw appError(AuthErrors.LOGIN_EXPIRED, 400)
       }
@@ -194,8 +190,8 @@ export function createAuthService({ core, identity, configuredIdps = () => [] }:
       if (!payload || payload.nonce !== request.nonce || typeof payload.sub !== 'string') {
         throw appError(AuthErrors.LOGIN_FAILED, 400)
       }
-      const session = createSession(core, payload.sub, idToken)
-      const owned = workspaceService.count(payload.sub)
+      const session = await createSession(core, payload.sub, idToken)
+      const owned = await workspaceService.count(payload.sub)
       // Checked again on the way out: the stored value is only ever used as this site's path.
       const next = safeNext(request.next ?? undefined, core.config.baseUrl)
       const redirect = next ?? (owned === 0 ? '/app/workspaces/new' : '/app/')

@@ -1,7 +1,7 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { preparedFor } from '../../db/prepared'
-import { type Account, accounts, PLATFORM, type Tx } from '../../identity'
+import type { Conn } from '../../db/store'
+import { type Account, PLATFORM } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { sessions } from './schema'
 
@@ -21,63 +21,88 @@ export interface SessionView {
 }
 
 /** A dashboard session: the cookie carries a random id; the table holds only its hash. */
-export function createSession(
+export async function createSession(
   core: Core,
   accountId: string,
   idToken: string | null,
-): { cookie: string; csrfToken: string } {
+): Promise<{ cookie: string; csrfToken: string }> {
   const id = randomToken(32)
   const now = core.clock.now()
   const csrfToken = randomToken(24)
-  core.db
-    .insert(sessions)
-    .values({
-      idHash: sha256Hex(id),
-      accountId,
-      csrfToken,
-      idTokenSealed: idToken ? core.secrets.seal(idToken, 'session-id-token') : null,
-      createdAt: now,
-      expiresAt: now + SESSION_TTL_MS,
-      lastSeenAt: now,
-    })
-    .run()
+  await core.db.insert(sessions).values({
+    idHash: sha256Hex(id),
+    accountId,
+    csrfToken,
+    idTokenSealed: idToken ? core.secrets.seal(idToken, 'session-id-token') : null,
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_MS,
+    lastSeenAt: now,
+  })
   return { cookie: id, csrfToken }
 }
 
-const queries = preparedFor((db) => ({
-  // One round trip for the session and its account: this runs on every dashboard request.
-  byHash: db
-    .select({ session: sessions, account: accounts })
-    .from(sessions)
-    .innerJoin(accounts, and(eq(accounts.id, sessions.accountId), eq(accounts.instanceId, PLATFORM)))
-    .where(eq(sessions.idHash, sql.placeholder('idHash')))
-    .prepare(),
-}))
+interface SessionRow {
+  csrfToken: string
+  idTokenSealed: string | null
+  expiresAt: number
+  id: string
+  instanceId: string
+  email: string
+  emailVerified: unknown
+  name: string
+  passwordHash: string | null
+  isPlatformAdmin: unknown
+  authEpoch: number
+  createdAt: number
+  updatedAt: number
+}
 
-export function findSession(core: Core, cookie: string | undefined): SessionView | null {
+// One round trip for the session and its account: this runs on every dashboard request.
+const BY_HASH = `
+  SELECT s.csrf_token AS "csrfToken", s.id_token_sealed AS "idTokenSealed", s.expires_at AS "expiresAt",
+    a.id, a.instance_id AS "instanceId", a.email, a.email_verified AS "emailVerified", a.name,
+    a.password_hash AS "passwordHash", a.is_platform_admin AS "isPlatformAdmin", a.auth_epoch AS "authEpoch",
+    a.created_at AS "createdAt", a.updated_at AS "updatedAt"
+  FROM sessions s
+  JOIN accounts a ON a.id = s.account_id AND a.instance_id = $2
+  WHERE s.id_hash = $1`
+
+export async function findSession(core: Core, cookie: string | undefined): Promise<SessionView | null> {
   if (!cookie) return null
   const idHash = sha256Hex(cookie)
-  const row = queries(core.db).byHash.get({ idHash })
+  const [row] = await core.store.query<SessionRow>(BY_HASH, [idHash, PLATFORM])
   if (!row) return null
-  if (row.session.expiresAt <= core.clock.now()) {
-    destroySession(core, idHash)
+  if (row.expiresAt <= core.clock.now()) {
+    await destroySession(core, idHash)
     return null
   }
-  const sealed = row.session.idTokenSealed
+  const sealed = row.idTokenSealed
   return {
     idHash,
-    csrfToken: row.session.csrfToken,
+    csrfToken: row.csrfToken,
     // Opened only when needed (logout), not on every request.
     idToken: () => (sealed ? core.secrets.open(sealed, 'session-id-token') : null),
-    account: row.account,
+    account: {
+      id: row.id,
+      instanceId: row.instanceId,
+      email: row.email,
+      // Read raw: PostgreSQL answers booleans, SQLite 1/0.
+      emailVerified: Boolean(row.emailVerified),
+      name: row.name,
+      passwordHash: row.passwordHash,
+      isPlatformAdmin: Boolean(row.isPlatformAdmin),
+      authEpoch: row.authEpoch,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+    },
   }
 }
 
-export function destroySession(core: Core, idHash: string): void {
-  core.db.delete(sessions).where(eq(sessions.idHash, idHash)).run()
+export async function destroySession(core: Pick<Core, 'db'>, idHash: string): Promise<void> {
+  await core.db.delete(sessions).where(eq(sessions.idHash, idHash))
 }
 
 /** Signs an account out of the dashboard everywhere, in the transaction that changed its password. */
-export function endAccountSessions(tx: Tx, accountId: string): void {
-  tx.delete(sessions).where(eq(sessions.accountId, accountId)).run()
+export async function endAccountSessions(conn: Conn, accountId: string): Promise<void> {
+  await conn.db.delete(sessions).where(eq(sessions.accountId, accountId))
 }

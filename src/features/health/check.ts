@@ -18,11 +18,21 @@ export async function checkHealth(
   const url = healthzUrl(listen)
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' })
-    await res.arrayBuffer()
-    return res.status === 200 ? null : `${url} answered ${res.status}`
+    const body = await res.text()
+    if (res.status === 200) return null
+    return `${url} answered ${res.status}${databaseDown(body) ? ' (the database is unavailable)' : ''}`
   } catch (e) {
     const err = e as Error & { code?: string }
     if (err.name === 'TimeoutError') return `${url} did not answer within ${timeoutMs} ms`
     return `${url} did not answer (${err.code ?? err.message})`
+  }
+}
+
+/** Whether a /healthz body says the database did not answer. */
+function databaseDown(body: string): boolean {
+  try {
+    return (JSON.parse(body) as { database?: unknown }).database === 'unavailable'
+  } catch {
+    return false
   }
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'bun:test'
 import { testApp } from '../../../tests/support/app'
+import { testStore } from '../../../tests/support/postgres'
+import type { Core } from '../../core'
+import { healthRoutes } from './routes'
 
 const { app } = await testApp()
 const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
@@ -10,7 +13,28 @@ describe('GET /healthz', () => {
     expect(res.status).toBe(200)
     const body = (await res.json()) as Record<string, unknown>
     expect(body).toMatchObject({ status: 'ok', version: '0.1.0', database: 'ok' })
+    // The leg's store: "sqlite" in the SQLite leg, "postgres" in the PostgreSQL leg.
+    expect(body.store).toBe(testStore)
     for (const v of Object.values(body)) expect(typeof v).toBe('string')
+  })
+
+  it('answers 503, without a stack, when the database does not answer', async () => {
+    const store = {
+      dialect: 'postgres',
+      ping: () => Promise.reject(new Error('connection refused at /secret/path')),
+    }
+    const res = await healthRoutes({ store } as unknown as Core).handle(
+      new Request('http://localhost/healthz'),
+    )
+    expect(res.status).toBe(503)
+    const text = await res.text()
+    expect(JSON.parse(text)).toEqual({
+      status: 'degraded',
+      version: '0.1.0',
+      store: 'postgres',
+      database: 'unavailable',
+    })
+    expect(text).not.toContain('secret')
   })
 })
 

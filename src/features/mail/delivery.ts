@@ -60,7 +60,7 @@ export async function deliverMail(core: Core, msg: MailMessage): Promise<void> {
       core.log.warn('mail not delivered: set SMTP_URL', { to: msg.to, subject: msg.subject })
       return
     }
-    keepInDevOutbox(core, msg)
+    await keepInDevOutbox(core, msg)
     core.log.info('mail kept in the dev outbox', { to: msg.to, subject: msg.subject })
     return
   }

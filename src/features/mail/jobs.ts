@@ -39,9 +39,9 @@ export const mailSend: JobHandler<Core, MailJobPayload> = {
     try {
       await deliverMail(core, msg)
     } catch (e) {
-      if (job.attempts >= job.max_attempts) core.jobs.clearPayload(job.id)
+      if (job.attempts >= job.max_attempts) await core.jobs.clearPayload(job.id)
       throw e
     }
-    core.jobs.clearPayload(job.id)
+    await core.jobs.clearPayload(job.id)
   },
 }

@@ -1,5 +1,6 @@
-import { desc, eq, lt, notLike, or } from 'drizzle-orm'
+import { desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
+import { deleteInBatches } from '../../db/purge'
 import { newId } from '../../shared/ids'
 import { devOutbox } from './schema'
 import type { MailMessage } from './service'
@@ -17,52 +18,48 @@ const outboxContext = (id: string) => `dev-outbox:${id}`
  * Drops mails past their links' lifetime, and any kept in clear by an older version: on every
  * read and write of the outbox, and by the periodic purge. Returns how many went.
  */
-function purgeDevOutbox(core: Pick<Core, 'db' | 'clock'>): number {
-  return core.db
-    .delete(devOutbox)
-    .where(or(lt(devOutbox.createdAt, core.clock.now() - DEV_OUTBOX_TTL_MS), notLike(devOutbox.text, 'v1.%')))
-    .returning({ id: devOutbox.id })
-    .all().length
+function purgeDevOutbox(core: Pick<Core, 'store' | 'clock'>): Promise<number> {
+  return deleteInBatches(core.store, 'dev_outbox', `created_at < $1 OR "text" NOT LIKE 'v1.%'`, [
+    core.clock.now() - DEV_OUTBOX_TTL_MS,
+  ])
 }
 
 /** Workspace teardown's share of the mail feature: the outbox mails of that workspace's instance. */
-export function deleteWorkspaceMail(core: Pick<Core, 'db'>, workspaceId: string): void {
-  core.db.delete(devOutbox).where(eq(devOutbox.workspaceId, workspaceId)).run()
+export async function deleteWorkspaceMail(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {
+  await core.db.delete(devOutbox).where(eq(devOutbox.workspaceId, workspaceId))
 }
 
 /** The periodic purge's share of the mail feature. */
-export const purgeExpiredMail = (core: Pick<Core, 'db' | 'clock'>) => ({ dev_outbox: purgeDevOutbox(core) })
+export const purgeExpiredMail = async (core: Pick<Core, 'store' | 'clock'>) => ({
+  dev_outbox: await purgeDevOutbox(core),
+})
 
-export function keepInDevOutbox(core: Core, msg: MailMessage): void {
-  purgeDevOutbox(core)
+export async function keepInDevOutbox(core: Core, msg: MailMessage): Promise<void> {
+  await purgeDevOutbox(core)
   const now = core.clock.now()
   const id = newId('mail', now)
-  core.db
-    .insert(devOutbox)
-    .values({
-      id,
-      workspaceId: msg.workspaceId ?? null,
-      to: msg.to,
-      subject: msg.subject,
-      text: core.secrets.seal(msg.text, outboxContext(id)),
-      html: msg.html ? core.secrets.seal(msg.html, outboxContext(id)) : null,
-      createdAt: now,
-    })
-    .run()
+  await core.db.insert(devOutbox).values({
+    id,
+    workspaceId: msg.workspaceId ?? null,
+    to: msg.to,
+    subject: msg.subject,
+    text: core.secrets.seal(msg.text, outboxContext(id)),
+    html: msg.html ? core.secrets.seal(msg.html, outboxContext(id)) : null,
+    createdAt: now,
+  })
 }
 
 /** The latest mails of the dev outbox, newest first, opened; older than a day are deleted first. */
-export function latestDevMails(core: Core, limit: number): DevMail[] {
-  purgeDevOutbox(core)
-  return core.db
+export async function latestDevMails(core: Core, limit: number): Promise<DevMail[]> {
+  await purgeDevOutbox(core)
+  const rows = await core.db
     .select()
     .from(devOutbox)
     .orderBy(desc(devOutbox.createdAt), desc(devOutbox.id))
     .limit(limit)
-    .all()
-    .map((m) => ({
-      ...m,
-      text: core.secrets.open(m.text, outboxContext(m.id)),
-      html: m.html === null ? null : core.secrets.open(m.html, outboxContext(m.id)),
-    }))
+  return rows.map((m) => ({
+    ...m,
+    text: core.secrets.open(m.text, outboxContext(m.id)),
+    html: m.html === null ? null : core.secrets.open(m.html, outboxContext(m.id)),
+  }))
 }

@@ -16,30 +16,27 @@ const appFor = (core: Core) =>
   new Elysia().use(errorsPlugin(core.log)).use(devOutboxRoutes(core, createAuth(core)))
 
 /** A platform account with a dashboard session; answers its session cookie. */
-function signedIn(core: Core, isPlatformAdmin: boolean): string {
+async function signedIn(core: Core, isPlatformAdmin: boolean): Promise<string> {
   const id = newId('usr')
   const now = core.clock.now()
-  core.db
-    .insert(accounts)
-    .values({
-      id,
-      instanceId: PLATFORM,
-      email: `${id}@example.com`,
-      isPlatformAdmin,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .run()
-  return `gh_session=${createSession(core, id, null).cookie}`
+  await core.db.insert(accounts).values({
+    id,
+    instanceId: PLATFORM,
+    email: `${id}@example.com`,
+    isPlatformAdmin,
+    createdAt: now,
+    updatedAt: now,
+  })
+  return `gh_session=${(await createSession(core, id, null)).cookie}`
 }
 
 const get = (core: Core, path: string, cookie?: string) =>
   appFor(core).handle(new Request(`http://localhost${path}`, { headers: cookie ? { cookie } : {} }))
 
 /** A local install as the test servers run it: HOST and BASE_URL on loopback, no SMTP. */
-const localCore = (env: Record<string, string> = {}) => {
-  const core = testCore({ HOST: '127.0.0.1', ...env })
-  return { core, admin: signedIn(core, true) }
+const localCore = async (env: Record<string, string> = {}) => {
+  const core = await testCore({ HOST: '127.0.0.1', ...env })
+  return { core, admin: await signedIn(core, true) }
 }
 
 const reset = {
@@ -50,7 +47,7 @@ const reset = {
 
 describe('GET /dev/outbox', () => {
   it('lists the mails of the outbox, newest first, with clickable links', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     await deliverMail(core, { to: 'old@example.com', subject: 'Older mail', text: 'first' })
     core.clock.advance(60_000)
     await deliverMail(core, reset)
@@ -68,7 +65,7 @@ describe('GET /dev/outbox', () => {
   })
 
   it('escapes the content of a mail', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     await deliverMail(core, {
       to: '"<b>"@example.com',
       subject: '<script>alert(1)</script>',
@@ -83,13 +80,13 @@ describe('GET /dev/outbox', () => {
   })
 
   it('says so when the outbox is empty', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     const html = await (await get(core, '/dev/outbox', admin)).text()
     expect(html).toContain('No mail yet.')
   })
 
   it('keeps only the latest 50', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     for (let i = 0; i < 51; i++) {
       core.clock.advance(1_000)
       await deliverMail(core, { to: 'a@example.com', subject: `mail #${i}`, text: 'x' })
@@ -103,7 +100,7 @@ describe('GET /dev/outbox', () => {
 
 describe('GET /dev/outbox.json', () => {
   it('returns the mails as JSON, newest first', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     await deliverMail(core, { ...reset, subject: 'first', workspaceId: 'ws-1' })
     core.clock.advance(1_000)
     await deliverMail(core, { ...reset, html: '<p>hi</p>' })
@@ -127,9 +124,9 @@ describe('GET /dev/outbox.json', () => {
 
 describe('who may read the dev outbox', () => {
   it('answers 404 to a signed-in user who is not the platform administrator', async () => {
-    const { core } = localCore()
+    const { core } = await localCore()
     await deliverMail(core, reset)
-    const user = signedIn(core, false)
+    const user = await signedIn(core, false)
     for (const path of ['/dev/outbox', '/dev/outbox.json']) {
       const res = await get(core, path, user)
       expect(res.status).toBe(404)
@@ -138,7 +135,7 @@ describe('who may read the dev outbox', () => {
   })
 
   it('sends a signed-out browser to sign in, and answers 401 to a signed-out API call', async () => {
-    const { core } = localCore()
+    const { core } = await localCore()
     await deliverMail(core, reset)
     const page = await get(core, '/dev/outbox')
     expect(page.status).toBe(303)
@@ -151,28 +148,28 @@ describe('who may read the dev outbox', () => {
 
 describe('what the dev outbox keeps', () => {
   it('stores the text and html sealed, never a link in clear', async () => {
-    const { core } = localCore()
+    const { core } = await localCore()
     await deliverMail(core, {
       ...reset,
       html: '<a href="http://localhost:8080/i/ws/reset?token=t0k3n">x</a>',
     })
-    const raw = JSON.stringify(core.db.$client.prepare('SELECT * FROM dev_outbox').all())
+    const raw = JSON.stringify(await core.store.query('SELECT * FROM dev_outbox'))
     expect(raw).toContain('Reset your password')
     expect(raw).not.toContain('t0k3n')
   })
 
   it('forgets mails older than 24 hours when it is read or written', async () => {
-    const { core, admin } = localCore()
+    const { core, admin } = await localCore()
     await deliverMail(core, { ...reset, subject: 'old' })
     core.clock.advance(24 * 3600_000 + 1)
     const json = (await (await get(core, '/dev/outbox.json', admin)).json()) as unknown[]
     expect(json).toEqual([])
-    expect(core.db.select().from(devOutbox).all()).toHaveLength(0)
+    expect(await core.db.select().from(devOutbox)).toHaveLength(0)
 
     await deliverMail(core, { ...reset, subject: 'kept' })
     core.clock.advance(24 * 3600_000 + 1)
     await deliverMail(core, { ...reset, subject: 'new' })
-    expect(core.db.select({ subject: devOutbox.subject }).from(devOutbox).all()).toEqual([{ subject: 'new' }])
+    expect(await core.db.select({ subject: devOutbox.subject }).from(devOutbox)).toEqual([{ subject: 'new' }])
   })
 })
 
@@ -189,12 +186,11 @@ describe('when the dev outbox exists', () => {
   ]
   for (const [name, env] of cases) {
     it(`does not exist with ${name}`, async () => {
-      const core = testCore(env)
-      const admin = signedIn(core, true)
-      core.db
+      const core = await testCore(env)
+      const admin = await signedIn(core, true)
+      await core.db
         .insert(devOutbox)
         .values({ id: 'mail_1', to: 'a@example.com', subject: 'reset link', text: 'x', createdAt: 0 })
-        .run()
       for (const path of ['/dev/outbox', '/dev/outbox.json']) {
         const res = await get(core, path, admin)
         expect(res.status).toBe(404)
@@ -209,13 +205,13 @@ describe('when the dev outbox exists', () => {
       { HOST: '::1', BASE_URL: 'http://[::1]:8080' },
       { HOST: 'localhost', BASE_URL: 'http://localhost:8080' },
     ]) {
-      const core = testCore(env)
-      expect((await get(core, '/dev/outbox', signedIn(core, true))).status).toBe(200)
+      const core = await testCore(env)
+      expect((await get(core, '/dev/outbox', await signedIn(core, true))).status).toBe(200)
     }
   })
 
   it('exists with DEV_OUTBOX=true on every interface', async () => {
-    const core = testCore({ HOST: '0.0.0.0', DEV_OUTBOX: 'true' })
-    expect((await get(core, '/dev/outbox', signedIn(core, true))).status).toBe(200)
+    const core = await testCore({ HOST: '0.0.0.0', DEV_OUTBOX: 'true' })
+    expect((await get(core, '/dev/outbox', await signedIn(core, true))).status).toBe(200)
   })
 })

@@ -43,16 +43,16 @@ export const devOutboxRoutes = (core: Core, auth: AuthPlugin<Workspace>) => {
         // A page a person opens: signed out, they sign in and come back here.
         if (!principal) return redirect(`/v1/auth/login?next=${encodeURIComponent('/dev/outbox')}`, 303)
         requireAdminSession(principal)
-        return new Response(outboxPage(latestDevMails(core, LIMIT), LIMIT), { headers: PAGE_HEADERS })
+        return new Response(outboxPage(await latestDevMails(core, LIMIT), LIMIT), { headers: PAGE_HEADERS })
       },
       notInApiDocs,
     )
     .get(
       '/dev/outbox.json',
-      ({ principal, set }) => {
+      async ({ principal, set }) => {
         requireAdminSession(principal)
         set.headers['cache-control'] = 'no-store'
-        return latestDevMails(core, LIMIT).map((m) => ({
+        return (await latestDevMails(core, LIMIT)).map((m) => ({
           id: m.id,
           workspace_id: m.workspaceId,
           to: m.to,

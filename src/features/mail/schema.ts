@@ -1,10 +1,10 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { epochMs, index, table, text } from '../../db/columns'
 
 /**
  * Mail that would have been sent had SMTP been configured: a local install keeps working (the
  * verification and reset links are readable at /dev/outbox) without a mail server.
  */
-export const devOutbox = sqliteTable(
+export const devOutbox = table(
   'dev_outbox',
   {
     id: text('id').primaryKey(),
@@ -13,7 +13,7 @@ export const devOutbox = sqliteTable(
     subject: text('subject').notNull(),
     text: text('text').notNull(),
     html: text('html'),
-    createdAt: integer('created_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
   },
   (t) => [index('dev_outbox_created_idx').on(t.createdAt)],
 )

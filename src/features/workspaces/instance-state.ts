@@ -1,17 +1,15 @@
-import { eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { workspaces } from './schema'
+
+const STATE_OF = 'SELECT state FROM workspaces WHERE id = $1'
 
 /**
  * Whether a workspace's identity instance may serve: only while the workspace is `active`. Handed
  * to the identity plane at start-up (server.ts); it asks at most every few seconds per instance,
  * and at once after `core.instances.changed`.
  */
-export function workspaceActive(core: Core): (workspaceId: string) => boolean {
-  const stateOf = core.db
-    .select({ state: workspaces.state })
-    .from(workspaces)
-    .where(eq(workspaces.id, sql.placeholder('id')))
-    .prepare()
-  return (workspaceId) => stateOf.get({ id: workspaceId })?.state === 'active'
+export function workspaceActive(core: Core): (workspaceId: string) => Promise<boolean> {
+  return async (workspaceId) => {
+    const [row] = await core.store.query<{ state: string }>(STATE_OF, [workspaceId])
+    return row?.state === 'active'
+  }
 }

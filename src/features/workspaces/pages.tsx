@@ -32,8 +32,8 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
     .use(auth)
     .get(
       '/app/',
-      ({ principal }) => {
-        const items = service.list(principal.account.id)
+      async ({ principal }) => {
+        const items = await service.list(principal.account.id)
         const user = shellUser(principal)
         return html(
           <Shell title="Home" user={user} section="home">
@@ -71,8 +71,9 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .get(
       '/app/workspaces',
-      ({ principal }) =>
-        html(
+      async ({ principal }) => {
+        const items = await service.list(principal.account.id)
+        return html(
           <Shell title="Workspaces" user={shellUser(principal)} section="workspaces">
             <div class="row">
               <h1>Workspaces</h1>
@@ -81,9 +82,10 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
               </a>
             </div>
             <p class="lead">Each workspace has its own identity instance, apps and users.</p>
-            <WorkspaceCards items={service.list(principal.account.id)} />
+            <WorkspaceCards items={items} />
           </Shell>,
-        ),
+        )
+      },
       { auth: true, ...views },
     )
     .get(
@@ -151,7 +153,7 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/app/workspaces/:workspace_id/retry-provisioning',
-      ({ workspace }) => html(<StatusFragment w={service.retry(workspace)} />),
+      async ({ workspace }) => html(<StatusFragment w={await service.retry(workspace)} />),
       { params, scope: 'workspace:admin', ...views },
     )
     .get(

@@ -27,7 +27,7 @@ export async function provisionWorkspace(
   opts: { lastAttempt: boolean; steps?: ProvisionStep[] },
 ): Promise<void> {
   const steps = opts.steps ?? PROVISION_STEPS
-  const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
+  const [w] = await core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).limit(1)
   if (w?.state !== 'provisioning') return
   const done = steps.findIndex((s) => s.name === w.provisioningStep)
   for (const step of steps.slice(done + 1)) {
@@ -36,7 +36,7 @@ export async function provisionWorkspace(
     } catch (e) {
       core.log.warn('provisioning step failed', { workspace_id: w.id, step: step.name, error: String(e) })
       if (!opts.lastAttempt) throw e
-      core.db
+      await core.db
         .update(workspaces)
         .set({
           state: 'provisioning_failed',
@@ -44,23 +44,21 @@ export async function provisionWorkspace(
           updatedAt: core.clock.now(),
         })
         .where(eq(workspaces.id, w.id))
-        .run()
       return
     }
-    core.db.update(workspaces).set({ provisioningStep: step.name }).where(eq(workspaces.id, w.id)).run()
+    await core.db.update(workspaces).set({ provisioningStep: step.name }).where(eq(workspaces.id, w.id))
   }
-  core.db
+  await core.db
     .update(workspaces)
     .set({ state: 'active', provisioningError: null, provisioningStep: null, updatedAt: core.clock.now() })
     .where(eq(workspaces.id, w.id))
-    .run()
 }
 
 /**
  * Removes one owner's rows of a workspace being deleted (its apps, its identity instance, its
  * events…). Each feature that holds workspace data provides one; each is idempotent.
  */
-export type TeardownStep = (core: Core, workspaceId: string) => Promise<unknown> | unknown
+export type TeardownStep = (core: Core, workspaceId: string) => Promise<void>
 
 /**
  * Purges a `deleting` workspace: every owner's step, then the workspace row, last, so that a step
@@ -71,8 +69,8 @@ export async function teardownWorkspace(
   workspaceId: string,
   steps: TeardownStep[],
 ): Promise<void> {
-  const w = core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).get()
+  const [w] = await core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).limit(1)
   if (w?.state !== 'deleting') return
   for (const step of steps) await step(core, w.id)
-  core.db.delete(workspaces).where(eq(workspaces.id, w.id)).run()
+  await core.db.delete(workspaces).where(eq(workspaces.id, w.id))
 }

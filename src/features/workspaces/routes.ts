@@ -15,17 +15,17 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     .use(auth)
     .get(
       '/',
-      ({ principal }) => {
-        const items = service.list(principal.account.id).map(out)
+      async ({ principal }) => {
+        const items = (await service.list(principal.account.id)).map(out)
         return { items, total: items.length }
       },
       { auth: true, response: WorkspaceModel.list, detail: { tags, summary: 'List your workspaces' } },
     )
     .post(
       '/',
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         set.status = 201
-        return out(service.create(principal.account.id, body.name))
+        return out(await service.create(principal.account.id, body.name))
       },
       {
         auth: true,
@@ -40,7 +40,7 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       response: WorkspaceModel.out,
       detail: { tags, summary: 'Get a workspace' },
     })
-    .patch('/:workspace_id', ({ workspace, body }) => out(service.rename(workspace, body.name)), {
+    .patch('/:workspace_id', async ({ workspace, body }) => out(await service.rename(workspace, body.name)), {
       params: WorkspaceModel.params,
       body: WorkspaceModel.update,
       scope: 'workspace:write',
@@ -49,9 +49,9 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .delete(
       '/:workspace_id',
-      ({ workspace, set }) => {
+      async ({ workspace, set }) => {
         set.status = 202
-        const w = service.remove(workspace)
+        const w = await service.remove(workspace)
         return { id: w.id, state: 'deleting' as const }
       },
       {
@@ -63,9 +63,9 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/:workspace_id/retry-provisioning',
-      ({ workspace, set }) => {
+      async ({ workspace, set }) => {
         set.status = 202
-        return out(service.retry(workspace))
+        return out(await service.retry(workspace))
       },
       {
         params: WorkspaceModel.params,

@@ -1,10 +1,10 @@
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { epochMs, index, table, text } from '../../db/columns'
 
 export type WorkspaceState = 'provisioning' | 'provisioning_failed' | 'active' | 'deleting'
 export type Plan = 'free' | 'pro' | 'enterprise'
 
 /** A customer workspace; its identity instance is served only while it is `active`. */
-export const workspaces = sqliteTable(
+export const workspaces = table(
   'workspaces',
   {
     id: text('id').primaryKey(),
@@ -16,8 +16,8 @@ export const workspaces = sqliteTable(
     provisioningError: text('provisioning_error'),
     /** Last provisioning step completed, so a retry resumes after it. */
     provisioningStep: text('provisioning_step'),
-    createdAt: integer('created_at').notNull(),
-    updatedAt: integer('updated_at').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    updatedAt: epochMs('updated_at').notNull(),
   },
   (t) => [index('workspaces_owner_idx').on(t.ownerId)],
 )

@@ -26,35 +26,37 @@ export const workspaceOut = (core: Core, w: Workspace) => ({
  * (`scopes.ts`): the operations here take the workspace row it resolved.
  */
 export function createWorkspaceService(core: Core) {
-  const setState = (id: string, set: Partial<Workspace>) =>
-    core.db
+  const setState = async (id: string, set: Partial<Workspace>): Promise<Workspace> => {
+    const [row] = await core.db
       .update(workspaces)
       .set({ ...set, updatedAt: core.clock.now() })
       .where(eq(workspaces.id, id))
       .returning()
-      .get()!
+    return row!
+  }
 
   return {
-    list(ownerId: string): Workspace[] {
+    list(ownerId: string): Promise<Workspace[]> {
       return core.db
         .select()
         .from(workspaces)
         .where(eq(workspaces.ownerId, ownerId))
         .orderBy(desc(workspaces.createdAt), desc(workspaces.id))
-        .all()
     },
 
-    count(ownerId: string): number {
-      return (
-        core.db.select({ n: count() }).from(workspaces).where(eq(workspaces.ownerId, ownerId)).get()?.n ?? 0
-      )
+    async count(ownerId: string): Promise<number> {
+      const [row] = await core.db
+        .select({ n: count() })
+        .from(workspaces)
+        .where(eq(workspaces.ownerId, ownerId))
+      return Number(row?.n ?? 0)
     },
 
     /** Creates the row in `provisioning` and the provisioning job in one transaction. */
-    create(ownerId: string, name: string): Workspace {
+    create(ownerId: string, name: string): Promise<Workspace> {
       const now = core.clock.now()
-      return core.db.transaction((tx) => {
-        const w = tx
+      return core.store.tx(async (tx) => {
+        const [w] = await tx.db
           .insert(workspaces)
           .values({
             id: newWorkspaceId(),
@@ -65,48 +67,49 @@ export function createWorkspaceService(core: Core) {
             updatedAt: now,
           })
           .returning()
-          .get()
-        core.jobs.enqueue(PROVISION_JOB, { workspaceId: w.id }, { workspaceId: w.id, maxAttempts: 3, tx })
-        return w
+        await core.jobs.enqueue(
+          PROVISION_JOB,
+          { workspaceId: w!.id },
+          { workspaceId: w!.id, maxAttempts: 3, tx },
+        )
+        return w!
       })
     },
 
-    rename(w: Workspace, name: string): Workspace {
+    rename(w: Workspace, name: string): Promise<Workspace> {
       return setState(w.id, { name: displayName(name) })
     },
 
     /** Moves to `deleting`; a job tears the instance down and purges the data. Idempotent. */
-    remove(w: Workspace): Workspace {
+    async remove(w: Workspace): Promise<Workspace> {
       const id = w.id
       if (w.state === 'deleting') return w
-      const updated = core.db.transaction((tx) => {
-        const row = tx
+      const updated = await core.store.tx(async (tx) => {
+        const [row] = await tx.db
           .update(workspaces)
           .set({ state: 'deleting', updatedAt: core.clock.now() })
           .where(eq(workspaces.id, id))
           .returning()
-          .get()!
-        core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
-        return row
+        await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
+        return row!
       })
       // The instance stops serving with this request, not when the teardown job runs.
-      core.instances.changed(id)
+      await core.instances.changed(id)
       return updated
     },
 
     /** Re-runs provisioning from `provisioning_failed`; in any other state a no-op (SPEC). */
-    retry(w: Workspace): Workspace {
+    async retry(w: Workspace): Promise<Workspace> {
       const id = w.id
       if (w.state !== 'provisioning_failed') return w
-      return core.db.transaction((tx) => {
-        const updated = tx
+      return core.store.tx(async (tx) => {
+        const [updated] = await tx.db
           .update(workspaces)
           .set({ state: 'provisioning', provisioningError: null, updatedAt: core.clock.now() })
           .where(and(eq(workspaces.id, id), eq(workspaces.state, 'provisioning_failed')))
           .returning()
-          .get()!
-        core.jobs.enqueue(PROVISION_JOB, { workspaceId: id }, { workspaceId: id, maxAttempts: 3, tx })
-        return updated
+        await core.jobs.enqueue(PROVISION_JOB, { workspaceId: id }, { workspaceId: id, maxAttempts: 3, tx })
+        return updated!
       })
     },
   }

@@ -34,12 +34,12 @@ export async function forgotPassword({ core, deps, throttle }: PageContext, p: P
   // The same answer whether or not the account exists: no account enumeration.
   const notice = 'If an account exists for that address, we sent a link to reset the password.'
   const slot: ThrottleEntry = [throttleKey('reset', p.instance.id, email), RESET_MAIL_RULE]
-  if (throttle.reserve([slot]) === 0) {
+  if ((await throttle.reserve([slot])) === 0) {
     // Each request spends its slot, whether or not a mail goes out.
-    throttle.fail([slot])
-    const account = findAccountByEmail(core, p.instance.id, email)
+    await throttle.fail([slot])
+    const account = await findAccountByEmail(core, p.instance.id, email)
     if (account) {
-      const token = issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)
+      const token = await issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)
       const link = `${issuerFor(core.config, p.instance.id)}/reset-password?token=${encodeURIComponent(token)}`
       await deps.sendMail(core, {
         to: account.email,

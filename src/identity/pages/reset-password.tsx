@@ -35,15 +35,15 @@ export async function resetPassword({ core, deps, throttle }: PageContext, p: Pa
     await send(p.res, 422, ResetPasswordPage({ action, token, error: (e as Error).message }))
     return
   }
-  const account = useAccountToken(core, p.instance.id, token, 'reset_password')
+  const account = await useAccountToken(core, p.instance.id, token, 'reset_password')
   if (!account) {
     writeError(p.res, linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
     return
   }
   await setPassword(core, deps, account, password)
   // Whoever could read the mailbox proved the address too.
-  markEmailVerified(core, account)
-  throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  await markEmailVerified(core, account)
+  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
   await send(
     p.res,
     200,

@@ -54,7 +54,7 @@ export async function signIn(
     account: [throttleKey('acct', p.instance.id, email), SIGN_IN_RULES.account],
     ip: [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip],
   }
-  const wait = throttle.reserve([keys.account, keys.ip])
+  const wait = await throttle.reserve([keys.account, keys.ip])
   if (wait > 0) {
     const error = `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`
     await send(p.res, 429, SignInPage({ ...links, email, error }))
@@ -62,12 +62,12 @@ export async function signIn(
   }
   const account = await verifyPassword(core, p.instance.id, email, form.get('password') ?? '')
   if (!account) {
-    throttle.fail([keys.account, keys.ip])
+    await throttle.fail([keys.account, keys.ip])
     await send(p.res, 401, SignInPage({ ...links, email, error: 'Wrong email or password.' }))
     return
   }
-  throttle.release([keys.ip])
-  throttle.reset(keys.account[0])
+  await throttle.release([keys.ip])
+  await throttle.reset(keys.account[0])
   await p.instance.provider.interactionFinished(
     p.req,
     p.res,

@@ -47,7 +47,7 @@ function SignUpPage(p: SignUpProps) {
 
 /** Mails the link that proves the address (verify-email.ts consumes it). */
 async function mailVerification({ core, deps }: PageContext, account: Account) {
-  const token = issueAccountToken(core, account, 'verify_email', VERIFY_TTL_MS)
+  const token = await issueAccountToken(core, account, 'verify_email', VERIFY_TTL_MS)
   const link = `${issuerFor(core.config, account.instanceId)}/verify-email?token=${encodeURIComponent(token)}`
   await deps.sendMail(core, {
     to: account.email,

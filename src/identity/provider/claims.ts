@@ -15,7 +15,7 @@ export const CLAIMS: Configuration['claims'] = {
 export const accountFinder =
   (core: Core, instanceId: string): Configuration['findAccount'] =>
   async (_ctx, sub) => {
-    const account = findAccount(core, instanceId, sub)
+    const account = await findAccount(core, instanceId, sub)
     if (!account) return undefined
     return {
       accountId: account.id,
@@ -34,6 +34,6 @@ export const extraTokenClaims =
   async (_ctx, token) => {
     const accountId = 'accountId' in token ? token.accountId : undefined
     if (instanceId !== PLATFORM || !accountId) return undefined
-    const account = findAccount(core, instanceId, accountId)
+    const account = await findAccount(core, instanceId, accountId)
     return account ? { [AUTH_EPOCH_CLAIM]: account.authEpoch } : undefined
   }

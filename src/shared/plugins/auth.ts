@@ -53,7 +53,7 @@ export type PrincipalResolver = (credentials: Credentials) => Principal | null |
 export interface AuthOptions<W extends WorkspaceRef> {
   /** Asked in order; the first principal found wins. */
   resolvers: PrincipalResolver[]
-  findWorkspace: (id: string) => W | undefined
+  findWorkspace: (id: string) => Promise<W | undefined>
 }
 
 /**
@@ -90,7 +90,9 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }:
     scope: (needed: WorkspaceScope) => ({
       resolve: async ({ request, cookie, body, params }) => {
         const principal = await required({ request, cookie, body })
-        const workspace = findWorkspace((params as Record<string, string | undefined>).workspace_id ?? '')
+        const workspace = await findWorkspace(
+          (params as Record<string, string | undefined>).workspace_id ?? '',
+        )
         const held = workspace ? principal.scopeOn(workspace) : null
         if (!workspace || !held) throw notFound('Workspace')
         if (SCOPE_RANK[held] < SCOPE_RANK[needed]) throw forbidden(`This needs ${needed}`)

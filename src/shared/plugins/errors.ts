@@ -1,5 +1,6 @@
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
+import { isStoreUnavailable } from '../../db/store'
 import { AppError } from '../errors'
 import type { Logger } from '../logger'
 import { dashboardError } from '../views/error-page'
@@ -63,8 +64,8 @@ export function validationDetails(error: Readonly<ValidationError>): ValidationD
 
 /**
  * The one place errors become responses. Validation → 422 `{"detail":[{loc,msg,type}]}`;
- * malformed JSON → 422 `json_invalid`; AppError → its status and `{"detail": message}`;
- * anything else → 500 with a generic message (the stack goes to the log, never the client).
+ * malformed JSON → 422 `json_invalid`; AppError → its status and `{"detail": message}`; the
+ * database out of reach → 503; anything else → 500 with a generic message (the stack goes to the log, never the client).
  */
 export const errorsPlugin = (log: Logger) =>
   new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
@@ -110,6 +111,18 @@ export const errorsPlugin = (log: Logger) =>
     }
     if (code === 'NOT_FOUND') return json(404, { detail: 'Not Found' })
     if (code === 'INVALID_COOKIE_SIGNATURE') return json(400, { detail: 'Invalid cookie' })
+    if (isStoreUnavailable(error)) {
+      // Not a bug: the database is down or restarting. Requests recover with it; no stack.
+      log.warn('database unavailable', {
+        path: url.pathname,
+        error: error instanceof Error ? error.message : '',
+      })
+      return json(
+        503,
+        { detail: 'The service is temporarily unavailable. Try again shortly.' },
+        { 'retry-after': '5' },
+      )
+    }
     log.error('unhandled error', {
       path: new URL(request.url).pathname,
       error: error instanceof Error ? error.message : String(error),

@@ -7,6 +7,13 @@ export const DEVICE_POLL_INTERVAL_S = 5
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
+// $1 instance, $2 device code key, $3 now, $4 now - the interval (the last poll must be no later).
+const MARK = `
+  UPDATE oidc_payloads SET polled_at = $3
+  WHERE instance_id = $1 AND model = 'DeviceCode' AND id = $2
+    AND (polled_at IS NULL OR polled_at <= $4)
+  RETURNING 1 AS paced`
+
 /**
  * RFC 8628 §3.5 pacing, which oidc-provider 9 does not do (it defines `slow_down` but never
  * answers it). Runs after oidc-provider's own handling: the device authorization response names
@@ -16,11 +23,6 @@ const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
  */
 export function devicePolling(core: Core, instanceId: string) {
   const codec = payloadCodec(core, instanceId)
-  const mark = core.db.$client.prepare(`
-    UPDATE oidc_payloads SET polled_at = $now
-    WHERE instance_id = $instance AND model = 'DeviceCode' AND id = $id
-      AND (polled_at IS NULL OR polled_at <= $now - $intervalMs)
-    RETURNING 1 AS paced`)
 
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next()
@@ -32,13 +34,14 @@ export function devicePolling(core: Core, instanceId: string) {
     }
     if (route !== 'token' || ctx.oidc.params?.grant_type !== DEVICE_GRANT) return
     if (body?.error !== 'authorization_pending') return
-    const paced = mark.get({
-      instance: instanceId,
-      id: codec.key(String(ctx.oidc.params.device_code)),
-      now: core.clock.now(),
-      intervalMs: DEVICE_POLL_INTERVAL_S * 1000,
-    })
-    if (!paced) {
+    const now = core.clock.now()
+    const paced = await core.store.query(MARK, [
+      instanceId,
+      codec.key(String(ctx.oidc.params.device_code)),
+      now,
+      now - DEVICE_POLL_INTERVAL_S * 1000,
+    ])
+    if (paced.length === 0) {
       ctx.body = {
         error: 'slow_down',
         error_description: `poll at most every ${DEVICE_POLL_INTERVAL_S} seconds`,

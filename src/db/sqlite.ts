@@ -1,0 +1,147 @@
+import { Database } from 'bun:sqlite'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs'
+import { drizzle } from 'drizzle-orm/sqlite-proxy'
+import type { Conn, Db, Params, Store } from './store'
+
+/**
+ * The store holds password hashes and sealed keys: readable by its owner only. SQLite gives its
+ * -wal and -shm files the mode of the database file; those left by an older version are tightened too.
+ */
+function restrictFiles(path: string): void {
+  if (path === ':memory:') return
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600)
+  }
+}
+
+/** `$1…$n` → SQLite's `?1…?n` (bound by position); a statement's text is converted once. */
+const converted = new Map<string, string>()
+function sqliteText(text: string): string {
+  let out = converted.get(text)
+  if (out === undefined) {
+    out = text.replace(/\$(\d+)/g, '?$1')
+    if (converted.size < 1000) converted.set(text, out)
+  }
+  return out
+}
+
+/**
+ * SQLite through bun:sqlite, one connection per thread. Queries run synchronously underneath, but
+ * through drizzle's async driver, so code awaits them as it awaits PostgreSQL's.
+ *
+ * A transaction spans awaits, and other requests' queries on this connection could land inside it
+ * (and vanish with its rollback). So while one is open, a query from outside it (told apart by
+ * AsyncLocalStorage) waits for it to end; transactions take turns.
+ */
+export class SqliteStore implements Store {
+  readonly dialect = 'sqlite' as const
+  readonly db: Db
+  private readonly client: Database
+  private readonly inTx = new AsyncLocalStorage<object>()
+  private open: { token: object; done: Promise<void> } | null = null
+  private turn: Promise<void> = Promise.resolve()
+
+  constructor(path: string) {
+    restrictFiles(path)
+    const client = new Database(path, { create: true, strict: true })
+    client.exec('PRAGMA journal_mode = WAL')
+    client.exec('PRAGMA synchronous = NORMAL')
+    client.exec('PRAGMA foreign_keys = ON')
+    client.exec('PRAGMA busy_timeout = 5000')
+    this.client = client
+    this.db = drizzle(async (text, params, method) => {
+      await this.outsideTx()
+      // query() keeps the compiled statement for the next call with the same text.
+      const stmt = client.query(text)
+      if (method === 'run') {
+        stmt.run(...(params as never[]))
+        return { rows: [] }
+      }
+      const rows = stmt.values(...(params as never[])) as unknown[][]
+      return { rows: method === 'get' ? (rows[0] as never) : rows }
+    }) as unknown as Db
+  }
+
+  /** Resolves at once unless a transaction other than the caller's is open; then when it ended. */
+  private outsideTx(): Promise<void> | undefined {
+    const open = this.open
+    if (!open || this.inTx.getStore() === open.token) return
+    return open.done.then(() => this.outsideTx())
+  }
+
+  async query<T = Record<string, unknown>>(text: string, params: Params = []): Promise<T[]> {
+    await this.outsideTx()
+    return this.client.query(sqliteText(text)).all(...(params as never[])) as T[]
+  }
+
+  async exec(text: string, params: Params = []): Promise<number> {
+    await this.outsideTx()
+    return this.client.query(sqliteText(text)).run(...(params as never[])).changes
+  }
+
+  async serialize(_key: string): Promise<void> {}
+
+  afterCommit(fn: () => void): void {
+    queueMicrotask(fn)
+  }
+
+  async tx<T>(fn: (tx: Conn) => Promise<T>): Promise<T> {
+    if (this.inTx.getStore()) throw new Error('a transaction is already open here: pass its Conn down')
+    const previous = this.turn
+    let next!: () => void
+    this.turn = new Promise((resolve) => {
+      next = resolve
+    })
+    await previous
+    const token = {}
+    let ended!: () => void
+    this.open = { token, done: new Promise((resolve) => (ended = resolve)) }
+    try {
+      const committed: (() => void)[] = []
+      const tx: Conn = {
+        dialect: this.dialect,
+        db: this.db,
+        query: (text, params) => this.query(text, params),
+        exec: (text, params) => this.exec(text, params),
+        serialize: (key) => this.serialize(key),
+        afterCommit: (fn) => committed.push(fn),
+      }
+      return await this.inTx.run(token, async () => {
+        // IMMEDIATE: take the write lock now, not at the first write (no upgrade deadlock).
+        this.client.run('BEGIN IMMEDIATE')
+        try {
+          const result = await fn(tx)
+          this.client.run('COMMIT')
+          for (const then of committed) queueMicrotask(then)
+          return result
+        } catch (e) {
+          if (this.client.inTransaction) this.client.run('ROLLBACK')
+          throw e
+        }
+      })
+    } finally {
+      this.open = null
+      ended()
+      next()
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.client.query('SELECT 1').get()
+  }
+
+  async listen(): Promise<void> {}
+
+  async notify(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.client.close()
+  }
+
+  /** The connection itself, for the SQLite-only tools (`store copy` reads it). */
+  get raw(): Database {
+    return this.client
+  }
+}

@@ -1,0 +1,390 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { SQL } from 'bun'
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
+import * as oidc from 'openid-client'
+import { sharedBrowser } from './support/browser'
+import { Agent } from './support/browserless'
+import { type Cluster, type ClusterNode, startCluster, until } from './support/cluster'
+import { createTestDatabase, testStore } from './support/postgres'
+import type { TestServer } from './support/server'
+import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
+
+// Three `gatehouse serve` processes on one PostgreSQL database behind one BASE_URL, a round-robin
+// proxy: every request of a flow lands on the next node. The cases build on each other (the
+// workspace of one is the subject of the next), in file order.
+
+const RP = 'https://rp.example.com'
+const JOBS = 500
+
+let cluster: Cluster
+let sql: SQL
+let owner: PlatformUser
+let node1: ClusterNode
+let node2: ClusterNode
+let node3: ClusterNode
+let ws: { id: string; auth_url: string }
+
+/** A JSON call with the owner's bearer token, through the proxy or to one node. */
+async function api(
+  via: ClusterNode | null,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Json }> {
+  const init: RequestInit = {
+    method,
+    headers: {
+      accept: 'application/json',
+      authorization: `Bearer ${owner.bearer}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }
+  const res = via ? await via.fetch(path, init) : await fetch(`${cluster.baseUrl}${path}`, init)
+  const text = await res.text()
+  return { status: res.status, body: text ? JSON.parse(text) : null }
+}
+
+/** openid-client's requests sent to one node (addressed as BASE_URL), not through the proxy. */
+const atNode =
+  (node: ClusterNode): oidc.CustomFetch =>
+  (url, options) =>
+    node.fetch(url, {
+      method: options.method,
+      headers: options.headers as Record<string, string>,
+      body: options.body as BodyInit | undefined,
+      signal: options.signal,
+    })
+
+const discover = (app: { client_id: string; client_secret: string }, node?: ClusterNode) =>
+  oidc.discovery(
+    new URL(ws.auth_url),
+    app.client_id,
+    app.client_secret,
+    oidc.ClientSecretBasic(app.client_secret),
+    { execute: [oidc.allowInsecureRequests], ...(node ? { [oidc.customFetch]: atNode(node) } : {}) },
+  )
+
+/** Each line of every node's journal: `start|done <job id> <attempt>`, with the node it ran on. */
+function journalLines(): { node: number; what: string; id: string; attempt: number }[] {
+  return cluster.nodes.flatMap((n) =>
+    n
+      .journal()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [what, id, attempt] = line.split(' ')
+        return { node: n.index, what: what!, id: id!, attempt: Number(attempt) }
+      }),
+  )
+}
+
+const countDone = async (ids: string[]) =>
+  Number((await sql`SELECT count(*)::int AS n FROM jobs WHERE id IN ${sql(ids)} AND status = 'done'`)[0].n)
+
+describe.skipIf(testStore !== 'postgres')(
+  'a three-node cluster behind a round-robin proxy (PostgreSQL leg)',
+  () => {
+    beforeAll(async () => {
+      if (testStore !== 'postgres') return
+      const databaseUrl = await createTestDatabase()
+      sql = new SQL({ url: databaseUrl, max: 2 })
+      // A short lease: a killed node's job is taken over within seconds.
+      cluster = await startCluster(databaseUrl, 3, { JOB_LEASE_SECONDS: '2' })
+      ;[node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode]
+    }, 60_000)
+
+    afterAll(async () => {
+      await cluster?.stop()
+      await sql?.close()
+    })
+
+    it('signs a dashboard user up and in through the hosted pages in Chromium, each request on the next node', async () => {
+      const user = { email: 'grace@example.com', password: 'cobol-compiler-59', name: 'Grace Hopper' }
+      const browser = await sharedBrowser()
+      const base = cluster.baseUrl
+
+      const from = cluster.proxy.served.length
+      const signUp = await browser.newContext()
+      const page = await signUp.newPage()
+      await page.goto(`${base}/v1/auth/login`)
+      await page.getByRole('link', { name: 'Create an account' }).click()
+      await page.getByLabel('Name').fill(user.name)
+      await page.getByLabel('Email').fill(user.email)
+      await page.getByLabel('Password').fill(user.password)
+      await page.getByRole('button', { name: 'Create account' }).click()
+      await page.waitForURL(`${base}/app/workspaces/new`)
+      const me = await page.evaluate(async () => (await fetch('/v1/auth/me')).json())
+      expect(me).toMatchObject({ email: user.email, auth: 'session' })
+      await signUp.close()
+      const signUpServed = cluster.proxy.served.slice(from)
+
+      const from2 = cluster.proxy.served.length
+      const signIn = await browser.newContext()
+      const again = await signIn.newPage()
+      await again.goto(`${base}/v1/auth/login`)
+      await again.getByLabel('Email').fill(user.email)
+      await again.getByLabel('Password').fill(user.password)
+      await again.getByRole('button', { name: 'Sign in' }).click()
+      await again.waitForURL(new RegExp(`^${base}/app/`))
+      const me2 = await again.evaluate(async () => (await fetch('/v1/auth/me')).json())
+      expect(me2).toMatchObject({ id: me.id, email: user.email, auth: 'session' })
+      await signIn.close()
+      const signInServed = cluster.proxy.served.slice(from2)
+
+      // Round robin: each flow's requests were spread over all three nodes.
+      for (const served of [signUpServed, signInServed]) expect(new Set(served).size).toBe(3)
+    }, 60_000)
+
+    it('creates a workspace through the proxy; it becomes active and reads the same on each node', async () => {
+      owner = await signUpUser(
+        { baseUrl: cluster.baseUrl } as TestServer,
+        { email: 'ada@example.com', password: 'analytical-engine-1843', name: 'Ada Lovelace' },
+        { bearer: true },
+      )
+      const created = await api(null, 'POST', '/v1/workspaces', { name: 'Analytical' })
+      expect(created.status).toBe(201)
+      expect(created.body.state).toBe('provisioning')
+      const id = created.body.id as string
+      // Polled through the proxy: each poll is answered by another node.
+      await until(
+        'the workspace to be active',
+        async () => (await api(null, 'GET', `/v1/workspaces/${id}`)).body.state === 'active',
+        20_000,
+        50,
+      )
+
+      const reads = await Promise.all(cluster.nodes.map((n) => api(n, 'GET', `/v1/workspaces/${id}`)))
+      for (const r of reads) expect(r.status).toBe(200)
+      expect(reads[0]!.body).toMatchObject({
+        id,
+        name: 'Analytical',
+        state: 'active',
+        auth_url: `${cluster.baseUrl}/i/${id}`,
+      })
+      expect(reads[1]!.body).toEqual(reads[0]!.body)
+      expect(reads[2]!.body).toEqual(reads[0]!.body)
+      ws = reads[0]!.body
+      // Each node serves its identity instance, with the same keys.
+      const jwks = await Promise.all(
+        cluster.nodes.map(async (n) => (await n.fetch(`${ws.auth_url}/jwks`)).json()),
+      )
+      expect(jwks[1]).toEqual(jwks[0])
+      expect(jwks[2]).toEqual(jwks[0])
+    }, 60_000)
+
+    it('an app created on node 2 completes code + PKCE through the proxy, client credentials at node 3, and node 1 accepts the token', async () => {
+      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+        name: 'Difference Engine',
+        app_type: 'web',
+        redirect_uris: [`${RP}/cb`],
+      })
+      expect(created.status).toBe(201)
+      const app = created.body as { client_id: string; client_secret: string; issuer: string }
+      expect(app.issuer).toBe(ws.auth_url)
+
+      // Authorization code + PKCE, every request through the proxy.
+      const config = await discover(app)
+      const verifier = oidc.randomPKCECodeVerifier()
+      const state = oidc.randomState()
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: `${RP}/cb`,
+        scope: 'openid email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+      })
+      const back = await signUpEndUser(
+        new Agent(cluster.baseUrl),
+        url,
+        { email: 'charles@example.com', password: 'babbage-engine-1822', name: 'Charles Babbage' },
+        RP,
+      )
+      const tokens = await oidc.authorizationCodeGrant(config, back, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        idTokenExpected: true,
+      })
+      expect(tokens.claims()?.email).toBe('charles@example.com')
+
+      // Client credentials at node 3 alone.
+      const atNode3 = await discover(app, node3)
+      const cc = await oidc.clientCredentialsGrant(atNode3)
+      expect(cc.access_token.split('.')).toHaveLength(3)
+
+      // Node 1 verifies it against its own JWKS, and its introspection says active.
+      const jwks = (await (await node1.fetch(`${ws.auth_url}/jwks`)).json()) as JSONWebKeySet
+      const { payload } = await jwtVerify(cc.access_token, createLocalJWKSet(jwks), {
+        issuer: ws.auth_url,
+        audience: ws.auth_url,
+      })
+      expect(payload.client_id).toBe(app.client_id)
+      // The code flow's (opaque) access token, issued through the proxy: node 1's introspection says
+      // active (oidc-provider does not introspect JWT access tokens) and its userinfo answers.
+      const atNode1 = await discover(app, node1)
+      expect(await oidc.tokenIntrospection(atNode1, tokens.access_token)).toMatchObject({
+        active: true,
+        client_id: app.client_id,
+      })
+      const sub = tokens.claims()!.sub
+      expect(await oidc.fetchUserInfo(atNode1, tokens.access_token, sub)).toMatchObject({
+        sub,
+        email: 'charles@example.com',
+      })
+    }, 60_000)
+
+    it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {
+      const discovery = (n: ClusterNode) => n.fetch(`${ws.auth_url}/.well-known/openid-configuration`)
+      // Nodes 2 and 3 hold the instance as serving and its discovery in their caches (a second read is a hit).
+      for (const n of [node2, node3]) {
+        expect((await discovery(n)).status).toBe(200)
+        expect((await discovery(n)).status).toBe(200)
+      }
+      const sentAt = performance.now()
+      const deleted = await api(node1, 'DELETE', `/v1/workspaces/${ws.id}`)
+      const answeredAt = performance.now()
+      expect(deleted.status).toBe(202)
+      const goneAt = await Promise.all(
+        [node2, node3].map(async (n) => {
+          await until(
+            `discovery to 404 on node ${n.index}`,
+            async () => (await discovery(n)).status === 404,
+            5_000,
+            5,
+          )
+          return performance.now()
+        }),
+      )
+      const latency = Math.max(...goneAt) - answeredAt
+      console.log(
+        `cluster: workspace deletion on node 1 seen on nodes 2 and 3 after ${latency.toFixed(0)} ms ` +
+          `(${(Math.max(...goneAt) - sentAt).toFixed(0)} ms from the DELETE sent)`,
+      )
+      expect(latency).toBeLessThan(1000)
+    }, 30_000)
+
+    it(`runs ${JOBS} jobs enqueued across the nodes exactly once each, spread over the nodes`, async () => {
+      const startedAt = performance.now()
+      // Ten rounds, each node enqueueing a share through its own core (which wakes its own workers).
+      const batches: Promise<string[]>[] = []
+      for (let round = 0; round < 10; round++) {
+        for (const [i, n] of cluster.nodes.entries()) {
+          const share = Math.floor(JOBS / 30) + (round * 3 + i < JOBS % 30 ? 1 : 0)
+          batches.push(n.enqueue('test.journal', { ms: 0 }, share))
+        }
+        await Bun.sleep(20)
+      }
+      const ids = (await Promise.all(batches)).flat()
+      const enqueuedMs = performance.now() - startedAt
+      expect(new Set(ids).size).toBe(JOBS)
+      await until('every job to be done', async () => (await countDone(ids)) === JOBS, 30_000, 20)
+      const tookMs = performance.now() - startedAt
+
+      const rows = await sql`SELECT id, status, attempts, locked_by FROM jobs WHERE id IN ${sql(ids)}`
+      expect(rows).toHaveLength(JOBS)
+      const byNode = new Map<string, number>()
+      for (const r of rows) {
+        expect({ id: r.id, status: r.status, attempts: r.attempts }).toEqual({
+          id: r.id,
+          status: 'done',
+          attempts: 1,
+        })
+        const node = String(r.locked_by).split(':')[0]!
+        byNode.set(node, (byNode.get(node) ?? 0) + 1)
+      }
+      expect(byNode.size).toBeGreaterThan(1)
+
+      // Counted where they ran: each id started once and finished once, across all journals.
+      const mine = new Set(ids)
+      const lines = journalLines().filter((l) => mine.has(l.id))
+      const starts = new Map<string, number>()
+      const dones = new Map<string, number>()
+      for (const l of lines) {
+        const tally = l.what === 'start' ? starts : dones
+        tally.set(l.id, (tally.get(l.id) ?? 0) + 1)
+      }
+      expect(starts.size).toBe(JOBS)
+      expect(dones.size).toBe(JOBS)
+      expect([...starts.values(), ...dones.values()].every((n) => n === 1)).toBe(true)
+
+      const spread = [...byNode.entries()]
+        .sort()
+        .map(([n, c]) => `${n} ${c}`)
+        .join(', ')
+      console.log(
+        `cluster: ${JOBS} jobs enqueued on 3 nodes (over ${enqueuedMs.toFixed(0)} ms) ran once each, all done ` +
+          `${tookMs.toFixed(0)} ms after the first enqueue: ${((JOBS * 1000) / tookMs).toFixed(0)} jobs/s (${spread})`,
+      )
+    }, 60_000)
+
+    it('kill -9 of a node holding jobs: other nodes finish them once each, nothing is lost, and the node comes back', async () => {
+      // One transaction: node 3 wakes once with all six due and claims them side by side.
+      const all = await node3.enqueueBatch([
+        { kind: 'test.journal', payload: { ms: 3000 } },
+        ...Array.from({ length: 5 }, () => ({ kind: 'test.journal', payload: { ms: 2500 } })),
+      ])
+      const slow = all[0]!
+      await until(
+        'the slow job to start',
+        () => journalLines().some((l) => l.id === slow && l.what === 'start'),
+        10_000,
+        5,
+      )
+      const victim = cluster.nodes.find((n) => n.journal().includes(`start ${slow} 1`))!
+      const held =
+        await sql`SELECT id FROM jobs WHERE status = 'running' AND locked_by LIKE ${`${victim.nodeId}:%`} AND id IN ${sql(all)}`
+      const heldIds = held.map((r: { id: string }) => r.id)
+      expect(heldIds).toContain(slow)
+
+      await victim.kill()
+      const killedAt = performance.now()
+      for (const id of heldIds) expect(victim.journal()).not.toContain(`done ${id}`)
+
+      await until('every job to be done', async () => (await countDone(all)) === all.length, 20_000, 50)
+      const tookMs = performance.now() - killedAt
+      console.log(
+        `cluster: the ${heldIds.length} jobs node ${victim.index} held at kill -9 finished on other nodes ` +
+          `${tookMs.toFixed(0)} ms later (lease 2 s)`,
+      )
+
+      // Every job the victim held: started there, finished once elsewhere on its second attempt.
+      const lines = journalLines()
+      const rows = await sql`SELECT id, locked_by, attempts FROM jobs WHERE id IN ${sql(heldIds)}`
+      for (const r of rows) {
+        const finisher = String(r.locked_by).split(':')[0]
+        expect(finisher).not.toBe(victim.nodeId)
+        expect(r.attempts).toBe(2)
+        expect(lines.filter((l) => l.id === r.id && l.what === 'done')).toEqual([
+          {
+            node: cluster.nodes.find((n) => n.nodeId === finisher)!.index,
+            what: 'done',
+            id: r.id,
+            attempt: 2,
+          },
+        ])
+        expect(lines).toContainEqual({ node: victim.index, what: 'start', id: r.id, attempt: 1 })
+      }
+      // Nothing lost, nothing run twice to completion.
+      for (const id of all) expect(lines.filter((l) => l.id === id && l.what === 'done')).toHaveLength(1)
+
+      // The killed node restarts with the same NODE_ID and DATA_DIR, and serves again.
+      await victim.restart()
+      expect((await victim.fetch('/healthz')).status).toBe(200)
+      expect(await api(victim, 'GET', '/v1/auth/me')).toMatchObject({
+        status: 200,
+        body: { email: 'ada@example.com' },
+      })
+      // Through the proxy too: three requests in a row reach every node.
+      for (let i = 0; i < 3; i++) expect((await api(null, 'GET', '/v1/auth/me')).status).toBe(200)
+      // Its job workers run again, and nothing of its earlier boot ran a second time.
+      const [after] = await victim.enqueueBatch([{ kind: 'test.journal', payload: { ms: 0 } }])
+      await until(
+        'a job enqueued on the restarted node to be done',
+        async () => (await countDone([after!])) === 1,
+        10_000,
+      )
+      for (const id of all)
+        expect(journalLines().filter((l) => l.id === id && l.what === 'done')).toHaveLength(1)
+    }, 60_000)
+  },
+)
