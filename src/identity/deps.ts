@@ -1,5 +1,6 @@
 import type { Core } from '../core'
 import type { Conn } from '../db/store'
+import type { LoginPolicy } from './policy'
 
 /**
  * A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. The
@@ -46,4 +47,6 @@ export interface IdentityDeps {
    * the transaction that changes the account's password.
    */
   endAccountSessions(conn: Conn, accountId: string): Promise<void>
+  /** A workspace instance's login policy (the login-policy feature); never asked for `platform`. */
+  loginPolicy(workspaceId: string): Promise<LoginPolicy>
 }

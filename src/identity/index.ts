@@ -21,3 +21,5 @@ export async function startIdentityPlane(core: Core, deps: IdentityDeps): Promis
   const { createIdentityPlane } = await import('./plane')
   return createIdentityPlane(core, deps)
 }
+
+export { DEFAULT_LOGIN_POLICY, type LoginPolicy, type MfaMode, PLATFORM_LOGIN_POLICY } from './policy'

@@ -29,13 +29,15 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const addressing = instanceAddressing(core.config)
   const pool = new InstancePool(
     core,
-    (instanceId, keys) =>
+    (instanceId, keys, policy) =>
       buildProvider(core, instanceId, {
         keys,
+        policy,
         prefix: addressing.prefixOf(instanceId),
         clients: deps.clients,
       }),
     deps.workspaceActive,
+    deps.loginPolicy,
   )
   const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }))
   return {

@@ -4,11 +4,17 @@ import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
+import { type LoginPolicy, PLATFORM_LOGIN_POLICY } from './policy'
 
 export interface Instance {
   id: string
   provider: Provider
   callback: (req: IncomingMessage, res: ServerResponse) => void
+  /**
+   * The login policy the instance was built with: its hosted pages apply it and its Provider's
+   * session lifetime follows it. A policy change evicts the instance on every node.
+   */
+  policy: LoginPolicy
 }
 
 /**
@@ -26,9 +32,11 @@ export class InstancePool {
 
   constructor(
     private readonly core: Core,
-    private readonly build: (instanceId: string, keys: InstanceKeyMaterial) => Provider,
+    private readonly build: (instanceId: string, keys: InstanceKeyMaterial, policy: LoginPolicy) => Provider,
     /** Whether the workspace of an instance is active (the workspaces feature's state). */
     private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
+    /** A workspace's login policy (the login-policy feature). */
+    private readonly loginPolicy: (workspaceId: string) => Promise<LoginPolicy>,
     max = 500,
   ) {
     this.cache = new LRUCache({ max })
@@ -85,8 +93,9 @@ export class InstancePool {
   private async load(instanceId: string): Promise<Instance | null> {
     const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
-    const provider = this.build(instanceId, keys)
-    return { id: instanceId, provider, callback: provider.callback() }
+    const policy = instanceId === PLATFORM ? { ...PLATFORM_LOGIN_POLICY } : await this.loginPolicy(instanceId)
+    const provider = this.build(instanceId, keys, policy)
+    return { id: instanceId, provider, callback: provider.callback(), policy }
   }
 
   /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */

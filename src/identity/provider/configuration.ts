@@ -7,6 +7,7 @@ import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial } from '../keys'
 import { devicePages } from '../pages/device'
 import { logoutPages } from '../pages/logout'
+import type { LoginPolicy } from '../policy'
 import { accountFinder, CLAIMS, extraTokenClaims } from './claims'
 import { loadExistingGrant } from './consent'
 import { resourceIndicators, SCOPES } from './resources'
@@ -17,6 +18,8 @@ export interface InstanceSetup {
   /** Path prefix of the issuer, for the interaction URLs and the scope of long-lived cookies. */
   prefix: string
   clients: ClientSource
+  /** The instance's login policy (its session lifetime, and what the hosted pages apply). */
+  policy: LoginPolicy
 }
 
 /** The oidc-provider configuration of one instance. */
@@ -63,7 +66,7 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
     },
-    ttl: TTL,
+    ttl: { ...TTL, Session: setup.policy.sessionLifetimeHours * 3600 },
     rotateRefreshToken: true,
     // oidc-provider calls this for a browser only (its JSON errors it writes itself).
     renderError: async (ctx, out) => {

@@ -1,0 +1,39 @@
+/**
+ * The login policy of an instance as the identity plane applies it (DESIGN "Login policy"). The
+ * login-policy feature owns the rows and hands them in through `IdentityDeps.loginPolicy`; the plane
+ * reads it once per Provider build (the pool), so a change reaches every node through
+ * `core.instances.changed`.
+ */
+export type MfaMode = 'off' | 'optional' | 'required'
+
+export interface LoginPolicy {
+  allowPassword: boolean
+  allowRegistration: boolean
+  allowExternalIdps: boolean
+  requireEmailVerification: boolean
+  mfa: MfaMode
+  /** 8..128 */
+  passwordMinLength: number
+  /** Failures (password or MFA) that lock an account; 0 = never. */
+  lockoutThreshold: number
+  lockoutMinutes: number
+  sessionLifetimeHours: number
+}
+
+export const DEFAULT_LOGIN_POLICY: Readonly<LoginPolicy> = Object.freeze({
+  allowPassword: true,
+  allowRegistration: true,
+  allowExternalIdps: true,
+  requireEmailVerification: true,
+  mfa: 'off',
+  passwordMinLength: 8,
+  lockoutThreshold: 5,
+  lockoutMinutes: 15,
+  sessionLifetimeHours: 168,
+})
+
+/** The platform instance (dashboard users) has no workspace policy: its users may enrol MFA. */
+export const PLATFORM_LOGIN_POLICY: Readonly<LoginPolicy> = Object.freeze({
+  ...DEFAULT_LOGIN_POLICY,
+  mfa: 'optional',
+})
