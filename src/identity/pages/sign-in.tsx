@@ -2,6 +2,7 @@ import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { verifyPassword } from '../accounts'
 import { minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
 import { EmailField } from './components'
+import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 
@@ -37,7 +38,7 @@ function SignInPage(p: SignInProps) {
  * counted before the slow hash so guesses sent at once cannot all get past the limit.
  */
 export async function signIn(
-  { core, throttle }: PageContext,
+  c: PageContext,
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
@@ -48,6 +49,7 @@ export async function signIn(
     await send(p.res, 200, SignInPage({ ...links, email: hint }))
     return
   }
+  const { core, throttle } = c
   const form = await readForm(p.req)
   const email = (form.get('email') ?? '').trim().toLowerCase()
   const keys: Record<'account' | 'ip', ThrottleEntry> = {
@@ -68,10 +70,5 @@ export async function signIn(
   }
   await throttle.release([keys.ip])
   await throttle.reset(keys.account[0])
-  await p.instance.provider.interactionFinished(
-    p.req,
-    p.res,
-    { login: { accountId: account.id } },
-    { mergeWithLastSubmission: false },
-  )
+  await finishLogin(c, p, account, ['pwd'])
 }

@@ -3,6 +3,7 @@ import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, issueAccountToken } from '../accounts'
 import { issuerFor } from '../instances'
 import { EmailField, NewPasswordField } from './components'
+import { finishLogin } from './finish-login'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
 
@@ -72,12 +73,7 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
       password: form.get('password') ?? '',
     })
     await mailVerification(c, account)
-    await p.instance.provider.interactionFinished(
-      p.req,
-      p.res,
-      { login: { accountId: account.id } },
-      { mergeWithLastSubmission: false },
-    )
+    await finishLogin(c, p, account, ['pwd'])
   } catch (e) {
     if (!(e instanceof AppError)) throw e
     await send(p.res, e.status === 409 ? 409 : 422, SignUpPage({ ...page, values, error: e.message }))

@@ -1,0 +1,31 @@
+import type { Account } from '../accounts'
+import { PLATFORM } from '../instances'
+import type { PageContext, PageRequest } from './http'
+
+/**
+ * Authentication methods (RFC 8176) a sign-in used, carried into the ID token's `amr`: `pwd`
+ * (password), `otp` (TOTP or a recovery code), `hwk`/`swk` (a passkey: hardware- or software-bound).
+ */
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'swk'
+
+/**
+ * The one way a hosted sign-in ends: the interaction is finished with the account and the methods
+ * it used, and a workspace instance records `session.started`. Every factor (password, MFA,
+ * passkey, invitation, sign-up) ends here.
+ */
+export async function finishLogin(c: PageContext, p: PageRequest, account: Account, amr: Amr[]) {
+  if (p.instance.id !== PLATFORM) {
+    await c.core.emit('session.started', p.instance.id, {
+      user_id: account.id,
+      name: account.name,
+      email: account.email,
+      via_idp: null,
+    })
+  }
+  await p.instance.provider.interactionFinished(
+    p.req,
+    p.res,
+    { login: { accountId: account.id, amr } },
+    { mergeWithLastSubmission: false },
+  )
+}
