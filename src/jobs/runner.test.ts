@@ -160,9 +160,12 @@ describe('JobRunner', () => {
     // What an enqueue's wake-up does: the pass in progress claims again.
     void runner.drain()
     const deadline = Date.now() + 2000
-    while (ran.length === 0 && Date.now() < deadline) await Bun.sleep(5)
+    while ((await row(quick)).status !== 'done' && Date.now() < deadline) await Bun.sleep(5)
     expect(ran).toEqual(['quick'])
     expect((await row(quick)).status).toBe('done')
+    expect(await row((await core.db.select().from(jobs).where(eq(jobs.kind, 'slow')))[0]!.id)).toMatchObject({
+      status: 'running',
+    })
     release()
     await first
   })
