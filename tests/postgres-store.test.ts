@@ -509,6 +509,17 @@ describe.skipIf(testStore !== 'postgres')('the PostgreSQL store (PostgreSQL leg)
                 database: 'unavailable',
               }),
             })
+            // The identity plane too: an instance not in memory needs the store to be found.
+            const instance = await fetch(
+              `${node.url}/i/${crypto.randomUUID()}/.well-known/openid-configuration`,
+              {
+                headers: { accept: 'application/json' },
+              },
+            )
+            expect({ status: instance.status, body: await instance.json() }).toEqual({
+              status: 503,
+              body: { detail: expect.stringContaining('temporarily unavailable') },
+            })
             expect(node.proc.exitCode).toBeNull()
             // Not a bug to log as one: no "unhandled error" with a stack for an unreachable database.
             expect(node.output()).not.toContain('"unhandled error"')

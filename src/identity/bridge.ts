@@ -1,12 +1,24 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
+import { isStoreUnavailable } from '../db/store'
 import { logRequest, requestIdFor } from '../shared/plugins/request-log'
-import { BODY_TOO_LARGE, errorResponse, INSTANCE_NOT_FOUND, SERVER_ERROR, writeError } from './errors'
+import {
+  BODY_TOO_LARGE,
+  errorResponse,
+  type IdentityError,
+  INSTANCE_NOT_FOUND,
+  SERVER_ERROR,
+  STORE_UNAVAILABLE,
+  writeError,
+} from './errors'
 import { inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
 import type { PageRequest } from './pages/http'
 import type { InstancePool } from './pool'
 import { IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
+
+/** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
+const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_UNAVAILABLE : SERVER_ERROR)
 
 const CACHEABLE = new Set(['/.well-known/openid-configuration', '/jwks'])
 const CACHE_MS = 60_000
@@ -68,12 +80,15 @@ export class IdentityBridge {
     try {
       response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp)
     } catch (e) {
-      this.core.log.error('identity plane failed', {
-        request_id: id,
-        error: String(e),
-        stack: (e as Error).stack,
-      })
-      response = errorResponse(SERVER_ERROR, request.headers.get('accept') ?? '')
+      if (isStoreUnavailable(e))
+        this.core.log.warn('database unavailable', { request_id: id, error: String(e) })
+      else
+        this.core.log.error('identity plane failed', {
+          request_id: id,
+          error: String(e),
+          stack: (e as Error).stack,
+        })
+      response = errorResponse(failureOf(e), request.headers.get('accept') ?? '')
     }
     response.headers.set('x-request-id', id)
     this.secureHeaders(response.headers)
@@ -170,7 +185,7 @@ export class IdentityBridge {
         this.dispatch(req, res, to).catch((e) => {
           this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
           if (res.headersSent) res.end()
-          else writeError(res, SERVER_ERROR, req.headers.accept)
+          else writeError(res, failureOf(e), req.headers.accept)
         }),
       request,
     )

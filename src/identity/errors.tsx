@@ -117,6 +117,14 @@ export const BODY_TOO_LARGE: IdentityError = {
   json: { detail: 'Request body too large' },
 }
 
+/** The database is out of reach (PostgreSQL down or restarting): the request may be tried again. */
+export const STORE_UNAVAILABLE: IdentityError = {
+  status: 503,
+  title: 'Temporarily unavailable',
+  message: 'The service is temporarily unavailable. Try again shortly.',
+  json: { detail: 'The service is temporarily unavailable. Try again shortly.' },
+}
+
 /** A failure nothing else answered; it is logged where it is caught. */
 export const SERVER_ERROR: IdentityError = {
   status: 500,

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events'
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../core'
+import { isStoreUnavailable } from '../../db/store'
 import { setError } from '../errors'
 
 /**
@@ -113,7 +114,14 @@ export function handleProviderErrors(core: Core, provider: Provider, instanceId:
       if (!ctx.headerSent && ctx.writable) {
         // As Koa does for an error: nothing set on the way (cookies included) goes out.
         for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name)
-        respond(ctx, 500, 'server_error', 'Something went wrong. Try again.')
+        if (isStoreUnavailable(err)) {
+          respond(
+            ctx,
+            503,
+            'temporarily_unavailable',
+            'The service is temporarily unavailable. Try again shortly.',
+          )
+        } else respond(ctx, 500, 'server_error', 'Something went wrong. Try again.')
       }
       core.log.error('identity plane failed', {
         ...errorFields(ctx, instanceId, undefined),
