@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { runCli } from '../tests/support/cli'
 import { tempDir } from '../tests/support/core'
 import { ConfigError, loadConfig } from './config'
 
@@ -212,20 +213,8 @@ describe('DATABASE_URL and DATABASE_POOL_SIZE', () => {
   }
 
   it('gatehouse serve stops with one line and exit 2 on a DATABASE_URL it cannot use', async () => {
-    const serve = async (env: Record<string, string>) => {
-      const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], {
-        cwd: join(import.meta.dir, '..'),
-        env: { PATH: process.env.PATH ?? '', DATA_DIR: tempDir(), HOST: '127.0.0.1', PORT: '0', ...env },
-        stdout: 'pipe',
-        stderr: 'pipe',
-      })
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-        proc.exited,
-      ])
-      return { stdout, stderr, code }
-    }
+    const serve = (env: Record<string, string>) =>
+      runCli(['serve'], { DATA_DIR: tempDir(), HOST: '127.0.0.1', PORT: '0', ...env })
     const [sqlite, mysql, noKey] = await Promise.all([
       serve({ DATABASE_URL: 'sqlite://x' }),
       serve({ DATABASE_URL: `mysql://gatehouse:${PASSWORD}@db.example.com/gatehouse` }),

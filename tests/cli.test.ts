@@ -2,28 +2,14 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
+import { runCli } from './support/cli'
 import { tempDir } from './support/core'
 import { freePort, startTestServer } from './support/server'
 
-const root = join(import.meta.dir, '..')
 const server = await startTestServer()
 afterAll(() => server.stop())
 
-/** Runs `bun src/main.ts …` to the end and returns what an operator would see. */
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', 'src/main.ts', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { stdout, stderr, code }
-}
+const cli = runCli
 
 describe('the front page', () => {
   it('sends a browser from / to the dashboard', async () => {

@@ -6,6 +6,7 @@ import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { SQL, type Subprocess } from 'bun'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
+import { runCli } from './support/cli'
 import { tempDir } from './support/core'
 import { createTestDatabase, testStore } from './support/postgres'
 import { freePort, type TestServer } from './support/server'
@@ -27,20 +28,7 @@ const baseEnv = (): Record<string, string> => ({
 })
 
 /** Runs `bun src/main.ts …` to the end; what an operator would see. */
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', ...args], {
-    cwd: root,
-    env: { ...baseEnv(), ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  return { stdout, stderr, code }
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, { ...baseEnv(), ...env })
 
 interface Node {
   url: string
