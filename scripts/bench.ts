@@ -1,27 +1,48 @@
 // Benchmarks a named scenario against a baseline measured in the same run, and prints the ratio.
 //   bun scripts/bench.ts [scenario] [--seconds N] [--connections N] [--warmup N] [--rounds N] [--log-level info|warn|…]
-// Scenarios: healthz, discovery, jwks, client-credentials, apps-list, provisioning, fuzz (see `scenarios` below).
-// All but `provisioning` and `fuzz` are throughput scenarios; `provisioning` is a latency scenario: it times a
-// sequence of operations against an absolute target and has no baseline (nor uses --seconds,
-// --connections, --warmup or --rounds), but prints in the same shape. `fuzz` sends --requests (20,000)
-// hostile requests from tests/support/fuzz.ts, seeded by --seed (random unless given), over
-// --connections, and reports the rate, the status histogram (per route too) and every 5xx or leaked stack.
-// Servers run as separate processes on loopback; this process drives the load. A run measures
-// baseline, then subject and baseline again for each round (3 by default; one server process at a
-// time), compares each subject run with the mean of the baselines just before and after it, and
-// reports the median round: drift during the run (thermal, noisy neighbours) shows up as a spread
-// between rounds instead of deciding the result.
+// Scenarios (see `scenarios` below):
+//   healthz, discovery, jwks, apps-list     gatehouse on SQLite vs a bare Bun.serve hello handler
+//   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
+//   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
+//   provisioning                            latency: workspaces created one after another, p95 target
+//   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
+//   fuzz                                    hostile requests: no 5xx, no leaked stack
+// Most are throughput scenarios. `provisioning` is a latency scenario: it times a sequence of operations
+// against an absolute target and has no baseline (nor uses --seconds, --connections, --warmup or
+// --rounds), but prints in the same shape. `fuzz` sends --requests (20,000) hostile requests from
+// tests/support/fuzz.ts, seeded by --seed (random unless given), over --connections, and reports the
+// rate, the status histogram (per route too) and every 5xx or leaked stack. `job-claims` enqueues
+// --jobs (20,000) no-op jobs (scripts/bench/bench-jobs.ts) in one statement per round (--rounds, after
+// a warm-up batch) for three `serve` nodes on one PostgreSQL database (distinct NODE_ID, JOB_WORKERS=2
+// each), times them until all are done, checks each ran exactly once (done, attempts 1, none dead)
+// and reports the median round's rate; then one round on one SQLite node (JOB_WORKERS=2) for comparison.
+// The PostgreSQL scenarios start a throwaway cluster (scripts/pg-cluster.ts: Debian's postgresql,
+// initdb in a temp folder, fsync off, as `npm test` uses) and give every server a fresh database
+// copied from a migrated template; its CPU (postmaster and backends) is printed as `database` and
+// counted in the server's CPU per request. The servers run as child processes: this process's
+// tables are declared for one dialect (src/db/columns.ts), so a PostgreSQL server is seeded by a
+// child (scripts/bench/seed.ts) started with its env.
+// Servers run as separate processes on loopback, each with its own env (never this process's
+// DATABASE_URL: SQLite in a temp DATA_DIR unless a scenario gives a database); this process drives
+// the load. A throughput run measures baseline, then subject and baseline again for each round (3 by
+// default; one server process at a time), compares each subject run with the mean of the baselines
+// just before and after it, and reports the median round: drift during the run (thermal, noisy
+// neighbours) shows up as a spread between rounds instead of deciding the result.
 // Every response is checked (see bench/checked-load.ts); a rejected one counts as an error. On
 // Linux it also prints the server's CPU time per request, which moves far less than req/s when
 // other processes share the machine (their CPU use is printed too).
 // Target lines report `met` or `MISSED`; the exit status is 0 either way (1 only if setup fails, or a
-// latency scenario's operation fails outright, e.g. a workspace ends `provisioning_failed`).
+// latency scenario's operation fails outright, e.g. a workspace ends `provisioning_failed`, or
+// job-claims' jobs are not all run by its deadline).
+import { Database } from 'bun:sqlite'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SQL } from 'bun'
 import { decodeProtectedHeader } from 'jose'
 import { type FuzzReport, formatReport, loadRoutes, runFuzz } from '../tests/support/fuzz'
+import { BENCH_JOB_KIND } from './bench/bench-jobs'
 import {
   type Check,
   type CheckedLoadResult,
@@ -33,11 +54,12 @@ import {
 import { type CpuUsage, cpuWindow } from './bench/cpu'
 import { formatLoad, type MakeRequest } from './bench/load'
 import { measureProvisioning, type Percentiles } from './bench/provisioning'
-import { basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
+import { type BenchWorkspace, basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
+import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
 
 const root = join(import.meta.dir, '..')
 
-const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds', 'requests', 'seed'] as const
+const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds', 'requests', 'seed', 'jobs'] as const
 const args = process.argv.slice(2)
 const flag = (name: (typeof FLAGS)[number]) => {
   const i = args.indexOf(`--${name}`)
@@ -52,13 +74,16 @@ const warmup = Number(flag('warmup') ?? 2)
 const logLevel = flag('log-level') ?? 'info'
 /** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
 const roundCount = Number(flag('rounds') ?? 3)
+/** Jobs per round of the job-claims scenario. */
+const jobCount = Number(flag('jobs') ?? 20_000)
 if (
   !(seconds > 0) ||
   !(connections >= 1) ||
   !(warmup >= 0) ||
-  !(Number.isInteger(roundCount) && roundCount >= 1)
+  !(Number.isInteger(roundCount) && roundCount >= 1) ||
+  !(Number.isInteger(jobCount) && jobCount >= 1)
 ) {
-  console.error('--seconds, --connections, --warmup and --rounds take positive numbers')
+  console.error('--seconds, --connections, --warmup, --rounds and --jobs take positive numbers')
   process.exit(2)
 }
 
@@ -70,6 +95,8 @@ interface Target {
   verify?: () => Promise<string | undefined>
   /** The server process, for CPU accounting. */
   pid?: number
+  /** The PostgreSQL postmaster the server uses, if any: its backends' CPU counts as the server's. */
+  databasePid?: number
   stop(): Promise<void>
 }
 
@@ -124,7 +151,28 @@ interface FuzzScenario {
   }): Promise<{ report: FuzzReport; cpu: CpuUsage }>
 }
 
-type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario
+/** The nodes of a job-claims measurement and what the bench reads and writes in their store. */
+interface JobNodes {
+  /** Server processes, for CPU accounting. */
+  pids: number[]
+  databasePid?: number
+  db: JobDb
+  stop(): Promise<void>
+}
+
+/** Jobs per second through real `serve` processes: no baseline, an absolute target. */
+interface JobsScenario {
+  kind: 'jobs'
+  description: string
+  method: string
+  /** Minimum jobs per second of the subject (median round). */
+  minRate: number
+  subject: { name: string; start(): Promise<JobNodes> }
+  /** Measured the same way after the subject and printed beside it; no target. */
+  comparison?: { name: string; start(): Promise<JobNodes> }
+}
+
+type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario | JobsScenario
 
 interface Started {
   url: string
@@ -168,21 +216,33 @@ async function stopProcess(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
 interface Gatehouse {
   url: string
   env: Record<string, string>
+  dataDir: string
   pid: number
   stop(): Promise<void>
+}
+
+interface GatehouseOptions {
+  /** A PostgreSQL database (`postgres://…`); SQLite in the server's temp DATA_DIR when absent. */
+  databaseUrl?: string
+  nodeId?: string
+  /** What to run instead of `src/main.ts serve` (a serve entry with extra job kinds). */
+  command?: string[]
+  /** More environment (JOB_WORKERS, …). */
+  env?: Record<string, string>
 }
 
 /**
  * Starts `gatehouse serve` on a port picked here, so BASE_URL (and every issuer) names the URL the
  * bench calls. Its stdout (the access log) goes to a file in its temp DATA_DIR rather than through
  * a pipe this process would have to drain while it drives the load; readiness is a 200 on /healthz,
- * which works at any LOG_LEVEL.
+ * which works at any LOG_LEVEL and must name the store asked for.
  */
-async function startGatehouse(): Promise<Gatehouse> {
+async function startGatehouse(opts: GatehouseOptions = {}): Promise<Gatehouse> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
-  const env = {
+  const store = opts.databaseUrl ? 'postgres' : 'sqlite'
+  const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -190,9 +250,13 @@ async function startGatehouse(): Promise<Gatehouse> {
     // Known to this process too: it seals the instance keys it writes into the same store.
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: logLevel,
+    // Never the environment's own: SQLite in DATA_DIR unless the scenario gives a database.
+    DATABASE_URL: opts.databaseUrl ?? '',
+    ...(opts.nodeId ? { NODE_ID: opts.nodeId } : {}),
+    ...opts.env,
   }
   const logFile = join(dataDir, 'stdout.log')
-  const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], {
+  const proc = Bun.spawn(opts.command ?? ['bun', 'src/main.ts', 'serve'], {
     cwd: root,
     env: { ...process.env, ...env },
     stdout: Bun.file(logFile),
@@ -209,13 +273,77 @@ async function startGatehouse(): Promise<Gatehouse> {
       await stop()
       throw new Error(`gatehouse did not start on ${url}:\n${log.slice(-2000)}`)
     }
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
+    const health = await fetch(`${url}/healthz`).then(
+      async (r) => (r.ok ? ((await r.json()) as { store?: string }) : null),
+      () => null,
     )
-    if (ok) return { url, env, pid: proc.pid, stop }
+    if (health) {
+      if (health.store !== store) {
+        await stop()
+        throw new Error(`gatehouse on ${url} runs on ${health.store}, not ${store}`)
+      }
+      return { url, env, dataDir, pid: proc.pid, stop }
+    }
     await Bun.sleep(50)
   }
+}
+
+/** The throwaway PostgreSQL cluster of this run, started by the first scenario side that needs it. */
+let postgres: Promise<ThrowawayCluster> | null = null
+const TEMPLATE = 'gatehouse_template'
+
+function postgresCluster(): Promise<ThrowawayCluster> {
+  postgres ??= (async () => {
+    let cluster: ThrowawayCluster
+    try {
+      cluster = await startThrowawayCluster({ purpose: 'the PostgreSQL scenarios' })
+    } catch (e) {
+      if (e instanceof PostgresMissing) {
+        console.error(e.message)
+        process.exit(1)
+      }
+      throw e
+    }
+    try {
+      migrateDatabase(await cluster.createDatabase(TEMPLATE))
+    } catch (e) {
+      await cluster.stop()
+      throw e
+    }
+    return cluster
+  })()
+  return postgres
+}
+
+/** Stops this run's cluster, if one was started. */
+async function stopPostgres(): Promise<void> {
+  if (postgres) await (await postgres).stop()
+}
+
+/** A fresh migrated database in this run's cluster (a copy of the template), as a DATABASE_URL. */
+async function freshPostgresDatabase(): Promise<{ url: string; postmaster: number }> {
+  const cluster = await postgresCluster()
+  return { url: await cluster.createDatabase(undefined, { template: TEMPLATE }), postmaster: cluster.pid }
+}
+
+/**
+ * Seeds the store of the server started with `env` from a child process started with that env
+ * (scripts/bench/seed.ts), so it works on either dialect; prints what seed.ts printed.
+ */
+async function seedInChild<T>(env: Record<string, string>, args: string[]): Promise<T> {
+  const proc = Bun.spawn(['bun', 'scripts/bench/seed.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ])
+  if (code !== 0) throw new Error(`seed.ts ${args.join(' ')} failed (exit ${code}):\n${err.slice(-2000)}`)
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '') as T
 }
 
 /** GETs of one URL. */
@@ -267,11 +395,23 @@ const bareHello: Side = {
   },
 }
 
-/** A Gatehouse with one active workspace (keys, a web app) whose Provider is built and warm. */
-async function gatehouseWithWorkspace(path: string) {
-  const gh = await startGatehouse()
+/**
+ * A Gatehouse with one active workspace (keys, a web app) whose Provider is built and warm. On
+ * SQLite by default, seeded from this process; `store: 'postgres'`: on a fresh database of this
+ * run's cluster. `seedInChild` seeds through seed.ts as a PostgreSQL server must be (so that both
+ * sides of a comparison are set up alike).
+ */
+async function gatehouseWithWorkspace(
+  path: string,
+  opts: { store?: 'sqlite' | 'postgres'; seedInChild?: boolean } = {},
+) {
+  const pg = opts.store === 'postgres' ? await freshPostgresDatabase() : null
+  const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
   try {
-    const ws = await seedWorkspace(gh.env)
+    const ws =
+      pg || opts.seedInChild
+        ? await seedInChild<BenchWorkspace>(gh.env, ['workspace'])
+        : await seedWorkspace(gh.env)
     // The first request to an instance builds its Provider: make sure that is behind us and that
     // the issuer the server announces is the URL we call.
     const res = await fetch(`${ws.issuer}/.well-known/openid-configuration`)
@@ -279,7 +419,7 @@ async function gatehouseWithWorkspace(path: string) {
     if (res.status !== 200 || doc.issuer !== ws.issuer) {
       throw new Error(`discovery of ${ws.issuer} answered ${res.status} with issuer ${doc.issuer}`)
     }
-    return { gh, ws, url: `${ws.issuer}${path}` }
+    return { gh, ws, url: `${ws.issuer}${path}`, databasePid: pg?.postmaster }
   } catch (e) {
     await gh.stop()
     throw e
@@ -291,6 +431,106 @@ const APPS_LISTED = 5
 const PROVISION_COUNT = 50
 const PROVISION_POLL_MS = 10
 const PROVISION_TIMEOUT_MS = 10_000
+/** Nodes and job worker threads per node of the job-claims scenario. */
+const JOB_NODES = 3
+const JOB_WORKERS = 2
+const JOB_POLL_MS = 50
+/** Jobs of the job-claims warm-up batch (not measured). */
+const JOB_WARMUP = 1_000
+
+/**
+ * What the job-claims scenario reads and writes in the nodes' store, straight through the
+ * database client (no schema: this process's tables may be of the other dialect). `$1…$n` params.
+ */
+interface JobDb {
+  dialect: 'sqlite' | 'postgres'
+  query<T>(text: string, params?: unknown[]): Promise<T[]>
+  close(): Promise<void>
+}
+
+function postgresJobDb(url: string): JobDb {
+  const sql = new SQL({ url, max: 1 })
+  return {
+    dialect: 'postgres',
+    async query<T>(text: string, params: unknown[] = []) {
+      return [...((await sql.unsafe(text, params)) as T[])]
+    },
+    close: () => sql.close(),
+  }
+}
+
+function sqliteJobDb(path: string): JobDb {
+  const db = new Database(path)
+  db.exec('PRAGMA busy_timeout = 10000')
+  return {
+    dialect: 'sqlite',
+    async query<T>(text: string, params: unknown[] = []) {
+      return db.prepare(text.replace(/\$(\d+)/g, '?$1')).all(...(params as never[])) as T[]
+    },
+    async close() {
+      db.close()
+    },
+  }
+}
+
+/**
+ * Inserts `count` queued bench jobs due at `now` in one statement (the columns JobQueue writes;
+ * the rest keep their defaults). Ids `job_bench_<round>_<n>`: claims go by run_at, then id.
+ */
+async function enqueueBenchJobs(db: JobDb, round: string, count: number, now: number): Promise<void> {
+  const columns = 'id, kind, payload, status, run_at, attempts, max_attempts, created_at, updated_at'
+  if (db.dialect === 'postgres') {
+    await db.query(
+      `INSERT INTO jobs (${columns})
+       SELECT $1::text || lpad(i::text, 7, '0'), $2, 'null', 'queued', $3, 0, 10, $3, $3
+       FROM generate_series(1, $4::int) AS i`,
+      [`job_bench_${round}_`, BENCH_JOB_KIND, now, count],
+    )
+  } else {
+    await db.query(
+      `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < $4)
+       INSERT INTO jobs (${columns})
+       SELECT $1 || printf('%07d', i), $2, 'null', 'queued', $3, 0, 10, $3, $3 FROM s`,
+      [`job_bench_${round}_`, BENCH_JOB_KIND, now, count],
+    )
+  }
+}
+
+/**
+ * Starts `nodes` serve processes with the bench job kind (JOB_WORKERS each): on PostgreSQL, one
+ * fresh database shared by all, distinct NODE_IDs; on SQLite, one node.
+ */
+async function startJobNodes(store: 'sqlite' | 'postgres', nodes: number): Promise<JobNodes> {
+  if (store === 'sqlite' && nodes !== 1) throw new Error('a SQLite store has one node')
+  const pg = store === 'postgres' ? await freshPostgresDatabase() : null
+  const command = ['bun', 'scripts/bench/serve-with-bench-jobs.ts']
+  const started = await Promise.allSettled(
+    Array.from({ length: nodes }, (_, i) =>
+      startGatehouse({
+        command,
+        databaseUrl: pg?.url,
+        nodeId: pg ? `bench-node-${i + 1}` : undefined,
+        env: { JOB_WORKERS: String(JOB_WORKERS) },
+      }),
+    ),
+  )
+  const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+  const failed = started.find((r) => r.status === 'rejected')
+  if (failed) {
+    await Promise.all(servers.map((s) => s.stop()))
+    throw (failed as PromiseRejectedResult).reason
+  }
+  const db = pg ? postgresJobDb(pg.url) : sqliteJobDb(join(servers[0]!.dataDir, 'gatehouse.db'))
+  return {
+    pids: servers.map((s) => s.pid),
+    databasePid: pg?.postmaster,
+    db,
+    async stop() {
+      await db.close()
+      await Promise.all(servers.map((s) => s.stop()))
+    },
+  }
+}
 
 const scenarios: Record<string, Scenario> = {
   healthz: {
@@ -368,6 +608,34 @@ const scenarios: Record<string, Scenario> = {
         return clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop)
       },
     },
+  },
+  'client-credentials-postgres': {
+    description:
+      'POST {issuer}/token grant_type=client_credentials (client_secret_basic, JWT/ES256 access tokens) for a web app of a workspace instance, one gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, each run) vs the same on a gatehouse on SQLite (DATA_DIR); same entry point, env (JOB_WORKERS, LOG_LEVEL, pool defaults) and seeding',
+    minRatio: 0.7,
+    unit: 'tokens/s',
+    baseline: {
+      name: 'gatehouse on SQLite',
+      async start() {
+        const { gh, ws, url } = await gatehouseWithWorkspace('/token', { seedInChild: true })
+        return clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop)
+      },
+    },
+    subject: {
+      name: 'gatehouse on PostgreSQL',
+      async start() {
+        const { gh, ws, url, databasePid } = await gatehouseWithWorkspace('/token', { store: 'postgres' })
+        return { ...clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop), databasePid }
+      },
+    },
+  },
+  'job-claims': {
+    kind: 'jobs',
+    description: `no-op jobs (${BENCH_JOB_KIND}, scripts/bench/bench-jobs.ts) claimed and run by ${JOB_NODES} serve nodes on one PostgreSQL database (distinct NODE_ID, JOB_WORKERS=${JOB_WORKERS} each: FOR UPDATE SKIP LOCKED claims with a lease), each job exactly once`,
+    method: `per round: ${jobCount} jobs due now inserted in one statement while the nodes idle, then polled every ${JOB_POLL_MS} ms until all are done; rate = jobs / (last done − first done, the rows' updated_at), the wall time from the insert's commit (up to 1 s of waiting for the nodes' next tick included) printed beside it; exactly once = every job done with attempts 1, none dead or retried. A warm-up batch of ${JOB_WARMUP} jobs first; the median of --rounds is reported; every round's rows are deleted before the next`,
+    minRate: 1_000,
+    subject: { name: `${JOB_NODES} nodes on PostgreSQL`, start: () => startJobNodes('postgres', JOB_NODES) },
+    comparison: { name: '1 node on SQLite', start: () => startJobNodes('sqlite', 1) },
   },
   'apps-list': {
     description: `GET /v1/workspaces/{id}/apps with a dashboard session cookie (session lookup, owner-scoped workspace lookup, ${APPS_LISTED} apps) through the full server vs a bare Bun.serve hello handler`,
@@ -510,15 +778,22 @@ async function measure(side: Side, label: string): Promise<Measured> {
     const note = await target.verify?.()
     if (note) console.log(`  ${label}: ${note}`)
     if (warmup > 0) await runCheckedLoad(target.make, target.check, { seconds: warmup, connections })
-    const done = cpuWindow(target.pid)
+    const done = cpuWindow(target.pid, { databasePid: target.databasePid })
     const load = await runCheckedLoad(target.make, target.check, { seconds, connections })
     const cpu = done()
     const served = load.requests - load.errors
-    const cpuPerRequest = cpu.server !== null && served > 0 ? (cpu.server / served) * 1e6 : null
+    const perRequest = (s: number | null) => (s !== null && served > 0 ? (s / served) * 1e6 : null)
+    // The database's CPU is part of what a request costs the server side.
+    const cpuPerRequest = perRequest(cpu.server === null ? null : cpu.server + (cpu.database ?? 0))
+    const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} µs/req`)
     console.log(formatLoad(label, load))
     for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
+    const database =
+      target.databasePid === undefined
+        ? ''
+        : `, database ${us(perRequest(cpu.database))} (${cores(cpu.database, load.seconds)}), server + database ${us(cpuPerRequest)}`
     console.log(
-      `  cpu: server ${cpuPerRequest === null ? 'n/a' : `${cpuPerRequest.toFixed(0)} µs/req`} (${cores(cpu.server, load.seconds)}), load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
+      `  cpu: server ${us(perRequest(cpu.server))} (${cores(cpu.server, load.seconds)})${database}, load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
     )
     return { load, cpu, cpuPerRequest }
   } finally {
@@ -532,10 +807,15 @@ if (!scenario) {
   console.error(`unknown scenario "${name}"; known: ${Object.keys(scenarios).join(', ')}`)
   process.exit(2)
 }
-if (scenario.kind === 'latency') await runLatency(name, scenario)
-else if (scenario.kind === 'fuzz') await runFuzzScenario(name, scenario)
-else await runThroughput(name, scenario)
-process.exit(0)
+try {
+  if (scenario.kind === 'latency') await runLatency(name, scenario)
+  else if (scenario.kind === 'fuzz') await runFuzzScenario(name, scenario)
+  else if (scenario.kind === 'jobs') await runJobs(name, scenario)
+  else await runThroughput(name, scenario)
+} finally {
+  await stopPostgres()
+}
+process.exit(process.exitCode ?? 0)
 
 async function runThroughput(name: string, scenario: ThroughputScenario) {
   const targets = [
@@ -565,7 +845,7 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     const ratio = measured.load.rps / baselineRps
     rounds.push({ subject: measured, ratio, cost })
     console.log(
-      `round ${r + 1}: ratio ${ratio.toFixed(2)} (gatehouse ${measured.load.rps.toFixed(0)} req/s / mean of the baselines around it ${baselineRps.toFixed(0)} req/s, which differ by ${(spread * 100).toFixed(1)}%)${cost === null ? '' : `; cpu cost ratio ${cost.toFixed(2)} (baseline µs per request / gatehouse)`}`,
+      `round ${r + 1}: ratio ${ratio.toFixed(2)} (${scenario.subject.name} ${measured.load.rps.toFixed(0)} req/s / mean of the baselines around it ${baselineRps.toFixed(0)} req/s, which differ by ${(spread * 100).toFixed(1)}%)${cost === null ? '' : `; cpu cost ratio ${cost.toFixed(2)} (baseline µs per request / ${scenario.subject.name})`}`,
     )
   }
   const median = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!
@@ -575,7 +855,7 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     console.log(`rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}`)
   }
   console.log(
-    `ratio ${ratio.toFixed(2)} (${rounds.length > 1 ? 'median round, ' : ''}gatehouse / mean baseline req/s)`,
+    `ratio ${ratio.toFixed(2)} (${rounds.length > 1 ? 'median round, ' : ''}${scenario.subject.name} / mean baseline req/s)`,
   )
   if (scenario.minRate !== undefined) {
     const met = subject.rps >= scenario.minRate
@@ -590,7 +870,7 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     )
   }
   if (subject.errors > 0)
-    console.log(`gatehouse answered ${subject.errors} requests with errors (listed above)`)
+    console.log(`${scenario.subject.name} answered ${subject.errors} requests with errors (listed above)`)
 }
 
 async function runLatency(name: string, scenario: LatencyScenario) {
@@ -638,5 +918,157 @@ async function runFuzzScenario(name: string, scenario: FuzzScenario) {
   const met = report.findings.length === 0
   console.log(
     `target no 5xx and no stack trace: ${met ? 'met' : 'MISSED'} (${report.findings.length} findings)`,
+  )
+}
+
+interface JobRound {
+  count: number
+  /** Jobs per second between the first and the last job done (the rows' updated_at). */
+  rate: number
+  spanMs: number
+  /** From the insert's commit to the last job done. */
+  wallMs: number
+  /** Empty when every job ran exactly once; else what was found instead. */
+  problems: string[]
+  /** Jobs run per node id (the first part of `locked_by`). */
+  perNode: Map<string, number>
+  cpu: CpuUsage
+}
+
+/** One batch: deletes the last one's rows, inserts `count` jobs, waits until none is left to run. */
+async function jobRound(nodes: JobNodes, round: string, count: number): Promise<JobRound> {
+  const { db } = nodes
+  await db.query('DELETE FROM jobs WHERE kind = $1', [BENCH_JOB_KIND])
+  if (db.dialect === 'postgres') await db.query('VACUUM ANALYZE jobs')
+  const done = cpuWindow(nodes.pids, { databasePid: nodes.databasePid })
+  await enqueueBenchJobs(db, round, count, Date.now())
+  const committed = Date.now()
+  // Generous: 50 jobs/s at least, and 30 s of slack.
+  const deadline = committed + 30_000 + count * 20
+  const tally = () =>
+    db.query<{ status: string; attempts: number; n: number | string }>(
+      'SELECT status, attempts, count(*) AS n FROM jobs WHERE kind = $1 GROUP BY status, attempts ORDER BY status, attempts',
+      [BENCH_JOB_KIND],
+    )
+  const describe = (rows: Awaited<ReturnType<typeof tally>>) =>
+    rows.map((r) => `${Number(r.n)} ${r.status} with attempts ${r.attempts}`).join(', ')
+  for (;;) {
+    const [left] = await db.query<{ n: number | string }>(
+      "SELECT count(*) AS n FROM jobs WHERE kind = $1 AND status IN ('queued', 'running')",
+      [BENCH_JOB_KIND],
+    )
+    if (Number(left?.n) === 0) break
+    if (Date.now() > deadline) {
+      throw new Error(
+        `round ${round}: jobs still to run after ${((Date.now() - committed) / 1000).toFixed(0)} s: ${describe(await tally())}`,
+      )
+    }
+    await Bun.sleep(JOB_POLL_MS)
+  }
+  const cpu = done()
+  const rows = await tally()
+  const [span] = await db.query<{ first: number; last: number }>(
+    "SELECT min(updated_at) AS first, max(updated_at) AS last FROM jobs WHERE kind = $1 AND status = 'done'",
+    [BENCH_JOB_KIND],
+  )
+  const owners = await db.query<{ locked_by: string | null; n: number | string }>(
+    'SELECT locked_by, count(*) AS n FROM jobs WHERE kind = $1 GROUP BY locked_by',
+    [BENCH_JOB_KIND],
+  )
+  const perNode = new Map<string, number>()
+  for (const o of owners) {
+    const node = o.locked_by?.split(':')[0] ?? '(none)'
+    perNode.set(node, (perNode.get(node) ?? 0) + Number(o.n))
+  }
+  const exact =
+    rows.length === 1 && rows[0]?.status === 'done' && rows[0].attempts === 1 && Number(rows[0].n) === count
+  const first = Number(span?.first ?? committed)
+  const last = Number(span?.last ?? committed)
+  const spanMs = Math.max(1, last - first)
+  return {
+    count,
+    rate: count / (spanMs / 1000),
+    spanMs,
+    wallMs: last - committed,
+    problems: exact ? [] : [`${count} enqueued; found ${describe(rows)}`],
+    perNode,
+    cpu,
+  }
+}
+
+/** Starts one side's nodes, runs the warm-up batch and the measured rounds, stops the nodes. */
+async function measureJobs(side: { name: string; start(): Promise<JobNodes> }, roundsToRun: number) {
+  console.log(`${side.name}${roundsToRun === 1 ? ' (one round)' : ''}:`)
+  const nodes = await side.start()
+  try {
+    const warm = await jobRound(nodes, 'w', JOB_WARMUP)
+    console.log(
+      `  warm-up: ${warm.count} jobs, ${warm.rate.toFixed(0)} jobs/s${warm.problems.length ? `; NOT exactly once: ${warm.problems.join('; ')}` : ''}`,
+    )
+    const rounds: JobRound[] = [warm]
+    for (let r = 1; r <= roundsToRun; r++) {
+      const m = await jobRound(nodes, String(r), jobCount)
+      rounds.push(m)
+      const perNode = [...m.perNode].sort(([a], [b]) => a.localeCompare(b))
+      const perJob = (cpu: number | null) =>
+        cpu === null ? 'n/a' : `${((cpu / m.count) * 1e6).toFixed(0)} µs/job`
+      const seconds = m.spanMs / 1000
+      console.log(
+        `  round ${r}: ${m.count} jobs done in ${seconds.toFixed(2)} s first to last: ${m.rate.toFixed(0)} jobs/s (${(m.count / (m.wallMs / 1000)).toFixed(0)} jobs/s over ${(m.wallMs / 1000).toFixed(2)} s from the insert's commit); per node ${perNode.map(([n, c]) => `${n} ${c}`).join(', ')}; exactly once: ${m.problems.length ? `NO (${m.problems.join('; ')})` : 'yes'}`,
+      )
+      const database =
+        nodes.databasePid === undefined
+          ? ''
+          : `, database ${perJob(m.cpu.database)} (${cores(m.cpu.database, seconds)})`
+      console.log(
+        `    cpu: nodes ${perJob(m.cpu.server)} (${cores(m.cpu.server, seconds)})${database}, bench ${cores(m.cpu.driver, seconds)}, other processes ${cores(m.cpu.others, seconds)}`,
+      )
+    }
+    const measured = rounds.slice(1)
+    const median = [...measured].sort((a, b) => a.rate - b.rate)[Math.floor(measured.length / 2)]!
+    if (measured.length > 1)
+      console.log(`  rounds' rates: ${measured.map((m) => m.rate.toFixed(0)).join(', ')} jobs/s`)
+    return {
+      rate: median.rate,
+      jobs: rounds.reduce((n, m) => n + m.count, 0),
+      problems: rounds.flatMap((m) => m.problems),
+      /** Rounds (warm-up included) in which some job did not run exactly once. */
+      inexact: rounds.filter((m) => m.problems.length > 0).length,
+      rounds: rounds.length,
+    }
+  } finally {
+    await nodes.stop()
+  }
+}
+
+async function runJobs(name: string, scenario: JobsScenario) {
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(
+    `${jobCount} jobs per round, ${roundCount} rounds after a warm-up of ${JOB_WARMUP}, gatehouse LOG_LEVEL=${logLevel}, target >= ${scenario.minRate} jobs/s and every job exactly once`,
+  )
+  console.log(scenario.method)
+  let subject: Awaited<ReturnType<typeof measureJobs>>
+  let comparison: Awaited<ReturnType<typeof measureJobs>> | null = null
+  try {
+    subject = await measureJobs(scenario.subject, roundCount)
+    // One measured round: the comparison is informational, and a deep SQLite backlog is slow.
+    if (scenario.comparison) comparison = await measureJobs(scenario.comparison, 1)
+  } catch (e) {
+    console.error(`${name} FAILED: ${(e as Error).message}`)
+    process.exitCode = 1
+    return
+  }
+  console.log(`${scenario.subject.name}: ${subject.rate.toFixed(0)} jobs/s (median round)`)
+  if (comparison && scenario.comparison) {
+    console.log(
+      `${scenario.comparison.name}: ${comparison.rate.toFixed(0)} jobs/s (${scenario.subject.name} / ${scenario.comparison.name} = ${(subject.rate / comparison.rate).toFixed(2)})${comparison.inexact ? `; NOT exactly once in ${comparison.inexact} of ${comparison.rounds} batches (listed above)` : '; each job exactly once'}`,
+    )
+  }
+  const met = subject.rate >= scenario.minRate
+  console.log(
+    `target >= ${scenario.minRate} jobs/s: ${met ? 'met' : 'MISSED'} (${subject.rate.toFixed(0)} jobs/s)`,
+  )
+  console.log(
+    `target every job exactly once: ${subject.problems.length ? 'MISSED' : 'met'} (${subject.jobs} jobs, warm-up included${subject.problems.length ? `; ${subject.problems.join('; ')}` : ''})`,
   )
 }

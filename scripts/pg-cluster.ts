@@ -13,7 +13,7 @@ import { SQL } from 'bun'
 
 const root = resolve(import.meta.dir, '..')
 
-/** Thrown when PostgreSQL is not installed and could not be; its message is the one-line hint. */
+/** Thrown when PostgreSQL is not installed and could not be; its message says how, in one line. */
 export class PostgresMissing extends Error {}
 
 export interface ThrowawayCluster {
@@ -43,9 +43,9 @@ function postgresBin(): string | null {
 }
 
 /** As root with apt (CI, a fresh machine): installs Debian's postgresql. False when it cannot. */
-function installPostgres(): boolean {
+function installPostgres(purpose: string): boolean {
   if (process.getuid?.() !== 0 || spawnSync('sh', ['-c', 'command -v apt-get']).status !== 0) return false
-  console.log('Installing postgresql from apt for the PostgreSQL leg…')
+  console.log(`Installing postgresql from apt for ${purpose}…`)
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   if (spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env }).status !== 0) return false
   return spawnSync('apt-get', ['install', '-y', '-qq', 'postgresql'], { stdio: 'inherit', env }).status === 0
@@ -78,13 +78,21 @@ function run(cmd: string[], what: string) {
  * worked. Connections are trusted (no password) and only on 127.0.0.1.
  */
 export async function startThrowawayCluster(
-  opts: { maxConnections?: number } = {},
+  opts: {
+    /** What needs it, for the lines printed: `the PostgreSQL leg`. */
+    purpose?: string
+    /** How to do without, appended to the hint: `(or TEST_STORE=sqlite npm test)`. */
+    otherwise?: string
+    maxConnections?: number
+  } = {},
 ): Promise<ThrowawayCluster> {
+  const purpose = opts.purpose ?? 'a throwaway PostgreSQL cluster'
   let bin = postgresBin()
-  if (!bin && installPostgres()) bin = postgresBin()
+  if (!bin && installPostgres(purpose)) bin = postgresBin()
   if (!bin) {
+    const need = `${purpose.charAt(0).toUpperCase()}${purpose.slice(1)} needs`
     throw new PostgresMissing(
-      "The PostgreSQL leg needs Debian's postgresql package: sudo apt-get install postgresql (or TEST_STORE=sqlite npm test)",
+      `${need} Debian's postgresql package: sudo apt-get install postgresql${opts.otherwise ? ` ${opts.otherwise}` : ''}`,
     )
   }
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'))

@@ -24,7 +24,10 @@ function leg(name: string, env: Record<string, string | undefined>): boolean {
 async function postgresLeg(): Promise<boolean> {
   let cluster: ThrowawayCluster
   try {
-    cluster = await startThrowawayCluster()
+    cluster = await startThrowawayCluster({
+      purpose: 'the PostgreSQL leg',
+      otherwise: '(or TEST_STORE=sqlite npm test)',
+    })
   } catch (e) {
     if (!(e instanceof PostgresMissing)) throw e
     console.error(e.message)

@@ -1,6 +1,9 @@
 // Fixtures for the scenarios: a free loopback port, an active workspace with its instance keys and
 // confidential (`web`) apps, and a dashboard session of a platform account, written straight into the
-// store of a running server (the same shape provisioning, sign-in and tests/support leave behind).
+// store of a running server (the same shape provisioning, sign-in and tests/support leave behind),
+// SQLite or PostgreSQL: the store the server's env names. This process's tables are declared for
+// one dialect when it starts (src/db/columns.ts), so a bench that drives servers of the other
+// dialect seeds them through seed.ts in a child process started with the server's env.
 import { createServer } from 'node:net'
 import { loadConfig } from '../../src/config'
 import { type Core, createCore } from '../../src/core'
@@ -38,7 +41,7 @@ async function withStore<T>(env: Record<string, string | undefined>, fn: (core: 
   try {
     return await fn(core)
   } finally {
-    core.db.$client.close()
+    await core.store.close()
   }
 }
 
@@ -55,32 +58,23 @@ export function seedWorkspace(
   return withStore(env, async (core) => {
     const workspaceId = newWorkspaceId()
     const now = core.clock.now()
-    const sql = core.db.$client
     // Plain SQL naming only the columns set here, so columns added later (with defaults) need no change.
-    sql
-      .prepare(
-        `INSERT INTO workspaces (id, name, owner_id, state, created_at, updated_at)
-         VALUES ($id, 'Bench', $owner, 'active', $now, $now)`,
-      )
-      .run({ id: workspaceId, owner: opts.ownerId ?? 'usr_bench', now })
-    await ensureInstanceKeys(core, workspaceId)
-    const insertApp = sql.prepare(
-      `INSERT INTO apps (id, workspace_id, name, client_id, client_secret_hash, app_type, redirect_uris,
-         post_logout_redirect_uris, dev_mode, extra_grants, created_at)
-       VALUES ($id, $instance, $name, $clientId, $hash, 'web', '["https://rp.example/cb"]', '[]', 0, '[]', $now)`,
+    await core.store.exec(
+      `INSERT INTO workspaces (id, name, owner_id, state, created_at, updated_at)
+       VALUES ($1, 'Bench', $2, 'active', $3, $3)`,
+      [workspaceId, opts.ownerId ?? 'usr_bench', now],
     )
+    await ensureInstanceKeys(core, workspaceId)
     const credentials: { clientId: string; clientSecret: string }[] = []
     for (let i = 1; i <= (opts.apps ?? 1); i++) {
       const clientId = randomToken(16)
       const clientSecret = randomToken(32)
-      insertApp.run({
-        id: newId('app'),
-        instance: workspaceId,
-        name: `bench web app ${i}`,
-        clientId,
-        hash: sha256Hex(clientSecret),
-        now,
-      })
+      await core.store.exec(
+        `INSERT INTO apps (id, workspace_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+           post_logout_redirect_uris, dev_mode, extra_grants, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'web', '["https://rp.example/cb"]', '[]', FALSE, '[]', $6)`,
+        [newId('app'), workspaceId, `bench web app ${i}`, clientId, sha256Hex(clientSecret), now],
+      )
       credentials.push({ clientId, clientSecret })
     }
     const first = credentials[0]
@@ -102,16 +96,15 @@ export interface BenchSession {
  * exactly as the sign-in callback does (createSession), in the store of the server started with `env`.
  */
 export function seedSession(env: Record<string, string | undefined>): Promise<BenchSession> {
-  return withStore(env, (core) => {
+  return withStore(env, async (core) => {
     const now = core.clock.now()
     const accountId = newId('usr', now)
-    core.db.$client
-      .prepare(
-        `INSERT INTO accounts (id, instance_id, email, name, email_verified, created_at, updated_at)
-         VALUES ($id, $instance, $email, 'Bench', 1, $now, $now)`,
-      )
-      .run({ id: accountId, instance: PLATFORM, email: `${accountId.toLowerCase()}@bench.invalid`, now })
-    const { cookie, csrfToken } = createSession(core, accountId, null)
+    await core.store.exec(
+      `INSERT INTO accounts (id, instance_id, email, name, email_verified, created_at, updated_at)
+       VALUES ($1, $2, $3, 'Bench', TRUE, $4, $4)`,
+      [accountId, PLATFORM, `${accountId.toLowerCase()}@bench.invalid`, now],
+    )
+    const { cookie, csrfToken } = await createSession(core, accountId, null)
     return { accountId, cookie: `${sessionCookieName(core)}=${cookie}`, csrfToken }
   })
 }

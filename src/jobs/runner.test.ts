@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../tests/support/core'
+import type { Conn } from '../db/store'
 import { jobs } from '../queue/schema'
 import { type JobHandler, JobRunner } from './runner'
 
@@ -168,6 +169,40 @@ describe('JobRunner', () => {
     })
     release()
     await first
+  })
+
+  it('records a finished job as done when the store is busy for a moment, instead of leaving it to run again', async () => {
+    const core = await testCore()
+    let busy = 2
+    const store: Conn = {
+      ...core.store,
+      query: (text, params) => core.store.query(text, params),
+      exec: async (text, params) => {
+        if (text.includes("status = 'done'") && busy-- > 0) throw new Error('database is locked')
+        return core.store.exec(text, params)
+      },
+    }
+    let runs = 0
+    const runner = new JobRunner(
+      store,
+      core.clock,
+      core.log,
+      {},
+      [{ kind: 'once', run: () => void runs++ }],
+      {
+        workerId: 'w-busy',
+        leaseMs: 30_000,
+        concurrency: 1,
+      },
+    )
+    const id = await core.jobs.enqueue('once', {})
+    await runner.drain()
+    const [row] = await core.db.select().from(jobs).where(eq(jobs.id, id))
+    expect({ runs, status: row?.status, attempts: row?.attempts }).toEqual({
+      runs: 1,
+      status: 'done',
+      attempts: 1,
+    })
   })
 
   it('enqueues inside a transaction: a rollback loses the job, a commit keeps it', async () => {

@@ -19,6 +19,9 @@ export interface JobHandler<C = unknown, P = unknown> {
   backoffMs?(attempt: number): number
 }
 
+/** Tries to record a job's outcome before leaving it to its lease. */
+const OUTCOME_WRITES = 5
+
 export const defaultBackoffMs = (attempt: number) => Math.min(3_600_000, 5_000 * 2 ** (attempt - 1))
 
 export interface RunnerOptions {
@@ -50,16 +53,17 @@ export class JobRunner<C> {
     private readonly opts: RunnerOptions,
   ) {
     for (const h of handlers) this.handlers.set(h.kind, h)
-    // One statement claims one due row. PostgreSQL: the row is locked by the claim and skipped by
-    // every other claimer meanwhile (SKIP LOCKED), so N nodes claim side by side and each row once.
-    // SQLite: one writer at a time, so the subselect and the update cannot interleave.
+    // One statement claims one due row: a job whose lease ran out (its process died) first, else the
+    // earliest queued one. Each subselect walks an index to its first row; an OR of both would read
+    // and sort the whole due set on every claim. PostgreSQL: the row is locked by the claim and
+    // skipped by every other claimer meanwhile (SKIP LOCKED), so N nodes claim side by side and each
+    // row once. SQLite: one writer at a time, so the subselects and the update cannot interleave.
     const lock = store.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : ''
     this.claimSql = `
       UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = $2, locked_by = $3, updated_at = $1
-      WHERE id = (
-        SELECT id FROM jobs
-        WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1)
-        ORDER BY run_at, id LIMIT 1 ${lock}
+      WHERE id = COALESCE(
+        (SELECT id FROM jobs WHERE status = 'running' AND lease_until < $1 ORDER BY lease_until LIMIT 1 ${lock}),
+        (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= $1 ORDER BY run_at, id LIMIT 1 ${lock})
       )
       RETURNING id, kind, payload, workspace_id, attempts, max_attempts, run_at`
   }
@@ -161,7 +165,17 @@ export class JobRunner<C> {
       } catch (e) {
         failure = e instanceof Error ? e.message : String(e)
       }
-      await this.record(job, handler, failure)
+      // A busy store (SQLite's write lock under contention) must not turn a finished job into one
+      // that runs again when its lease runs out: the outcome is written again a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.record(job, handler, failure)
+          break
+        } catch (e) {
+          if (attempt === OUTCOME_WRITES) throw e
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+        }
+      }
     } catch (e) {
       // The store is out of reach: the row stays running and its lease runs out, so the job is
       // claimed again (handlers are idempotent).

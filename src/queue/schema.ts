@@ -27,7 +27,9 @@ export const jobs = table(
     updatedAt: epochMs('updated_at').notNull(),
   },
   (t) => [
-    index('jobs_due_idx').on(t.status, t.runAt),
+    // The claim's two walks: (queued, run_at, id) in order, and (running, lease_until).
+    index('jobs_due_idx').on(t.status, t.runAt, t.id),
+    index('jobs_lease_idx').on(t.status, t.leaseUntil),
     index('jobs_workspace_idx').on(t.workspaceId),
     uniqueIndex('jobs_dedupe_key_idx').on(t.dedupeKey),
   ],
