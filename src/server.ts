@@ -3,7 +3,7 @@ import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
-import { isStoreUnavailable } from './db/store'
+import { isStoreUnavailable, loggable } from './db/store'
 import { appClientSource } from './features/apps/client-source'
 import { endAccountSessions } from './features/auth/sessions'
 import { sendMail } from './features/mail/service'
@@ -96,7 +96,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       development: false,
       fetch: createFetch(core, app, { identity }),
       error(e) {
-        core.log.error('unhandled error at the front door', { error: e.message, stack: e.stack })
+        core.log.error('unhandled error at the front door', loggable(e))
         return Response.json(
           { detail: 'Internal Server Error' },
           { status: 500, headers: baseSecurityHeaders(config.baseUrl.startsWith('https:')) },

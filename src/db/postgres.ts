@@ -113,30 +113,37 @@ export class PostgresStore implements Store {
   private listener: SQL | null = null
 
   async listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<void> {
-    // Its own single connection: a LISTEN holds it for as long as the node runs.
-    const listener = new SQL({ url: this.opts.url, max: 1, connectionTimeout: 5, idleTimeout: 0 })
+    // Its own client. Bun gives a LISTEN a dedicated connection and, when it drops, dials it again
+    // and listens anew, silently: whatever was sent meanwhile is lost. So the connection carries a
+    // name of its own, and every second the node asks the server which backend listens under it; a
+    // new backend (or none, then one) means the connection was replaced: `onLost` drops every view.
+    const name = `gatehouse-listen-${crypto.randomUUID()}`
+    const listener = new SQL({
+      url: this.opts.url,
+      max: 1,
+      connectionTimeout: 5,
+      idleTimeout: 0,
+      connection: { application_name: name },
+    } as ConstructorParameters<typeof SQL>[0])
     this.listener = listener
     await listener.listen(channel, onMessage)
-    await this.watch(listener, onLost)
-  }
-
-  /**
-   * Bun's client dials a dropped LISTEN connection again and listens anew, silently: what was sent
-   * meanwhile is lost. So the listener asks for its backend's pid every second; a new pid (or a
-   * failure, then an answer) means the connection was replaced, and the caller drops its views.
-   */
-  private async watch(listener: SQL, onLost: () => void) {
-    const pidOf = async () =>
-      ((await listener.unsafe('SELECT pg_backend_pid() AS pid')) as { pid: number }[])[0]?.pid ?? -1
-    let known = await pidOf()
+    const backend = async () => {
+      const rows = (await this.client.unsafe(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'",
+        [name],
+      )) as { pid: number }[]
+      return rows[0]?.pid ?? null
+    }
+    let known = await backend()
     const timer = setInterval(async () => {
+      let now: number | null
       try {
-        const pid = await pidOf()
-        if (pid !== known) onLost()
-        known = pid
+        now = await backend()
       } catch {
-        known = -1
+        now = null
       }
+      if (now !== null && now !== known) onLost()
+      known = now ?? -1
     }, 1000)
     timer.unref?.()
     this.stopWatch = () => clearInterval(timer)

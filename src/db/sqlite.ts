@@ -52,7 +52,8 @@ export class SqliteStore implements Store {
     client.exec('PRAGMA busy_timeout = 5000')
     this.client = client
     this.db = drizzle(async (text, params, method) => {
-      await this.outsideTx()
+      // Checked and run with no await in between (see outside()).
+      for (let open = this.outside(); open; open = this.outside()) await open
       // query() keeps the compiled statement for the next call with the same text.
       const stmt = client.query(text)
       if (method === 'run') {
@@ -64,20 +65,23 @@ export class SqliteStore implements Store {
     }) as unknown as Db
   }
 
-  /** Resolves at once unless a transaction other than the caller's is open; then when it ended. */
-  private outsideTx(): Promise<void> | undefined {
+  /**
+   * The end of the transaction a statement must wait for: one is open and the caller is not inside
+   * it. A caller loops until none, then runs its statement in the same synchronous step: a next
+   * transaction may begin at any await, so the check and the statement must not be split by one.
+   */
+  private outside(): Promise<void> | null {
     const open = this.open
-    if (!open || this.inTx.getStore() === open.token) return
-    return open.done.then(() => this.outsideTx())
+    return open && this.inTx.getStore() !== open.token ? open.done : null
   }
 
   async query<T = Record<string, unknown>>(text: string, params: Params = []): Promise<T[]> {
-    await this.outsideTx()
+    for (let open = this.outside(); open; open = this.outside()) await open
     return this.client.query(sqliteText(text)).all(...(params as never[])) as T[]
   }
 
   async exec(text: string, params: Params = []): Promise<number> {
-    await this.outsideTx()
+    for (let open = this.outside(); open; open = this.outside()) await open
     return this.client.query(sqliteText(text)).run(...(params as never[])).changes
   }
 
@@ -88,7 +92,9 @@ export class SqliteStore implements Store {
   }
 
   async tx<T>(fn: (tx: Conn) => Promise<T>): Promise<T> {
-    if (this.inTx.getStore()) throw new Error('a transaction is already open here: pass its Conn down')
+    // Only from inside the open one (work a finished transaction started keeps its context: fine).
+    if (this.open && this.inTx.getStore() === this.open.token)
+      throw new Error('a transaction is already open here: pass its Conn down')
     const previous = this.turn
     let next!: () => void
     this.turn = new Promise((resolve) => {
@@ -98,8 +104,9 @@ export class SqliteStore implements Store {
     const token = {}
     let ended!: () => void
     this.open = { token, done: new Promise((resolve) => (ended = resolve)) }
+    const committed: (() => void)[] = []
+    let commit = false
     try {
-      const committed: (() => void)[] = []
       const tx: Conn = {
         dialect: this.dialect,
         db: this.db,
@@ -114,7 +121,7 @@ export class SqliteStore implements Store {
         try {
           const result = await fn(tx)
           this.client.run('COMMIT')
-          for (const then of committed) queueMicrotask(then)
+          commit = true
           return result
         } catch (e) {
           if (this.client.inTransaction) this.client.run('ROLLBACK')
@@ -125,6 +132,11 @@ export class SqliteStore implements Store {
       this.open = null
       ended()
       next()
+      // Outside the transaction's context: what they start is not part of it.
+      if (commit)
+        this.inTx.exit(() => {
+          for (const then of committed) queueMicrotask(then)
+        })
     }
   }
 

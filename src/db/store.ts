@@ -96,3 +96,27 @@ export function isUniqueViolation(e: unknown): boolean {
   }
   return false
 }
+
+/**
+ * An error as it may be logged. drizzle wraps a failed statement as `Failed query: <sql> params:
+ * <values>`, and those values are emails, password hashes, CSRF tokens: only the driver's error
+ * underneath (its code and message) and that error's stack are kept.
+ */
+export function loggable(e: unknown): { error: string; stack?: string } {
+  let cur = e
+  for (let depth = 0; depth < 4; depth++) {
+    const { message, cause } = (cur ?? {}) as { message?: unknown; cause?: unknown }
+    if (typeof message === 'string' && message.startsWith('Failed query:') && cause) cur = cause
+    else break
+  }
+  if (cur instanceof Error) {
+    const { code, errno } = cur as { code?: unknown; errno?: unknown }
+    const tag = [code, errno].filter((x) => typeof x === 'string').join(' ')
+    const message = cur.message.startsWith('Failed query:') ? 'a statement failed' : cur.message
+    return {
+      error: tag ? `${message} (${tag})` : message,
+      stack: message === cur.message ? cur.stack : undefined,
+    }
+  }
+  return { error: String(cur) }
+}

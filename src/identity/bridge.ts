@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../core'
-import { isStoreUnavailable } from '../db/store'
+import { isStoreUnavailable, loggable } from '../db/store'
 import { logRequest, requestIdFor } from '../shared/plugins/request-log'
 import {
   BODY_TOO_LARGE,
@@ -81,13 +81,8 @@ export class IdentityBridge {
       response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp)
     } catch (e) {
       if (isStoreUnavailable(e))
-        this.core.log.warn('database unavailable', { request_id: id, error: String(e) })
-      else
-        this.core.log.error('identity plane failed', {
-          request_id: id,
-          error: String(e),
-          stack: (e as Error).stack,
-        })
+        this.core.log.warn('database unavailable', { request_id: id, error: loggable(e).error })
+      else this.core.log.error('identity plane failed', { request_id: id, ...loggable(e) })
       response = errorResponse(failureOf(e), request.headers.get('accept') ?? '')
     }
     response.headers.set('x-request-id', id)
@@ -183,7 +178,7 @@ export class IdentityBridge {
     return inject(
       (req, res) =>
         this.dispatch(req, res, to).catch((e) => {
-          this.core.log.error('identity plane failed', { error: String(e), stack: (e as Error).stack })
+          this.core.log.error('identity plane failed', loggable(e))
           if (res.headersSent) res.end()
           else writeError(res, failureOf(e), req.headers.accept)
         }),

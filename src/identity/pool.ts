@@ -6,6 +6,9 @@ import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import { type LoginPolicy, PLATFORM_LOGIN_POLICY } from './policy'
 
+/** How long a built Provider serves before it is built again from the store. */
+const PROVIDER_TTL_MS = 5 * 60_000
+
 export interface Instance {
   id: string
   provider: Provider
@@ -39,7 +42,8 @@ export class InstancePool {
     private readonly loginPolicy: (workspaceId: string) => Promise<LoginPolicy>,
     max = 500,
   ) {
-    this.cache = new LRUCache({ max })
+    // The TTL is the backstop for a change this node never heard of (a message lost).
+    this.cache = new LRUCache({ max, ttl: PROVIDER_TTL_MS })
   }
 
   /**

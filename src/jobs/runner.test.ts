@@ -121,6 +121,45 @@ describe('JobRunner', () => {
     expect(await row(id)).toMatchObject({ status: 'done', lockedBy: 'B', attempts: 2 })
   })
 
+  it('gives up on a job whose runs keep stopping mid-way once its attempts are spent', async () => {
+    const { core, row } = await setup([])
+    const id = await core.jobs.enqueue('crashy', {}, { maxAttempts: 2 })
+    const ran: string[] = []
+    // Each runner takes the job and "dies" with it (never finishes); the next one reclaims it.
+    for (const worker of ['A', 'B']) {
+      const r = new JobRunner(
+        core.store,
+        core.clock,
+        core.log,
+        {},
+        [{ kind: 'crashy', run: () => new Promise(() => {}) }],
+        {
+          workerId: worker,
+          leaseMs: 1_000,
+          concurrency: 1,
+        },
+      )
+      void r.drain()
+      for (let i = 0; i < 200 && (await row(id)).lockedBy !== worker; i++) await Bun.sleep(5)
+      core.clock.advance(1_001)
+    }
+    const c = new JobRunner(
+      core.store,
+      core.clock,
+      core.log,
+      {},
+      [{ kind: 'crashy', run: () => void ran.push('C') }],
+      {
+        workerId: 'C',
+        leaseMs: 1_000,
+        concurrency: 1,
+      },
+    )
+    await c.drain()
+    expect(ran).toEqual([])
+    expect(await row(id)).toMatchObject({ status: 'dead', attempts: 3 })
+  })
+
   it('marks a job of an unknown kind dead instead of looping', async () => {
     const { core, runner, row } = await setup([])
     const id = await core.jobs.enqueue('no-such-kind', {})

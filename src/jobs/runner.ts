@@ -1,4 +1,4 @@
-import type { Conn } from '../db/store'
+import { type Conn, loggable } from '../db/store'
 import type { Clock } from '../shared/clock'
 import type { Logger } from '../shared/logger'
 
@@ -151,6 +151,13 @@ export class JobRunner<C> {
       await this.dead(job.id, `unknown job kind ${job.kind}`)
       return
     }
+    if (job.attempts > job.max_attempts) {
+      // Claimed again after its lease ran out, attempt after attempt: a job that kills its process
+      // would otherwise go round the nodes for ever.
+      this.log.error('job gave up: its runs kept stopping mid-way', { job_id: job.id, kind: job.kind })
+      await this.dead(job.id, 'interrupted more often than max_attempts allows')
+      return
+    }
     const beat = setInterval(
       () =>
         this.heartbeat(job.id).catch((e) =>
@@ -163,7 +170,8 @@ export class JobRunner<C> {
       try {
         await handler.run(job.payload, this.ctx, job)
       } catch (e) {
-        failure = e instanceof Error ? e.message : String(e)
+        // Kept in jobs.last_error and the log: never a failed statement's parameters.
+        failure = loggable(e).error
       }
       // A busy store (SQLite's write lock under contention) must not turn a finished job into one
       // that runs again when its lease runs out: the outcome is written again a few times.
@@ -179,7 +187,7 @@ export class JobRunner<C> {
     } catch (e) {
       // The store is out of reach: the row stays running and its lease runs out, so the job is
       // claimed again (handlers are idempotent).
-      this.log.error('job outcome not recorded', { job_id: job.id, kind: job.kind, error: String(e) })
+      this.log.error('job outcome not recorded', { job_id: job.id, kind: job.kind, error: loggable(e).error })
     } finally {
       clearInterval(beat)
     }

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events'
 import type Provider from 'oidc-provider'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../core'
-import { isStoreUnavailable } from '../../db/store'
+import { isStoreUnavailable, loggable } from '../../db/store'
 import { setError } from '../errors'
 
 /**
@@ -67,11 +67,8 @@ function errorFields(ctx: Ctx | undefined, instanceId: string, err: unknown) {
 }
 
 const exceptionOf = (err: unknown) => {
-  const e = err as { name?: string; message?: string; stack?: string }
-  return {
-    exception: `${e?.name ?? 'Error'}: ${String(e?.message ?? err).slice(0, 300)}`,
-    stack: e?.stack,
-  }
+  const { error, stack } = loggable(err)
+  return { exception: error.slice(0, 300), stack }
 }
 
 /** A page for browsers, RFC 6749 §5.2-shaped JSON for everything else (as oidc-provider answers). */

@@ -1,6 +1,6 @@
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
-import { isStoreUnavailable } from '../../db/store'
+import { isStoreUnavailable, loggable } from '../../db/store'
 import { AppError } from '../errors'
 import type { Logger } from '../logger'
 import { dashboardError } from '../views/error-page'
@@ -113,10 +113,7 @@ export const errorsPlugin = (log: Logger) =>
     if (code === 'INVALID_COOKIE_SIGNATURE') return json(400, { detail: 'Invalid cookie' })
     if (isStoreUnavailable(error)) {
       // Not a bug: the database is down or restarting. Requests recover with it; no stack.
-      log.warn('database unavailable', {
-        path: url.pathname,
-        error: error instanceof Error ? error.message : '',
-      })
+      log.warn('database unavailable', { path: url.pathname, error: loggable(error).error })
       return json(
         503,
         { detail: 'The service is temporarily unavailable. Try again shortly.' },
@@ -125,8 +122,7 @@ export const errorsPlugin = (log: Logger) =>
     }
     log.error('unhandled error', {
       path: new URL(request.url).pathname,
-      error: error instanceof Error ? error.message : String(error),
-      stack: error instanceof Error ? error.stack : undefined,
+      ...loggable(error),
     })
     return json(500, { detail: 'Internal Server Error' })
   })
