@@ -4,6 +4,7 @@
 //   healthz, discovery, jwks, apps-list     gatehouse on SQLite vs a bare Bun.serve hello handler
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
+//   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
@@ -16,6 +17,13 @@
 // a warm-up batch) for three `serve` nodes on one PostgreSQL database (distinct NODE_ID, JOB_WORKERS=2
 // each), times them until all are done, checks each ran exactly once (done, attempts 1, none dead)
 // and reports the median round's rate; then one round on one SQLite node (JOB_WORKERS=2) for comparison.
+// `sign-in` runs whole hosted sign-ins (scripts/bench/sign-in.ts: GET /auth, the sign-in page, the
+// form post, the resume, the redirect with a code) for --seconds (default 10) over --connections
+// (default: CPUs × 2) flows, one seeded end-user account each (every password correct: the throttle
+// counts failures, and attempts in flight per client address, so at most 29 connections), against
+// the bound of argon2id itself: verifies of the very hash those accounts carry (made by the
+// product's own sign-up, scripts/bench/setup.ts), as many at once as there are CPUs, in a child
+// process (scripts/bench/hash-bound.ts). Its ratio is the share of the sign-in path's time hashing.
 // The PostgreSQL scenarios start a throwaway cluster (scripts/pg-cluster.ts: Debian's postgresql,
 // initdb in a temp folder, fsync off, as `npm test` uses) and give every server a fresh database
 // copied from a migrated template; its CPU (postmaster and backends) is printed as `database` and
@@ -37,10 +45,11 @@
 import { Database } from 'bun:sqlite'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { decodeProtectedHeader } from 'jose'
+import { SIGN_IN_RULES } from '../src/identity/throttle'
 import { type FuzzReport, formatReport, loadRoutes, runFuzz } from '../tests/support/fuzz'
 import { BENCH_JOB_KIND } from './bench/bench-jobs'
 import {
@@ -50,14 +59,26 @@ import {
   expectAccessToken,
   expectTotal,
   runCheckedLoad,
+  runClosedLoop,
 } from './bench/checked-load'
 import { type CpuUsage, cpuWindow } from './bench/cpu'
-import { formatLoad, type MakeRequest } from './bench/load'
+import { formatLoad, formatRate, type MakeRequest } from './bench/load'
 import { measureProvisioning, type Percentiles } from './bench/provisioning'
-import { type BenchWorkspace, basicAuth, freePort, seedSession, seedWorkspace } from './bench/setup'
+import {
+  type BenchWorkspace,
+  basicAuth,
+  freePort,
+  productPasswordHash,
+  seedAccounts,
+  seedSession,
+  seedWorkspace,
+} from './bench/setup'
+import { type SignInTarget, signInOnce } from './bench/sign-in'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
 
 const root = join(import.meta.dir, '..')
+/** The bun running this script: children run on it too, whether or not `bun` is on PATH. */
+const BUN = process.execPath
 
 const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds', 'requests', 'seed', 'jobs'] as const
 const args = process.argv.slice(2)
@@ -66,8 +87,12 @@ const flag = (name: (typeof FLAGS)[number]) => {
   return i >= 0 ? args[i + 1] : undefined
 }
 const positional = args.filter((a, i) => !a.startsWith('--') && !FLAGS.some((f) => args[i - 1] === `--${f}`))
-const seconds = Number(flag('seconds') ?? 5)
-const connections = Number(flag('connections') ?? 32)
+/** --seconds when not given: 5, or the scenario's own (a sign-in takes a large part of a second: more samples). */
+const DEFAULT_SECONDS: Record<string, number> = { 'sign-in': 10 }
+const seconds = Number(flag('seconds') ?? DEFAULT_SECONDS[positional[0] ?? ''] ?? 5)
+/** --connections when not given: 32, or the scenario's own (a sign-in flow is mostly a hash: a few per CPU). */
+const DEFAULT_CONNECTIONS: Record<string, number> = { 'sign-in': availableParallelism() * 2 }
+const connections = Number(flag('connections') ?? DEFAULT_CONNECTIONS[positional[0] ?? ''] ?? 32)
 /** Seconds of load before each measurement (the token endpoint's code path takes a while to JIT). */
 const warmup = Number(flag('warmup') ?? 2)
 /** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
@@ -87,10 +112,17 @@ if (
   process.exit(2)
 }
 
-/** A server under load: how to build one request, how to check its response, how to stop it. */
+/**
+ * A server under load: how to build one request and check its response (or, `run`, a load of its
+ * own: whole flows, or work the server does itself), how to stop it.
+ */
 interface Target {
-  make: MakeRequest
-  check: Check
+  make?: MakeRequest
+  check?: Check
+  /** Instead of make and check: runs the load for `seconds` and reports it. */
+  run?(opts: { seconds: number; connections: number }): Promise<CheckedLoadResult>
+  /** What one operation is, for the printed rate (`sign-ins/s`); `req/s` when absent. */
+  unit?: string
   /** Runs once after start and before the warm-up; throws when the server is not what we expect. */
   verify?: () => Promise<string | undefined>
   /** The server process, for CPU accounting. */
@@ -108,6 +140,8 @@ interface Side {
 interface ThroughputScenario {
   kind?: 'throughput'
   description: string
+  /** How the figures are taken, when they are not single checked requests; printed under the description. */
+  method?: string
   /** Minimum absolute rate of the subject, in its unit. */
   minRate?: number
   /** Minimum ratio subject / mean baseline. */
@@ -256,7 +290,7 @@ async function startGatehouse(opts: GatehouseOptions = {}): Promise<Gatehouse> {
     ...opts.env,
   }
   const logFile = join(dataDir, 'stdout.log')
-  const proc = Bun.spawn(opts.command ?? ['bun', 'src/main.ts', 'serve'], {
+  const proc = Bun.spawn(opts.command ?? [BUN, 'src/main.ts', 'serve'], {
     cwd: root,
     env: { ...process.env, ...env },
     stdout: Bun.file(logFile),
@@ -331,7 +365,7 @@ async function freshPostgresDatabase(): Promise<{ url: string; postmaster: numbe
  * (scripts/bench/seed.ts), so it works on either dialect; prints what seed.ts printed.
  */
 async function seedInChild<T>(env: Record<string, string>, args: string[]): Promise<T> {
-  const proc = Bun.spawn(['bun', 'scripts/bench/seed.ts', ...args], {
+  const proc = Bun.spawn([BUN, 'scripts/bench/seed.ts', ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdout: 'pipe',
@@ -390,7 +424,7 @@ function clientCredentialsTarget(
 const bareHello: Side = {
   name: 'bare Bun.serve hello',
   async start() {
-    const s = await start(['bun', 'scripts/bench/baseline-hello.ts'])
+    const s = await start([BUN, 'scripts/bench/baseline-hello.ts'])
     return getTarget(`${s.url}/`, s.proc.pid, () => stopProcess(s.proc))
   },
 }
@@ -403,7 +437,7 @@ const bareHello: Side = {
  */
 async function gatehouseWithWorkspace(
   path: string,
-  opts: { store?: 'sqlite' | 'postgres'; seedInChild?: boolean } = {},
+  opts: { store?: 'sqlite' | 'postgres'; seedInChild?: boolean; redirectUri?: string } = {},
 ) {
   const pg = opts.store === 'postgres' ? await freshPostgresDatabase() : null
   const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
@@ -411,7 +445,7 @@ async function gatehouseWithWorkspace(
     const ws =
       pg || opts.seedInChild
         ? await seedInChild<BenchWorkspace>(gh.env, ['workspace'])
-        : await seedWorkspace(gh.env)
+        : await seedWorkspace(gh.env, { redirectUri: opts.redirectUri })
     // The first request to an instance builds its Provider: make sure that is behind us and that
     // the issuer the server announces is the URL we call.
     const res = await fetch(`${ws.issuer}/.well-known/openid-configuration`)
@@ -503,7 +537,7 @@ async function enqueueBenchJobs(db: JobDb, round: string, count: number, now: nu
 async function startJobNodes(store: 'sqlite' | 'postgres', nodes: number): Promise<JobNodes> {
   if (store === 'sqlite' && nodes !== 1) throw new Error('a SQLite store has one node')
   const pg = store === 'postgres' ? await freshPostgresDatabase() : null
-  const command = ['bun', 'scripts/bench/serve-with-bench-jobs.ts']
+  const command = [BUN, 'scripts/bench/serve-with-bench-jobs.ts']
   const started = await Promise.allSettled(
     Array.from({ length: nodes }, (_, i) =>
       startGatehouse({
@@ -530,6 +564,50 @@ async function startJobNodes(store: 'sqlite' | 'postgres', nodes: number): Promi
       await Promise.all(servers.map((s) => s.stop()))
     },
   }
+}
+
+/** The password of every account of the sign-in scenario. */
+const SIGN_IN_PASSWORD = 'correct horse battery staple'
+/** The sign-in scenario's app redirects here; nothing serves it (the redirect is read, not followed). */
+const SIGN_IN_REDIRECT_URI = 'http://127.0.0.1:9/cb'
+let signInHash: Promise<string> | null = null
+/** The hash the product makes of SIGN_IN_PASSWORD, made once per run: the bound verifies the very hash the accounts carry. */
+const signInPasswordHash = () => {
+  signInHash ??= productPasswordHash(SIGN_IN_PASSWORD)
+  return signInHash
+}
+
+/** argon2id verifies of the sign-in accounts' hash, as many at once as CPUs, in a child process. */
+const hashBound: Side = {
+  name: 'argon2id verify bound',
+  async start() {
+    const hash = await signInPasswordHash()
+    const s = await start([BUN, 'scripts/bench/hash-bound.ts'], {
+      BENCH_PASSWORD: SIGN_IN_PASSWORD,
+      BENCH_HASH: hash,
+    })
+    const concurrency = availableParallelism()
+    return {
+      unit: 'verifies/s',
+      async run(opts) {
+        const res = await fetch(`${s.url}/run?seconds=${opts.seconds}&concurrency=${concurrency}`, {
+          method: 'POST',
+        })
+        if (!res.ok) throw new Error(`hash-bound.ts answered HTTP ${res.status}: ${await res.text()}`)
+        const out = (await res.json()) as Omit<CheckedLoadResult, 'errorKinds'> & {
+          errorKinds: [string, number][]
+        }
+        return { ...out, errorKinds: new Map(out.errorKinds) }
+      },
+      async verify() {
+        const params = /^\$(argon2id)\$v=\d+\$([^$]+)\$/.exec(hash)
+        if (!params) throw new Error(`the product's hash is not argon2id: ${hash.slice(0, 30)}…`)
+        return `Bun.password.verify of the product's hash (${params[1]}, ${params[2]}), ${concurrency} at once (CPUs)`
+      },
+      pid: s.proc.pid,
+      stop: () => stopProcess(s.proc),
+    }
+  },
 }
 
 const scenarios: Record<string, Scenario> = {
@@ -592,7 +670,7 @@ const scenarios: Record<string, Scenario> = {
       async start() {
         const clientId = 'bench-client'
         const clientSecret = randomBytes(32).toString('base64url')
-        const s = await start(['bun', 'scripts/bench/baseline-oidc.ts'], {
+        const s = await start([BUN, 'scripts/bench/baseline-oidc.ts'], {
           BENCH_CLIENT_ID: clientId,
           BENCH_CLIENT_SECRET: clientSecret,
         })
@@ -626,6 +704,62 @@ const scenarios: Record<string, Scenario> = {
       async start() {
         const { gh, ws, url, databasePid } = await gatehouseWithWorkspace('/token', { store: 'postgres' })
         return { ...clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop), databasePid }
+      },
+    },
+  },
+  'sign-in': {
+    description: `hosted password sign-ins of a workspace instance through the full server, each a whole flow with its own cookie jar: GET {issuer}/auth (code, PKCE S256, state) → 303 to the interaction → GET the sign-in page → POST its form (email, password) to …/login → 303 to the resume → GET it → 303 to the app's redirect URI with a code (read, not followed); vs the bound, argon2id verifies of the same hash (Bun.password.verify, the product's parameters) in a child process`,
+    method: `sign-ins/s counts flows that ended at the redirect URI with a code (latencies are per flow); --connections flows at once, each with an account of its own (all seeded email-verified with the one hash the product's sign-up made for their password, ${SIGN_IN_PASSWORD.length} characters); verifies/s runs as many verifies at once as there are CPUs (${availableParallelism()}). Ratio = sign-ins/s / verifies/s: the share of the sign-in path's time spent in the hash; cpu cost ratio = CPU per verify / server CPU per sign-in`,
+    minRatio: 0.8,
+    unit: 'sign-ins/s',
+    baseline: hashBound,
+    subject: {
+      name: 'gatehouse: sign-in',
+      async start() {
+        // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1),
+        // and verify() below spends one failure of it.
+        const maxConnections = SIGN_IN_RULES.ip.limit - 1
+        if (connections > maxConnections)
+          throw new Error(
+            `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${SIGN_IN_RULES.ip.limit} attempts per client address at once)`,
+          )
+        const hash = await signInPasswordHash()
+        const { gh, ws } = await gatehouseWithWorkspace('', { redirectUri: SIGN_IN_REDIRECT_URI })
+        try {
+          const emails = await seedAccounts(gh.env, ws.workspaceId, connections, hash)
+          const target: SignInTarget = {
+            origin: gh.url,
+            issuer: ws.issuer,
+            clientId: ws.clientId,
+            redirectUri: SIGN_IN_REDIRECT_URI,
+          }
+          return {
+            unit: 'sign-ins/s',
+            // Connection i signs in as account i: never two attempts of one account at once.
+            run: (opts) =>
+              runClosedLoop(
+                async (i) => (await signInOnce(target, emails[i % emails.length]!, SIGN_IN_PASSWORD)).problem,
+                opts,
+              ),
+            async verify() {
+              // The password is what is checked: a wrong one is refused (one failure, of the 5 an
+              // account may have; the right one below resets them).
+              const wrong = await signInOnce(target, emails[0]!, `${SIGN_IN_PASSWORD}!`)
+              if (!wrong.problem?.includes('HTTP 401'))
+                throw new Error(
+                  `a wrong password was not refused with a 401: ${wrong.problem ?? 'it signed in'}`,
+                )
+              const ok = await signInOnce(target, emails[0]!, SIGN_IN_PASSWORD)
+              if (ok.problem) throw new Error(`a sign-in failed: ${ok.problem} (${ok.steps.join(' → ')})`)
+              return `one sign-in: ${ok.steps.join(' → ')}; ${emails.length} accounts, one per connection; a wrong password: 401`
+            },
+            pid: gh.pid,
+            stop: gh.stop,
+          }
+        } catch (e) {
+          await gh.stop()
+          throw e
+        }
       },
     },
   },
@@ -766,10 +900,23 @@ interface Measured {
   cpu: CpuUsage
   /** Server CPU microseconds per successful request. */
   cpuPerRequest: number | null
+  /** The target's unit (`req/s` unless it named one). */
+  unit: string
 }
 
 const cores = (cpuSeconds: number | null, wall: number) =>
   cpuSeconds === null ? 'n/a' : `${(cpuSeconds / wall).toFixed(2)} cores`
+
+/** The load of a target for `seconds`: its own (`run`), or its checked requests. */
+function loadOf(target: Target, seconds: number): Promise<CheckedLoadResult> {
+  const opts = { seconds, connections }
+  if (target.run) return target.run(opts)
+  if (!target.make || !target.check) throw new Error('a target needs run, or make and check')
+  return runCheckedLoad(target.make, target.check, opts)
+}
+
+/** `sign-ins/s` → `sign-in`, `verifies/s` → `verify`, `req/s` → `req`. */
+const singular = (unit: string) => unit.replace(/\/s$/, '').replace(/ies$/, 'y').replace(/s$/, '')
 
 /** Starts one side, checks it, warms it up, measures it, stops it. */
 async function measure(side: Side, label: string): Promise<Measured> {
@@ -777,16 +924,17 @@ async function measure(side: Side, label: string): Promise<Measured> {
   try {
     const note = await target.verify?.()
     if (note) console.log(`  ${label}: ${note}`)
-    if (warmup > 0) await runCheckedLoad(target.make, target.check, { seconds: warmup, connections })
+    if (warmup > 0) await loadOf(target, warmup)
     const done = cpuWindow(target.pid, { databasePid: target.databasePid })
-    const load = await runCheckedLoad(target.make, target.check, { seconds, connections })
+    const load = await loadOf(target, seconds)
     const cpu = done()
     const served = load.requests - load.errors
     const perRequest = (s: number | null) => (s !== null && served > 0 ? (s / served) * 1e6 : null)
     // The database's CPU is part of what a request costs the server side.
     const cpuPerRequest = perRequest(cpu.server === null ? null : cpu.server + (cpu.database ?? 0))
-    const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} µs/req`)
-    console.log(formatLoad(label, load))
+    const unit = target.unit ?? 'req/s'
+    const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} µs/${singular(unit)}`)
+    console.log(formatLoad(label, load, unit))
     for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
     const database =
       target.databasePid === undefined
@@ -795,7 +943,7 @@ async function measure(side: Side, label: string): Promise<Measured> {
     console.log(
       `  cpu: server ${us(perRequest(cpu.server))} (${cores(cpu.server, load.seconds)})${database}, load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
     )
-    return { load, cpu, cpuPerRequest }
+    return { load, cpu, cpuPerRequest, unit }
   } finally {
     await target.stop()
   }
@@ -826,7 +974,9 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
   console.log(
     `${seconds} s per measurement after ${warmup} s of warm-up, ${connections} connections, gatehouse LOG_LEVEL=${logLevel}, target ${targets.join(' and ') || 'none (informational)'}`,
   )
-  console.log('req/s counts responses that passed the check; p50/p95/p99 are per-request latencies')
+  console.log(
+    scenario.method ?? 'req/s counts responses that passed the check; p50/p95/p99 are per-request latencies',
+  )
   // baseline, then (subject, baseline) per round: each subject run is compared with the mean of the
   // baseline runs just before and after it, and the median round is reported.
   const baselines = [await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)]
@@ -845,7 +995,7 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     const ratio = measured.load.rps / baselineRps
     rounds.push({ subject: measured, ratio, cost })
     console.log(
-      `round ${r + 1}: ratio ${ratio.toFixed(2)} (${scenario.subject.name} ${measured.load.rps.toFixed(0)} req/s / mean of the baselines around it ${baselineRps.toFixed(0)} req/s, which differ by ${(spread * 100).toFixed(1)}%)${cost === null ? '' : `; cpu cost ratio ${cost.toFixed(2)} (baseline µs per request / ${scenario.subject.name})`}`,
+      `round ${r + 1}: ratio ${ratio.toFixed(2)} (${scenario.subject.name} ${formatRate(measured.load.rps)} ${measured.unit} / mean of the baselines around it ${formatRate(baselineRps)} ${after.unit}, which differ by ${(spread * 100).toFixed(1)}%)${cost === null ? '' : `; cpu cost ratio ${cost.toFixed(2)} (baseline µs per ${singular(after.unit)} / ${scenario.subject.name} µs per ${singular(measured.unit)})`}`,
     )
   }
   const median = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(rounds.length / 2)]!
@@ -855,7 +1005,7 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     console.log(`rounds' ratios: ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}`)
   }
   console.log(
-    `ratio ${ratio.toFixed(2)} (${rounds.length > 1 ? 'median round, ' : ''}${scenario.subject.name} / mean baseline req/s)`,
+    `ratio ${ratio.toFixed(2)} (${rounds.length > 1 ? 'median round, ' : ''}${scenario.subject.name} ${median.subject.unit} / mean baseline ${baselines[0]!.unit})`,
   )
   if (scenario.minRate !== undefined) {
     const met = subject.rps >= scenario.minRate

@@ -1,6 +1,6 @@
-// Closed-loop HTTP load like load.ts, but every response is checked: anything the check rejects
-// (a non-200, a body without what the scenario needs, a failed fetch) is an error, and the
-// distinct errors are kept with their counts so the bench can print them.
+// Closed-loop load where every operation is checked: anything the check rejects (a non-200, a body
+// without what the scenario needs, a failed fetch, a sign-in flow that did not end with a code) is
+// an error, and the distinct errors are kept with their counts so the bench can print them.
 import type { LoadResult, MakeRequest } from './load'
 
 /** Returns null when the response is what the scenario expects, else a short description. */
@@ -46,9 +46,14 @@ export const expectTotal =
 export const percentile = (sorted: Float64Array, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
 
-export async function runCheckedLoad(
-  make: MakeRequest,
-  check: Check,
+/**
+ * Closed-loop load of any operation: `connections` loops, each running `op` (given its loop's index)
+ * again as soon as the last one ended, for `seconds`. `op` resolves null when it did what the
+ * scenario expects, else a short description of what went wrong (an error); a throw is an error too.
+ * The latencies are per operation.
+ */
+export async function runClosedLoop(
+  op: (connection: number) => Promise<string | null>,
   opts: { seconds: number; connections: number },
 ): Promise<CheckedLoadResult> {
   const latencies: number[] = []
@@ -60,20 +65,19 @@ export async function runCheckedLoad(
   }
   const start = performance.now()
   const end = start + opts.seconds * 1000
-  const loop = async () => {
+  const loop = async (connection: number) => {
     while (performance.now() < end) {
       const t = performance.now()
       try {
-        const res = await fetch(make())
-        const problem = check(res.status, await res.text())
+        const problem = await op(connection)
         if (problem) fail(problem)
       } catch (e) {
-        fail(`fetch failed: ${(e as Error).message}`)
+        fail(`failed: ${(e as Error).message}`)
       }
       latencies.push(performance.now() - t)
     }
   }
-  await Promise.all(Array.from({ length: opts.connections }, loop))
+  await Promise.all(Array.from({ length: opts.connections }, (_, i) => loop(i)))
   const seconds = (performance.now() - start) / 1000
   const sorted = Float64Array.from(latencies).sort()
   return {
@@ -81,10 +85,30 @@ export async function runCheckedLoad(
     errors,
     errorKinds,
     seconds,
-    // Only successful responses count towards the rate: an error is not a served request.
+    // Only successful operations count towards the rate: an error is not a served request.
     rps: (latencies.length - errors) / seconds,
     p50: percentile(sorted, 0.5),
     p95: percentile(sorted, 0.95),
     p99: percentile(sorted, 0.99),
   }
+}
+
+/** Closed-loop HTTP load: one request per operation, its response checked. */
+export function runCheckedLoad(
+  make: MakeRequest,
+  check: Check,
+  opts: { seconds: number; connections: number },
+): Promise<CheckedLoadResult> {
+  return runClosedLoop(async () => {
+    let status: number
+    let body: string
+    try {
+      const res = await fetch(make())
+      status = res.status
+      body = await res.text()
+    } catch (e) {
+      return `fetch failed: ${(e as Error).message}`
+    }
+    return check(status, body)
+  }, opts)
 }

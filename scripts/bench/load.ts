@@ -11,5 +11,8 @@ export interface LoadResult {
 
 export type MakeRequest = () => Request
 
-export const formatLoad = (name: string, r: LoadResult) =>
-  `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   (${r.requests} requests, ${r.errors} errors)`
+/** A rate as printed: whole numbers, but a tenth for slow operations (a few sign-ins a second). */
+export const formatRate = (rate: number) => rate.toFixed(rate < 100 ? 1 : 0)
+
+export const formatLoad = (name: string, r: LoadResult, unit = 'req/s') =>
+  `${name.padEnd(28)} ${formatRate(r.rps).padStart(8)} ${unit}   p50 ${r.p50.toFixed(2)} ms   p95 ${r.p95.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   (${r.requests} ${unit === 'req/s' ? 'requests' : unit.replace(/\/s$/, '')}, ${r.errors} errors)`

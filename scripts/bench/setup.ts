@@ -1,14 +1,20 @@
 // Fixtures for the scenarios: a free loopback port, an active workspace with its instance keys and
-// confidential (`web`) apps, and a dashboard session of a platform account, written straight into the
-// store of a running server (the same shape provisioning, sign-in and tests/support leave behind),
-// SQLite or PostgreSQL: the store the server's env names. This process's tables are declared for
-// one dialect when it starts (src/db/columns.ts), so a bench that drives servers of the other
-// dialect seeds them through seed.ts in a child process started with the server's env.
+// confidential (`web`) apps, password accounts of a workspace instance, and a dashboard session of
+// a platform account, written straight into the store of a running server (the same shape
+// provisioning, sign-in and tests/support leave behind), SQLite or PostgreSQL: the store the
+// server's env names. This process's tables are declared for one dialect when it starts
+// (src/db/columns.ts), so a bench that drives servers of the other dialect seeds them through
+// seed.ts in a child process started with the server's env.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { type Core, createCore } from '../../src/core'
+import { migrate } from '../../src/db/client'
 import { createSession, sessionCookieName } from '../../src/features/auth/sessions'
-import { ensureInstanceKeys, issuerFor, PLATFORM } from '../../src/identity'
+import { ensureInstanceKeys, issuerFor, PLATFORM, signUp } from '../../src/identity'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 import { createLogger } from '../../src/shared/logger'
@@ -53,7 +59,7 @@ async function withStore<T>(env: Record<string, string | undefined>, fn: (core: 
  */
 export function seedWorkspace(
   env: Record<string, string | undefined>,
-  opts: { ownerId?: string; apps?: number } = {},
+  opts: { ownerId?: string; apps?: number; redirectUri?: string } = {},
 ): Promise<BenchWorkspace> {
   return withStore(env, async (core) => {
     const workspaceId = newWorkspaceId()
@@ -72,8 +78,16 @@ export function seedWorkspace(
       await core.store.exec(
         `INSERT INTO apps (id, workspace_id, name, client_id, client_secret_hash, app_type, redirect_uris,
            post_logout_redirect_uris, dev_mode, extra_grants, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'web', '["https://rp.example/cb"]', '[]', FALSE, '[]', $6)`,
-        [newId('app'), workspaceId, `bench web app ${i}`, clientId, sha256Hex(clientSecret), now],
+         VALUES ($1, $2, $3, $4, $5, 'web', $6, '[]', FALSE, '[]', $7)`,
+        [
+          newId('app'),
+          workspaceId,
+          `bench web app ${i}`,
+          clientId,
+          sha256Hex(clientSecret),
+          JSON.stringify([opts.redirectUri ?? 'https://rp.example/cb']),
+          now,
+        ],
       )
       credentials.push({ clientId, clientSecret })
     }
@@ -106,6 +120,53 @@ export function seedSession(env: Record<string, string | undefined>): Promise<Be
     )
     const { cookie, csrfToken } = await createSession(core, accountId, null)
     return { accountId, cookie: `${sessionCookieName(core)}=${cookie}`, csrfToken }
+  })
+}
+
+/**
+ * The hash the product stores for `password`: made by its own sign-up (`signUp`, which hashes with
+ * the product's argon2id parameters) in a throwaway SQLite store, and read back. So a bench that
+ * seeds accounts with it, and times verifies of it, uses exactly the hash a real account would carry.
+ */
+export async function productPasswordHash(password: string): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-hash-'))
+  try {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: '', SECRET_KEY: randomBytes(32).toString('hex') }
+    return await withStore(env, async (core) => {
+      await migrate(core.store)
+      const account = await signUp(core, PLATFORM, { email: 'hash@bench.invalid', password })
+      if (!account.passwordHash) throw new Error('signUp stored no password hash')
+      return account.passwordHash
+    })
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Creates `count` end-user accounts of the instance `instanceId` (a workspace id), email verified,
+ * all carrying `passwordHash` (see productPasswordHash), in the store of the server started with
+ * `env`; returns their emails (`user-<n>@bench.invalid`, n from 0).
+ */
+export function seedAccounts(
+  env: Record<string, string | undefined>,
+  instanceId: string,
+  count: number,
+  passwordHash: string,
+): Promise<string[]> {
+  return withStore(env, async (core) => {
+    const now = core.clock.now()
+    const emails: string[] = []
+    for (let i = 0; i < count; i++) {
+      const email = `user-${i}@bench.invalid`
+      await core.store.exec(
+        `INSERT INTO accounts (id, instance_id, email, name, email_verified, password_hash, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, TRUE, $5, $6, $6)`,
+        [newId('usr', now), instanceId, email, `Bench user ${i}`, passwordHash, now],
+      )
+      emails.push(email)
+    }
+    return emails
   })
 }
 
