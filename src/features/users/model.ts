@@ -28,7 +28,9 @@ export namespace UserModel {
   })
 
   export const listQuery = t.Object({
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    // 1..200, checked by the service: Elysia reports a bound broken while it coerces a query
+    // value without the property's name, so the 422 could not say which field it was.
+    limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
     cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
     q: t.Optional(t.String({ maxLength: 320, description: 'Email or name prefix, case-insensitive' })),
   })

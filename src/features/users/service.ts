@@ -16,6 +16,7 @@ import { UsersErrors } from './errors'
 import type { UserModel } from './model'
 
 export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 200
 
 export const userOut = (a: UserAccount): UserModel.Out => ({
   id: a.id,
@@ -72,6 +73,8 @@ export function createUserService(core: Core) {
   return {
     async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
       const limit = query.limit ?? DEFAULT_LIMIT
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+        throw appError(UsersErrors.LIMIT_INVALID, 422, { loc: ['query', 'limit'] })
       const after = query.cursor ? decodeCursor(query.cursor) : null
       const page = await listAccounts(core, workspace.id, { limit, after, q: query.q })
       const last = page.items.at(-1)
