@@ -13,6 +13,8 @@ import { frontRoutes } from './features/dashboard/front'
 import { docsRoutes } from './features/docs/routes'
 import { healthRoutes } from './features/health/routes'
 import { devOutboxRoutes } from './features/mail/routes'
+import { userPages } from './features/users/pages'
+import { userRoutes } from './features/users/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
 import { userScopes, workspaceFinder } from './features/workspaces/scopes'
@@ -72,8 +74,10 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(authRoutes(core, auth, identity))
       .use(workspaceRoutes(core, auth))
       .use(appRoutes(core, auth))
+      .use(userRoutes(core, auth))
       .use(workspacePages(core, auth))
       .use(appPages(core, auth))
+      .use(userPages(core, auth))
       .use(assetRoutes())
       .use(frontRoutes())
       .use(authPages())

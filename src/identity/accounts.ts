@@ -1,4 +1,4 @@
-import { and, count, eq, isNull, sql } from 'drizzle-orm'
+import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
@@ -9,14 +9,20 @@ import type { IdentityDeps } from './deps'
 import { PLATFORM } from './instances'
 import { accounts, accountTokens, oidcPayloads } from './schema'
 
-export type Account = typeof accounts.$inferSelect
-export type AccountTokenPurpose = 'verify_email' | 'reset_password'
+/** An account row as stored (the users listing shows all of it). */
+export type UserAccount = typeof accounts.$inferSelect
+/**
+ * What the plane and the dashboard's session need of an account: the row without the columns only
+ * the users listing reads (status, invitation, last sign-in, IdP), so a session read joins no more.
+ */
+export type Account = Omit<UserAccount, 'status' | 'invitedAt' | 'lastSignInAt' | 'viaIdp'>
+export type AccountTokenPurpose = 'verify_email' | 'reset_password' | 'invite'
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 export const PASSWORD_MIN = 8
-const PASSWORD_MAX = 256
+export const PASSWORD_MAX = 256
 
 export function checkPassword(password: string): void {
   if (password.length < PASSWORD_MIN)
@@ -25,7 +31,7 @@ export function checkPassword(password: string): void {
     throw new AppError('PASSWORD_TOO_LONG', 422, 'That password is too long.')
 }
 
-const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
+export const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
 // Verified against when no account matches, so a miss costs as long as a wrong password. Made when
 // the identity plane starts (`preparePasswordChecks`), not on import: job workers load this module
 // and never verify a password.
@@ -114,12 +120,7 @@ export async function signUp(
         .returning()
       if (!account) throw new Error('the account was not written')
       if (instanceId !== PLATFORM) {
-        await core.emit(
-          'user.created',
-          instanceId,
-          { user_id: account.id, name, email, via_idp: 'password' },
-          { tx },
-        )
+        await core.emit('user.created', instanceId, userEventData(account), { tx })
       }
       return account
     })
@@ -144,6 +145,19 @@ export async function verifyPassword(
   )
   return account?.passwordHash && ok ? account : null
 }
+
+/**
+ * The `data` of a user.* or session.* event (SPEC "Events"): who, never a secret. `via_idp` is the
+ * external provider the account came from, null for password accounts.
+ */
+export const userEventData = (
+  account: Pick<Account, 'id' | 'name' | 'email'> & { viaIdp?: string | null },
+) => ({
+  user_id: account.id,
+  name: account.name,
+  email: account.email,
+  via_idp: account.viaIdp ?? null,
+})
 
 /** A single-use mailed token; only its hash is stored. */
 export async function issueAccountToken(
@@ -192,11 +206,26 @@ export async function useAccountToken(
   })
 }
 
+/**
+ * Marks the address proved (a verification or reset link was followed). On a workspace instance the
+ * change of this attribute is a `user.updated` event, once: only when it was not verified yet.
+ */
 export async function markEmailVerified(core: Core, account: Account): Promise<void> {
-  await core.db
-    .update(accounts)
-    .set({ emailVerified: true, updatedAt: core.clock.now() })
-    .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+  await core.store.tx(async (tx) => {
+    const [changed] = await tx.db
+      .update(accounts)
+      .set({ emailVerified: true, updatedAt: core.clock.now() })
+      .where(
+        and(
+          eq(accounts.instanceId, account.instanceId),
+          eq(accounts.id, account.id),
+          eq(accounts.emailVerified, false),
+        ),
+      )
+      .returning()
+    if (changed && changed.instanceId !== PLATFORM)
+      await core.emit('user.updated', changed.instanceId, userEventData(changed), { tx })
+  })
 }
 
 /**
@@ -204,7 +233,8 @@ export async function markEmailVerified(core: Core, account: Account): Promise<v
  * signed out everywhere: the instance's sessions, grants, codes and tokens of the account (so its
  * refresh tokens fail with invalid_grant), its dashboard sessions (`endAccountSessions`), and the
  * new `auth_epoch` makes platform access tokens issued before stop working on the control plane
- * (they are JWTs verified without a lookup).
+ * (they are JWTs verified without a lookup). An invited account that chooses a password this way
+ * (a reset link) is active from then on, as if it had accepted the invitation.
  */
 export async function setPassword(
   core: Core,
@@ -216,22 +246,28 @@ export async function setPassword(
   const passwordHash = await hashPassword(password)
   await core.store.tx(async (tx) => {
     const now = core.clock.now()
-    await tx.db
+    const where = and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id))
+    const [before] = await tx.db.select({ status: accounts.status }).from(accounts).where(where).limit(1)
+    const [after] = await tx.db
       .update(accounts)
-      .set({ passwordHash, authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: now })
-      .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+      .set({ passwordHash, status: 'active', authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: now })
+      .where(where)
+      .returning()
+    if (before?.status === 'invited' && after && after.instanceId !== PLATFORM)
+      await core.emit('user.created', after.instanceId, userEventData(after), { tx })
     await tx.db
       .delete(oidcPayloads)
       .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
     await deps.endAccountSessions(tx, account.id)
-    // Other reset links mailed before this change would let whoever reads that mail reset it again.
+    // Other reset links (and an invitation) mailed before this change would let whoever reads that
+    // mail set it again.
     await tx.db
       .update(accountTokens)
       .set({ usedAt: now })
       .where(
         and(
           eq(accountTokens.accountId, account.id),
-          eq(accountTokens.purpose, 'reset_password'),
+          inArray(accountTokens.purpose, ['reset_password', 'invite']),
           isNull(accountTokens.usedAt),
         ),
       )

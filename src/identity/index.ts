@@ -5,16 +5,25 @@ import type { Core } from '../core'
 import type { IdentityDeps } from './deps'
 import type { IdentityPlane } from './plane'
 
-export { type Account, signUp } from './accounts'
+export { type Account, findAccount, signUp, type UserAccount } from './accounts'
 export type { ClientSource, IdentityDeps, MailMessage } from './deps'
 export { issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
+export { resetAccountMfa } from './mfa/reset'
 export type { IdentityPlane } from './plane'
 export { platformClient } from './platform'
 export { createPlatformTokenVerifier } from './platform-tokens'
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
+export {
+  type AccountPage,
+  deleteAccount,
+  INVITE_TTL_MS,
+  type Invitation,
+  inviteAccount,
+  listAccounts,
+} from './users'
 
 /** Starts the identity plane of this process; the features it needs come in `deps`. */
 export async function startIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {

@@ -73,13 +73,27 @@ export const accounts = table(
      * (`auth_epoch`); the control plane refuses one from an earlier epoch.
      */
     authEpoch: integer('auth_epoch').notNull().default(0),
+    /**
+     * `invited`: created by an admin's invitation (users.ts) and not accepted yet; it has no password
+     * and cannot sign in. Accepting the invitation (or choosing a password) makes it `active`.
+     */
+    status: text('status').$type<'active' | 'invited'>().notNull().default('active'),
+    invitedAt: epochMs('invited_at'),
+    /** The last hosted sign-in (finishLogin). */
+    lastSignInAt: epochMs('last_sign_in_at'),
+    /** The external IdP the account came from; null for password accounts (no IdP yet). */
+    viaIdp: text('via_idp'),
     createdAt: epochMs('created_at').notNull(),
     updatedAt: epochMs('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('accounts_instance_email_idx').on(t.instanceId, t.email)],
+  (t) => [
+    uniqueIndex('accounts_instance_email_idx').on(t.instanceId, t.email),
+    // The users listing pages by id (time-ordered) within an instance.
+    index('accounts_instance_id_idx').on(t.instanceId, t.id),
+  ],
 )
 
-/** Single-use tokens mailed to users (email verification, password reset), stored hashed. */
+/** Single-use tokens mailed to users (email verification, password reset, invitation), stored hashed. */
 export const accountTokens = table(
   'account_tokens',
   {
@@ -88,7 +102,7 @@ export const accountTokens = table(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
-    purpose: text('purpose').$type<'verify_email' | 'reset_password'>().notNull(),
+    purpose: text('purpose').$type<'verify_email' | 'reset_password' | 'invite'>().notNull(),
     /** Where to continue after the token is used (an interaction uid), if any. */
     interactionUid: text('interaction_uid'),
     expiresAt: epochMs('expires_at').notNull(),

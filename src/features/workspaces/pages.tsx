@@ -127,6 +127,9 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
                 <a class="btn secondary" href={`/app/workspaces/${w.id}/apps`}>
                   Apps
                 </a>{' '}
+                <a class="btn secondary" href={`/app/workspaces/${w.id}/users`}>
+                  Users
+                </a>{' '}
                 <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
                   Settings
                 </a>

@@ -1,5 +1,6 @@
 import type { Account } from '../accounts'
 import { PLATFORM } from '../instances'
+import { recordSignIn } from '../users'
 import type { PageContext, PageRequest } from './http'
 
 /**
@@ -14,6 +15,7 @@ export type Amr = 'pwd' | 'otp' | 'hwk' | 'swk'
  * passkey, invitation, sign-up) ends here.
  */
 export async function finishLogin(c: PageContext, p: PageRequest, account: Account, amr: Amr[]) {
+  await recordSignIn(c.core, account)
   if (p.instance.id !== PLATFORM) {
     await c.core.emit('session.started', p.instance.id, {
       user_id: account.id,

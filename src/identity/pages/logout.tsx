@@ -1,6 +1,9 @@
-import type { Configuration } from 'oidc-provider'
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { Core } from '../../core'
 import { cspHash } from '../../shared/security-headers'
 import { Layout } from '../../shared/views/hosted-layout'
+import { findAccount, userEventData } from '../accounts'
+import { PLATFORM } from '../instances'
 import { DonePage } from './components'
 import { render } from './http'
 
@@ -34,4 +37,21 @@ export const logoutPages: Pick<Logout, 'logoutSource' | 'postLogoutSuccessSource
     render(ctx, LogoutPage({ safeForm: form, auto: Boolean(ctx.oidc.params?.id_token_hint) })),
   postLogoutSuccessSource: (ctx) =>
     render(ctx, DonePage({ title: 'Signed out', message: 'You have been signed out.' })),
+}
+
+/**
+ * The logout half of `session.ended` (SPEC "Events"; expiry is the other, purge.ts): a provider
+ * middleware that runs after oidc-provider's end_session confirmation and records the event when
+ * that destroyed a signed-in session of a workspace instance ("Sign out", not "Stay signed in",
+ * which only ends the one client's part). Awaited before the answer goes out.
+ */
+export function logoutEvents(core: Core, instanceId: string) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next()
+    if (instanceId === PLATFORM || ctx.oidc?.route !== 'end_session_confirm') return
+    const session = ctx.oidc.session as { accountId?: string; destroyed?: boolean } | undefined
+    if (!session?.destroyed || !session.accountId) return
+    const account = await findAccount(core, instanceId, session.accountId)
+    if (account) await core.emit('session.ended', instanceId, userEventData(account))
+  }
 }

@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors'
 import { writeError } from '../errors'
 import { LoginThrottle } from '../throttle'
+import { acceptInvite } from './accept-invite'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
@@ -26,6 +27,7 @@ const ROUTES: PageRoute[] = [
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
   { path: '/forgot-password', run: forgotPassword },
   { path: '/reset-password', run: resetPassword },
+  { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
 ]
 
 function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {

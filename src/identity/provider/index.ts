@@ -3,6 +3,7 @@ import Provider from 'oidc-provider'
 import type { Core } from '../../core'
 import { safeEqual, sha256Hex } from '../../shared/crypto'
 import { issuerFor } from '../instances'
+import { logoutEvents } from '../pages/logout'
 import { type InstanceSetup, providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
@@ -21,6 +22,7 @@ export function buildProvider(core: Core, instanceId: string, setup: InstanceSet
   provider.proxy = true
   handleProviderErrors(core, provider, instanceId)
   provider.use(devicePolling(core, instanceId))
+  provider.use(logoutEvents(core, instanceId))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,

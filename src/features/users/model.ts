@@ -1,0 +1,69 @@
+import { t } from 'elysia'
+
+/** DESIGN "Users": the users of a workspace's identity instance. */
+export namespace UserModel {
+  export const status = t.Union([t.Literal('active'), t.Literal('invited')], {
+    description: '`invited` until the invitation is accepted (no sign-in before)',
+  })
+
+  export const out = t.Object({
+    id: t.String({ description: 'usr_ + ULID' }),
+    email: t.String(),
+    name: t.String(),
+    email_verified: t.Boolean(),
+    status,
+    via_idp: t.Nullable(
+      t.String({ description: 'The external IdP the user came from; null for password users' }),
+    ),
+    created_at: t.String(),
+    last_sign_in_at: t.Nullable(t.String()),
+  })
+
+  export const list = t.Object({
+    items: t.Array(out),
+    total: t.Integer({ description: 'Users matching `q`, all pages together' }),
+    next_cursor: t.Nullable(
+      t.String({ description: 'Pass as `cursor` for the next page; null on the last' }),
+    ),
+  })
+
+  export const listQuery = t.Object({
+    // 1..200, checked by the service: Elysia reports a bound broken while it coerces a query
+    // value without the property's name, so the 422 could not say which field it was.
+    limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
+    cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
+    q: t.Optional(t.String({ maxLength: 320, description: 'Email or name prefix, case-insensitive' })),
+  })
+
+  export const invite = t.Object(
+    {
+      email: t.String({
+        minLength: 3,
+        maxLength: 320,
+        pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+        description: 'The address the invitation is mailed to',
+        errorMessage: { pattern: 'Enter a valid email address.', minLength: 'Enter an email address.' },
+      }),
+      name: t.Optional(
+        t.String({ maxLength: 200, errorMessage: { maxLength: 'Use at most 200 characters.' } }),
+      ),
+    },
+    { additionalProperties: false },
+  )
+
+  export const invited = t.Object({
+    id: t.String(),
+    email: t.String(),
+    status: t.Literal('invited'),
+    invited_at: t.String(),
+    expires_at: t.String({ description: 'The invitation link works for 7 days' }),
+  })
+
+  export const params = t.Object({
+    workspace_id: t.String({ format: 'uuid' }),
+    user_id: t.String({ maxLength: 64 }),
+  })
+
+  export type Invite = typeof invite.static
+  export type Out = typeof out.static
+}

@@ -1,0 +1,131 @@
+import { Elysia, t } from 'elysia'
+import type { Core } from '../../core'
+import { AppError } from '../../shared/errors'
+import { defineForm, formField } from '../../shared/forms'
+import type { AuthPlugin } from '../../shared/plugins/auth'
+import { WorkspaceCrumb } from '../../shared/views/components'
+import { Shell } from '../../shared/views/layout'
+import { html, shellUser } from '../../shared/views/respond'
+import { WorkspaceModel } from '../workspaces/model'
+import type { Workspace } from '../workspaces/service'
+import { UsersErrors } from './errors'
+import { UserModel } from './model'
+import { createUserService } from './service'
+import { Invited, InviteForm, UserSearch, UserTable } from './views'
+
+const views = { detail: { tags: ['views'] } }
+
+/** The invite form reads into UserModel.invite: the rules and their messages are the API's. */
+const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: formField.text })
+
+/** The page's query: what a person types into the search box, and the cursor of "Next page". */
+const pageQuery = t.Object({
+  q: t.Optional(t.String({ maxLength: 320 })),
+  cursor: t.Optional(t.String({ maxLength: 200 })),
+})
+
+/** Dashboard pages of a workspace's users: list with search and pages, invite, delete, reset MFA. */
+export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
+  const service = createUserService(core)
+  const params = WorkspaceModel.params
+
+  return new Elysia({ name: 'user-pages' })
+    .use(auth)
+    .get(
+      '/app/workspaces/:workspace_id/users',
+      async ({ principal, workspace: w, query }) => {
+        const q = query.q?.trim() ?? ''
+        const page = await service.list(w, { q, cursor: query.cursor })
+        const next = page.next_cursor
+          ? `/app/workspaces/${w.id}/users?${new URLSearchParams({ ...(q ? { q } : {}), cursor: page.next_cursor })}`
+          : null
+        return html(
+          <Shell title={`${w.name} users`} user={shellUser(principal)} section="workspaces">
+            <WorkspaceCrumb w={w} />
+            <h1>Users</h1>
+            <p class="lead">The people who sign in to this workspace's apps.</p>
+            <div class="panel">
+              <UserSearch workspaceId={w.id} q={q} />
+              <p
+                class="hint"
+                id="user-count"
+                safe
+              >{`${page.total} ${page.total === 1 ? 'user' : 'users'}${q ? ' found' : ''}`}</p>
+              <UserTable workspaceId={w.id} users={page.items} q={q} />
+              {next || query.cursor ? (
+                <p class="row">
+                  {query.cursor ? (
+                    <a href={`/app/workspaces/${w.id}/users${q ? `?${new URLSearchParams({ q })}` : ''}`}>
+                      First page
+                    </a>
+                  ) : (
+                    <span></span>
+                  )}
+                  {next ? (
+                    <a id="users-next" href={next}>
+                      Next page
+                    </a>
+                  ) : (
+                    ''
+                  )}
+                </p>
+              ) : (
+                ''
+              )}
+            </div>
+            <div class="panel">
+              <h2>Invite a user</h2>
+              <p class="hint">
+                They get an email with a link to choose their password; it works once, for 7 days.
+              </p>
+              <div id="user-invite">
+                <InviteForm workspaceId={w.id} />
+              </div>
+            </div>
+          </Shell>,
+        )
+      },
+      { params, query: pageQuery, scope: 'workspace:read', ...views },
+    )
+    .post(
+      '/app/workspaces/:workspace_id/users/invite',
+      async ({ workspace, body }) => {
+        try {
+          const sent = await inviteForm.submit(body, (input) => service.invite(workspace, input))
+          if (!sent.ok) {
+            const { values, errors } = sent
+            return html(<InviteForm workspaceId={workspace.id} values={values} errors={errors} />, 422)
+          }
+          return html(<Invited workspaceId={workspace.id} user={sent.result.user} />)
+        } catch (e) {
+          // A known address is a 409 at the email field: shown there like a rule it breaks.
+          if (!(e instanceof AppError) || e.code !== UsersErrors.EMAIL_TAKEN.code) throw e
+          const sent = (body ?? {}) as Record<string, unknown>
+          const values = {
+            email: typeof sent.email === 'string' ? sent.email : '',
+            name: typeof sent.name === 'string' ? sent.name : '',
+          }
+          const errors = { email: `${e.message}.` }
+          return html(<InviteForm workspaceId={workspace.id} values={values} errors={errors} />, 409)
+        }
+      },
+      { params, scope: 'workspace:write', ...views },
+    )
+    .delete(
+      '/app/workspaces/:workspace_id/users/:user_id',
+      async ({ workspace, params: p }) => {
+        await service.remove(workspace, p.user_id)
+        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
+        return html('')
+      },
+      { params: UserModel.params, scope: 'workspace:write', ...views },
+    )
+    .delete(
+      '/app/workspaces/:workspace_id/users/:user_id/mfa',
+      async ({ workspace, params: p }) => {
+        await service.resetMfa(workspace, p.user_id)
+        return html(<span role="status">MFA reset.</span>)
+      },
+      { params: UserModel.params, scope: 'workspace:admin', ...views },
+    )
+}

@@ -1,0 +1,115 @@
+import type { Core } from '../../core'
+import {
+  deleteAccount,
+  findAccount,
+  type Invitation,
+  inviteAccount,
+  listAccounts,
+  resetAccountMfa,
+  type UserAccount,
+} from '../../identity'
+import { isoTime } from '../../shared/clock'
+import { appError } from '../../shared/errors'
+import { sendMail } from '../mail/service'
+import type { Workspace } from '../workspaces/service'
+import { UsersErrors } from './errors'
+import type { UserModel } from './model'
+
+export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 200
+
+export const userOut = (a: UserAccount): UserModel.Out => ({
+  id: a.id,
+  email: a.email,
+  name: a.name,
+  email_verified: Boolean(a.emailVerified),
+  status: a.status,
+  via_idp: a.viaIdp ?? null,
+  created_at: isoTime(a.createdAt),
+  last_sign_in_at: a.lastSignInAt == null ? null : isoTime(a.lastSignInAt),
+})
+
+export const invitedOut = (i: Invitation) => ({
+  id: i.account.id,
+  email: i.account.email,
+  status: 'invited' as const,
+  invited_at: isoTime(i.account.invitedAt ?? i.account.createdAt),
+  expires_at: isoTime(i.expiresAt),
+})
+
+// The cursor is the id of the last user of a page, opaque to clients (base64url).
+const ID = /^[A-Za-z0-9_-]{1,64}$/
+const encodeCursor = (id: string) => Buffer.from(id, 'utf8').toString('base64url')
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!ID.test(id) || encodeCursor(id) !== cursor)
+    throw appError(UsersErrors.CURSOR_INVALID, 422, { loc: ['query', 'cursor'] })
+  return id
+}
+
+function invitationMail(workspace: Workspace, i: Invitation) {
+  const expires = isoTime(i.expiresAt).slice(0, 16).replace('T', ' ')
+  return {
+    to: i.account.email,
+    subject: `You are invited to ${workspace.name}`,
+    text: [
+      `You have been invited to create an account for ${i.account.email} in ${workspace.name}.`,
+      '',
+      'Choose your password by opening this link:',
+      '',
+      i.link,
+      '',
+      `The link works once, until ${expires} UTC. If you did not expect this invitation, ignore this email.`,
+    ].join('\n'),
+    workspaceId: workspace.id,
+  }
+}
+
+/**
+ * The users of a workspace's identity instance: they are the instance's accounts, reached only
+ * through the identity plane's index (listing, invitation, deletion, MFA reset).
+ */
+export function createUserService(core: Core) {
+  return {
+    async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
+      const limit = query.limit ?? DEFAULT_LIMIT
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+        throw appError(UsersErrors.LIMIT_INVALID, 422, { loc: ['query', 'limit'] })
+      const after = query.cursor ? decodeCursor(query.cursor) : null
+      const page = await listAccounts(core, workspace.id, { limit, after, q: query.q })
+      const last = page.items.at(-1)
+      return {
+        items: page.items.map(userOut),
+        total: page.total,
+        next_cursor: page.more && last ? encodeCursor(last.id) : null,
+      }
+    },
+
+    /**
+     * Invites a user: an `invited` account and a mail with a single-use link valid 7 days, sent
+     * through the workspace's mail path and queued in the same transaction. 409 for a known address.
+     */
+    async invite(workspace: Workspace, input: UserModel.Invite) {
+      if (workspace.state === 'deleting') throw appError(UsersErrors.WORKSPACE_DELETING, 409)
+      if (workspace.state !== 'active') throw appError(UsersErrors.WORKSPACE_NOT_ACTIVE, 409)
+      const invitation = await inviteAccount(core, workspace.id, input, (tx, i) =>
+        sendMail(core, invitationMail(workspace, i), { tx }),
+      )
+      if (!invitation) throw appError(UsersErrors.EMAIL_TAKEN, 409, { loc: ['body', 'email'] })
+      return { invited: invitedOut(invitation), user: userOut(invitation.account) }
+    },
+
+    /** Idempotent (SPEC): a user already gone is not an error. Ends their sessions and tokens at once. */
+    async remove(workspace: Workspace, userId: string): Promise<void> {
+      await deleteAccount(core, workspace.id, userId)
+    },
+
+    /** Removes the user's second factors; they enrol again at their next sign-in. 404 for an unknown user. */
+    async resetMfa(workspace: Workspace, userId: string): Promise<void> {
+      if (!(await findAccount(core, workspace.id, userId))) throw appError(UsersErrors.USER_NOT_FOUND, 404)
+      await resetAccountMfa(core, workspace.id, userId)
+    },
+  }
+}
+
+export type UserService = ReturnType<typeof createUserService>

@@ -1,0 +1,170 @@
+import type { FieldErrors, FormValues } from '../../shared/forms'
+import { Alert, FieldError } from '../../shared/views/components'
+import { UserModel } from './model'
+
+type UserFormField = keyof UserModel.Invite
+const emptyInvite: FormValues<UserFormField> = { email: '', name: '' }
+
+const usersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/users`
+const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '—')
+
+export function UserRow({ workspaceId, user }: { workspaceId: string; user: UserModel.Out }) {
+  const path = `${usersPath(workspaceId)}/${user.id}`
+  const who = user.name || user.email
+  return (
+    <tr id={`user-${user.id}`}>
+      <td safe>{user.email}</td>
+      <td safe>{user.name}</td>
+      <td>
+        <span class={`badge ${user.status}`}>{user.status}</span>
+        {user.email_verified ? '' : <span class="hint"> unverified</span>}
+      </td>
+      <td safe>{when(user.last_sign_in_at)}</td>
+      <td class="actions">
+        <button
+          type="button"
+          class="btn secondary small"
+          hx-delete={`${path}/mfa`}
+          hx-target={`#user-note-${user.id}`}
+          hx-swap="innerHTML"
+          hx-confirm={`Reset the second factors of ${who}? They enrol again at their next sign-in.`}
+          aria-label={`Reset MFA of ${who}`}
+        >
+          Reset MFA
+        </button>{' '}
+        <button
+          type="button"
+          class="btn danger small"
+          hx-delete={path}
+          hx-target="closest tr"
+          hx-swap="outerHTML swap:200ms"
+          hx-confirm={`Delete ${who}? They are signed out everywhere at once.`}
+          aria-label={`Delete ${who}`}
+        >
+          Delete
+        </button>
+        <span id={`user-note-${user.id}`} class="hint"></span>
+      </td>
+    </tr>
+  )
+}
+
+export function UserTable({
+  workspaceId,
+  users,
+  q,
+}: {
+  workspaceId: string
+  users: UserModel.Out[]
+  q: string
+}) {
+  const empty = q ? `No user's email or name starts with “${q}”.` : 'No users yet. Invite one below.'
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Email</th>
+          <th>Name</th>
+          <th>Status</th>
+          <th>Last sign-in (UTC)</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody id="user-rows">
+        {users.length === 0 ? (
+          <tr id="users-empty">
+            <td colspan="5" class="empty" safe>
+              {empty}
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
+        {users.map((user) => (
+          <UserRow workspaceId={workspaceId} user={user} />
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+/** Search by email or name prefix: a plain GET form, so the URL can be shared and paged. */
+export function UserSearch({ workspaceId, q }: { workspaceId: string; q: string }) {
+  return (
+    <form id="user-search" method="get" action={usersPath(workspaceId)}>
+      <label for="user-q">Search</label>
+      <input id="user-q" name="q" type="search" maxlength="320" placeholder="Email or name" value={q} />{' '}
+      <button class="btn secondary" type="submit">
+        Search
+      </button>
+    </form>
+  )
+}
+
+/** The invite form; re-rendered with inline errors (422, 409) and the values kept, or emptied with a note. */
+export function InviteForm({
+  workspaceId,
+  values = emptyInvite,
+  errors = {},
+  sent,
+}: {
+  workspaceId: string
+  values?: FormValues<UserFormField>
+  errors?: FieldErrors<UserFormField>
+  sent?: string
+}) {
+  const action = `${usersPath(workspaceId)}/invite`
+  return (
+    <form
+      id="invite-form"
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#user-invite"
+      hx-swap="innerHTML"
+    >
+      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
+      {sent ? (
+        <Alert kind="ok">
+          <span safe>{`Invitation sent to ${sent}. The link works for 7 days.`}</span>
+        </Alert>
+      ) : (
+        ''
+      )}
+      <label for="invite-email">Email</label>
+      <input
+        id="invite-email"
+        name="email"
+        type="email"
+        required
+        maxlength={String(UserModel.invite.properties.email.maxLength)}
+        value={values.email}
+      />
+      <FieldError id="invite-email-error" message={errors.email} />
+      <label for="invite-name">Name (optional)</label>
+      <input id="invite-name" name="name" type="text" maxlength="200" value={values.name} />
+      <FieldError id="invite-name-error" message={errors.name} />
+      <p>
+        <button class="btn" type="submit">
+          Send invitation
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** After an invitation: the emptied form with a note, and the new row joining the table. */
+export function Invited({ workspaceId, user }: { workspaceId: string; user: UserModel.Out }) {
+  return (
+    <>
+      <InviteForm workspaceId={workspaceId} sent={user.email} />
+      {/* Table parts outside a table must travel inside <template> or the HTML parser drops them. */}
+      <template>
+        <tbody hx-swap-oob="beforeend:#user-rows">
+          <UserRow workspaceId={workspaceId} user={user} />
+        </tbody>
+        <tr id="users-empty" hx-swap-oob="delete"></tr>
+      </template>
+    </>
+  )
+}

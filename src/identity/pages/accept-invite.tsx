@@ -1,0 +1,110 @@
+import { AppError } from '../../shared/errors'
+import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { PASSWORD_MAX } from '../accounts'
+import { writeError } from '../errors'
+import { acceptInvitation, findInvitation } from '../users'
+import { DonePage } from './components'
+import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
+
+const INVALID = 'This invitation link is invalid, expired or already used. Ask for a new invitation.'
+
+interface AcceptProps {
+  action: string
+  token: string
+  email: string
+  name: string
+  /** The instance's policy: the rule shown by the field is the one enforced. */
+  minLength: number
+  error?: string | null
+}
+
+function AcceptInvitePage(p: AcceptProps) {
+  return (
+    <Layout title="Accept your invitation">
+      <h1>Accept your invitation</h1>
+      <p class="sub">
+        Choose a password for <strong safe>{p.email}</strong>
+      </p>
+      <Alert kind="error" message={p.error} />
+      <form method="post" action={p.action}>
+        <input type="hidden" name="token" value={p.token} />
+        <label for="name">Name</label>
+        <input id="name" name="name" type="text" autocomplete="name" maxlength="200" value={p.name} />
+        <label for="password">Password</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          required
+          minlength={String(p.minLength)}
+          autocomplete="new-password"
+        />
+        <p class="hint" safe>
+          {`At least ${p.minLength} characters.`}
+        </p>
+        <button type="submit">Accept and set password</button>
+      </form>
+    </Layout>
+  )
+}
+
+/**
+ * The link of an invitation mail (the users feature's invite): the invited user chooses a password,
+ * under the instance's password rule; the address is proved by the mail. Once: the token is used
+ * up by a successful acceptance, and refused after 7 days. Ends on a done page: the user then signs
+ * in from the application as anyone else does.
+ */
+export async function acceptInvite({ core }: PageContext, p: PageRequest) {
+  const action = `${p.prefix}/accept-invite`
+  const minLength = p.instance.policy.passwordMinLength
+  const token = p.req.method === 'POST' ? null : (p.query.get('token') ?? '')
+  if (token !== null) {
+    const invited = await findInvitation(core, p.instance.id, token)
+    if (!invited) {
+      writeError(p.res, linkExpired(INVALID))
+      return
+    }
+    await send(
+      p.res,
+      200,
+      AcceptInvitePage({ action, token, email: invited.email, name: invited.name, minLength }),
+    )
+    return
+  }
+  const form = await readForm(p.req)
+  const posted = form.get('token') ?? ''
+  const password = form.get('password') ?? ''
+  const name = form.get('name') ?? ''
+  const invited = await findInvitation(core, p.instance.id, posted)
+  if (!invited) {
+    writeError(p.res, linkExpired(INVALID))
+    return
+  }
+  const again = (error: string) =>
+    send(
+      p.res,
+      422,
+      AcceptInvitePage({ action, token: posted, email: invited.email, name, minLength, error }),
+    )
+  if (password.length < minLength) return again(`Use at least ${minLength} characters.`)
+  if (password.length > PASSWORD_MAX) return again('That password is too long.')
+  let account: Awaited<ReturnType<typeof acceptInvitation>>
+  try {
+    account = await acceptInvitation(core, p.instance.id, posted, { password, name })
+  } catch (e) {
+    if (!(e instanceof AppError) || e.status !== 422) throw e
+    return again(e.message)
+  }
+  if (!account) {
+    writeError(p.res, linkExpired(INVALID))
+    return
+  }
+  await send(
+    p.res,
+    200,
+    DonePage({
+      title: 'Invitation accepted',
+      message: `Your account ${account.email} is ready. You can now sign in with your password.`,
+    }),
+  )
+}

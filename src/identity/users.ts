@@ -1,0 +1,232 @@
+import { and, asc, count, eq, gt, isNull, or, type SQL, sql } from 'drizzle-orm'
+import type { Core } from '../core'
+import type { Conn } from '../db/store'
+import { isUniqueViolation } from '../db/store'
+import { randomToken, sha256Hex } from '../shared/crypto'
+import { newId } from '../shared/ids'
+import { displayName } from '../shared/names'
+import {
+  type Account,
+  checkPassword,
+  hashPassword,
+  normalizeEmail,
+  type UserAccount,
+  userEventData,
+} from './accounts'
+import { issuerFor, PLATFORM } from './instances'
+import { accounts, accountTokens, oidcPayloads } from './schema'
+
+// The users of a workspace instance as its admins manage them (the users feature, through
+// index.ts): listing, invitations and deletion. Every function is scoped by `instanceId`.
+
+/** How long an invitation link works (DESIGN "Users": 7 days). */
+export const INVITE_TTL_MS = 7 * 24 * 3600_000
+
+export interface AccountPage {
+  items: UserAccount[]
+  /** Accounts matching `q`, all pages together. */
+  total: number
+  /** Whether accounts follow the last one of `items`. */
+  more: boolean
+}
+
+/** `%` and `_` match literally in a prefix search. */
+const likePrefix = (q: string) => `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/**
+ * A page of an instance's accounts in creation order (ids are time-ordered ULIDs), those after the
+ * account `after`; `q` keeps the accounts whose email or name starts with it, in any case.
+ */
+export async function listAccounts(
+  core: Core,
+  instanceId: string,
+  opts: { limit: number; after?: string | null; q?: string | null },
+): Promise<AccountPage> {
+  const filters: SQL[] = [eq(accounts.instanceId, instanceId)]
+  const q = opts.q?.trim()
+  if (q) {
+    const pattern = likePrefix(q)
+    const match = or(
+      sql`${accounts.email} LIKE ${pattern} ESCAPE '\\'`,
+      sql`lower(${accounts.name}) LIKE ${pattern} ESCAPE '\\'`,
+    )
+    if (match) filters.push(match)
+  }
+  const [counted] = await core.db
+    .select({ n: count() })
+    .from(accounts)
+    .where(and(...filters))
+  if (opts.after) filters.push(gt(accounts.id, opts.after))
+  const rows = await core.db
+    .select()
+    .from(accounts)
+    .where(and(...filters))
+    .orderBy(asc(accounts.id))
+    .limit(opts.limit + 1)
+  return { items: rows.slice(0, opts.limit), total: Number(counted?.n ?? 0), more: rows.length > opts.limit }
+}
+
+export interface Invitation {
+  account: UserAccount
+  /** The acceptance page with the single-use token: only ever in the mail. */
+  link: string
+  expiresAt: number
+}
+
+/**
+ * Creates an invited account (no password, so no sign-in until accepted) and its single-use
+ * invitation token (stored hashed, 7 days). `deliver` runs in the same transaction, so the mail it
+ * queues exists exactly when the invitation does. Null when the address already has an account.
+ */
+export async function inviteAccount(
+  core: Core,
+  instanceId: string,
+  input: { email: string; name?: string },
+  deliver: (tx: Conn, invitation: Invitation) => Promise<unknown>,
+): Promise<Invitation | null> {
+  if (instanceId === PLATFORM) throw new Error('the platform instance has no invitations')
+  const email = normalizeEmail(input.email)
+  const given = (input.name ?? '').trim()
+  const name = given ? displayName(given) : ''
+  const now = core.clock.now()
+  const token = randomToken(32)
+  const expiresAt = now + INVITE_TTL_MS
+  try {
+    return await core.store.tx(async (tx) => {
+      const [taken] = await tx.db
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
+        .limit(1)
+      if (taken) return null
+      const [account] = await tx.db
+        .insert(accounts)
+        .values({
+          id: newId('usr', now),
+          instanceId,
+          email,
+          name,
+          passwordHash: null,
+          status: 'invited',
+          invitedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      if (!account) throw new Error('the account was not written')
+      await tx.db.insert(accountTokens).values({
+        tokenHash: sha256Hex(token),
+        instanceId,
+        accountId: account.id,
+        purpose: 'invite',
+        expiresAt,
+      })
+      const link = `${issuerFor(core.config, instanceId)}/accept-invite?token=${encodeURIComponent(token)}`
+      const invitation = { account, link, expiresAt }
+      await deliver(tx, invitation)
+      return invitation
+    })
+  } catch (e) {
+    // Another invitation or sign-up with this address committed between the check and the insert.
+    if (isUniqueViolation(e)) return null
+    throw e
+  }
+}
+
+const openInvite = (instanceId: string, token: string) =>
+  and(
+    eq(accountTokens.tokenHash, sha256Hex(token)),
+    eq(accountTokens.instanceId, instanceId),
+    eq(accountTokens.purpose, 'invite'),
+    isNull(accountTokens.usedAt),
+  )
+
+/** The invited account a token opens, without using it (the acceptance form); null when it opens none. */
+export async function findInvitation(
+  core: Core,
+  instanceId: string,
+  token: string,
+): Promise<UserAccount | null> {
+  if (!token) return null
+  const [row] = await core.db.select().from(accountTokens).where(openInvite(instanceId, token)).limit(1)
+  if (!row || row.expiresAt <= core.clock.now()) return null
+  const [account] = await core.db.select().from(accounts).where(eq(accounts.id, row.accountId)).limit(1)
+  return account?.status === 'invited' ? account : null
+}
+
+/**
+ * Accepts an invitation: uses the token up, sets the password, proves the address (the link came
+ * by mail) and activates the account, which is then `user.created`, all in one transaction. Null
+ * when the token is unknown, expired or already used. The password's rules are the caller's
+ * (the instance's policy) on top of `checkPassword`'s.
+ */
+export async function acceptInvitation(
+  core: Core,
+  instanceId: string,
+  token: string,
+  input: { password: string; name?: string },
+): Promise<UserAccount | null> {
+  checkPassword(input.password)
+  const given = (input.name ?? '').trim()
+  const name = given ? displayName(given) : null
+  const passwordHash = await hashPassword(input.password)
+  const now = core.clock.now()
+  return core.store.tx(async (tx) => {
+    const [used] = await tx.db
+      .update(accountTokens)
+      .set({ usedAt: now })
+      .where(openInvite(instanceId, token))
+      .returning()
+    if (!used || used.expiresAt <= now) return null
+    const [account] = await tx.db
+      .update(accounts)
+      .set({
+        passwordHash,
+        status: 'active',
+        emailVerified: true,
+        ...(name ? { name } : {}),
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(accounts.instanceId, instanceId),
+          eq(accounts.id, used.accountId),
+          eq(accounts.status, 'invited'),
+        ),
+      )
+      .returning()
+    if (!account) return null
+    await core.emit('user.created', instanceId, userEventData(account), { tx })
+    return account
+  })
+}
+
+/**
+ * Deletes an account of a workspace instance at once: its sessions, grants, codes and tokens go
+ * with it (a refresh token it held fails with invalid_grant from now on), then its mailed tokens
+ * and the account itself, recorded as `user.deleted`. False when there was no such account.
+ */
+export async function deleteAccount(core: Core, instanceId: string, accountId: string): Promise<boolean> {
+  if (instanceId === PLATFORM) throw new Error('platform accounts are not deleted here')
+  return core.store.tx(async (tx) => {
+    const [account] = await tx.db
+      .delete(accounts)
+      .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, accountId)))
+      .returning()
+    if (!account) return false
+    await tx.db
+      .delete(oidcPayloads)
+      .where(and(eq(oidcPayloads.instanceId, instanceId), eq(oidcPayloads.accountId, accountId)))
+    await tx.db.delete(accountTokens).where(eq(accountTokens.accountId, accountId))
+    await core.emit('user.deleted', instanceId, userEventData(account), { tx })
+    return true
+  })
+}
+
+/** The account's last sign-in, for the users listing (finishLogin). */
+export async function recordSignIn(core: Core, account: Account): Promise<void> {
+  await core.db
+    .update(accounts)
+    .set({ lastSignInAt: core.clock.now() })
+    .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { inviteAccount } from '../src/identity'
+import { sharedBrowser } from './support/browser'
+import { activeWorkspace } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+import { json, signUpUser } from './support/users'
+
+// Issue 20, item 5 (users): the dashboard's users page in headless Chromium — invite (inline
+// errors, the new row joining the table), search, pages, reset MFA and delete with a confirmation.
+
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(() => server.stop())
+
+describe("a workspace's users in the dashboard", () => {
+  it('invites, searches, pages, resets MFA and deletes with a confirmation', async () => {
+    const owner = { email: 'frances@example.com', password: 'compiler-optimisation-1', name: 'Frances Allen' }
+    const platform = await signUpUser(server, owner)
+    const ws = await activeWorkspace(server.core, platform.id)
+
+    const context = await (await sharedBrowser()).newContext()
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${server.baseUrl}/v1/auth/login`)
+    await page.getByLabel('Email').fill(owner.email)
+    await page.getByLabel('Password').fill(owner.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(`${server.baseUrl}/app/`)
+
+    // From the workspace page to its users.
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)
+    await page.getByRole('link', { name: 'Users', exact: true }).click()
+    await page.waitForURL(`${server.baseUrl}/app/workspaces/${ws}/users`)
+    await page.getByText('No users yet').waitFor()
+
+    // Inline errors: the model's rule, then the 409 of a known address, at the email field.
+    await page.getByLabel('Email').fill('not-an-address')
+    await page.evaluate(() => document.querySelector('#invite-form')?.setAttribute('novalidate', ''))
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.locator('#invite-email-error', { hasText: 'Enter a valid email address.' }).waitFor()
+
+    await page.getByLabel('Email').fill('jean@example.com')
+    await page.getByLabel('Name (optional)').fill('Jean Sammet')
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.getByText('Invitation sent to jean@example.com').waitFor()
+    const jean = page.locator('#user-rows tr', { hasText: 'jean@example.com' })
+    await jean.waitFor()
+    expect(await jean.locator('.badge').textContent()).toBe('invited')
+    expect(await page.getByText('No users yet').count()).toBe(0)
+    // The form was emptied for the next one.
+    expect(await page.getByLabel('Email').inputValue()).toBe('')
+
+    await page.getByLabel('Email').fill('JEAN@example.com')
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.locator('#invite-email-error', { hasText: 'already exists' }).waitFor()
+    expect(await page.getByLabel('Email').inputValue()).toBe('JEAN@example.com')
+
+    // Enough users for a second page (50 a page).
+    for (let i = 0; i < 50; i++) {
+      const n = String(i).padStart(2, '0')
+      await inviteAccount(
+        server.core,
+        ws,
+        { email: `user${n}@example.com`, name: `User ${n}` },
+        async () => {},
+      )
+    }
+    await page.reload()
+    expect(await page.locator('#user-count').textContent()).toBe('51 users')
+    await expect(page.locator('#user-rows tr').count()).resolves.toBe(50)
+    await page.getByRole('link', { name: 'Next page' }).click()
+    await page.waitForURL(/cursor=/)
+    await expect(page.locator('#user-rows tr').count()).resolves.toBe(1)
+    await page.locator('#user-rows tr', { hasText: 'user49@example.com' }).waitFor()
+
+    // Search by a name prefix, in another case.
+    await page.getByLabel('Search').fill('jean s')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(/q=jean/)
+    expect(await page.locator('#user-count').textContent()).toBe('1 user found')
+    await expect(page.locator('#user-rows tr').count()).resolves.toBe(1)
+    await jean.waitFor()
+
+    // Reset MFA asks first, then says it is done.
+    page.once('dialog', (d) => d.accept())
+    await page.getByRole('button', { name: 'Reset MFA of Jean Sammet' }).click()
+    await jean.getByText('MFA reset.').waitFor()
+
+    // Delete asks first: dismissed, the row stays; confirmed, it goes.
+    page.once('dialog', (d) => d.dismiss())
+    await page.getByRole('button', { name: 'Delete Jean Sammet' }).click()
+    await Bun.sleep(300)
+    await expect(jean.count()).resolves.toBe(1)
+    let asked = ''
+    page.once('dialog', (d) => {
+      asked = d.message()
+      void d.accept()
+    })
+    await page.getByRole('button', { name: 'Delete Jean Sammet' }).click()
+    await jean.waitFor({ state: 'detached' })
+    expect(asked).toBe('Delete Jean Sammet? They are signed out everywhere at once.')
+    const left = await json(platform.agent, 'GET', `/v1/workspaces/${ws}/users?q=jean`)
+    expect(left.body).toEqual({ items: [], total: 0, next_cursor: null })
+
+    expect(errors).toEqual([])
+    await context.close()
+  }, 60_000)
+})
