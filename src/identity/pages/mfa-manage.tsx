@@ -63,6 +63,19 @@ async function signedIn(
 }
 
 /**
+ * Whether a post comes from the instance's own pages. `Sec-Fetch-Site` says so whatever the
+ * referrer policy (the plane's `no-referrer` makes a browser send `Origin: null` with a form);
+ * an `Origin` other than null must be the issuer's. A browser that sends neither still sends the
+ * session cookie (SameSite=Lax) only with same-site posts.
+ */
+function sameOrigin(p: PageRequest, origin: string): boolean {
+  const site = p.req.headers['sec-fetch-site']
+  if (site !== undefined && site !== 'same-origin') return false
+  const from = p.req.headers.origin
+  return from === undefined || from === 'null' || from === origin
+}
+
+/**
  * `/mfa`: the signed-in user's two-step verification at the instance: set up an authenticator app
  * (its recovery codes shown once) and add passkeys. Apps link their users here. A post must come
  * from the instance's own origin (its cookies are SameSite=Lax too) and follow a recent sign-in.
@@ -90,8 +103,7 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
       }),
     )
   if (p.req.method !== 'POST') return page(200)
-  const origin = new URL(issuerFor(core.config, p.instance.id)).origin
-  if (p.req.headers.origin !== origin)
+  if (!sameOrigin(p, new URL(issuerFor(core.config, p.instance.id)).origin))
     throw new AppError('BAD_ORIGIN', 403, 'This form was sent from another site.')
   if (!who.recent)
     return page(403, { error: 'Sign in again to change two-step verification: your sign-in is too old.' })
