@@ -49,4 +49,9 @@ export interface IdentityDeps {
   endAccountSessions(conn: Conn, accountId: string): Promise<void>
   /** A workspace instance's login policy (the login-policy feature); never asked for `platform`. */
   loginPolicy(workspaceId: string): Promise<LoginPolicy>
+  /**
+   * A workspace's display name, for what users see of their instance outside its pages (the issuer
+   * an authenticator app lists). Optional: without it the issuer's address stands in.
+   */
+  instanceName?(workspaceId: string): Promise<string | null>
 }

@@ -129,3 +129,75 @@ export const upgradeSteps = table('upgrade_steps', {
   name: text('name').primaryKey(),
   doneAt: epochMs('done_at').notNull(),
 })
+
+/**
+ * An account's authenticator app (TOTP, RFC 6238). The secret is sealed under the master key;
+ * `confirmed_at` is null while enrolment waits for the first code. `last_used_step` is the time
+ * step of the last accepted code: a code of that step or an earlier one is refused (replay).
+ */
+export const accountTotp = table('account_totp', {
+  accountId: text('account_id')
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: 'cascade' }),
+  instanceId: text('instance_id').notNull(),
+  secretSealed: text('secret_sealed').notNull(),
+  confirmedAt: epochMs('confirmed_at'),
+  lastUsedStep: epochMs('last_used_step'),
+  createdAt: epochMs('created_at').notNull(),
+})
+
+/** Single-use recovery codes of an account with MFA, stored as keyed hashes (mfa/recovery.ts). */
+export const accountRecoveryCodes = table(
+  'account_recovery_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    instanceId: text('instance_id').notNull(),
+    usedAt: epochMs('used_at'),
+    createdAt: epochMs('created_at').notNull(),
+  },
+  (t) => [index('account_recovery_codes_account_idx').on(t.accountId)],
+)
+
+/** An account's passkeys (WebAuthn credentials): the public key and what the authenticator said of itself. */
+export const accountPasskeys = table(
+  'account_passkeys',
+  {
+    /** The credential id, base64url. */
+    credentialId: text('credential_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    instanceId: text('instance_id').notNull(),
+    /** COSE public key, base64url. */
+    publicKey: text('public_key').notNull(),
+    /** The signature counter, a uint32 (a double holds it; PostgreSQL's integer would not). */
+    counter: epochMs('counter').notNull(),
+    transports: json<string[]>('transports').notNull(),
+    /** `singleDevice` (device-bound: amr `hwk`) or `multiDevice` (synced: amr `swk`). */
+    deviceType: text('device_type').$type<'singleDevice' | 'multiDevice'>().notNull(),
+    backedUp: boolean('backed_up').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    lastUsedAt: epochMs('last_used_at'),
+  },
+  (t) => [index('account_passkeys_account_idx').on(t.accountId)],
+)
+
+/**
+ * WebAuthn challenges handed to a browser, single-use and short-lived: kept in the store, not in
+ * memory, since the ceremony's second request may reach another node. `account_id` is null for a
+ * password-less sign-in (the credential names the account).
+ */
+export const webauthnChallenges = table(
+  'webauthn_challenges',
+  {
+    challenge: text('challenge').primaryKey(),
+    instanceId: text('instance_id').notNull(),
+    accountId: text('account_id').references(() => accounts.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').$type<'register' | 'authenticate'>().notNull(),
+    expiresAt: epochMs('expires_at').notNull(),
+  },
+  (t) => [index('webauthn_challenges_expires_idx').on(t.expiresAt)],
+)

@@ -1,10 +1,11 @@
 import { baseSecurityHeaders, cspOf } from '../shared/security-headers'
 import { LAYOUT_STYLE_HASH } from '../shared/views/hosted-layout'
 import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/logout'
+import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
 
 /**
  * The policy of every identity-plane response. The hosted pages are self-contained: one inline
- * `<style>` and, on the logout page, one inline script, both allowed by hash. No `form-action`:
+ * `<style>` and two inline scripts (the logout page's, the passkey ceremony's), allowed by hash. No `form-action`:
  * Chromium applies it to the redirects after a form post, and a sign-in form ends at whatever
  * redirect URI the app registered. oidc-provider adds the hash of its own auto-submitting form
  * (form_post responses, the device code link) to `script-src` when it finds this policy already
@@ -13,7 +14,7 @@ import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/logout'
 export const IDENTITY_CSP = cspOf({
   'default-src': ["'none'"],
   'style-src': [LAYOUT_STYLE_HASH],
-  'script-src': [AUTO_LOGOUT_SCRIPT_HASH],
+  'script-src': [AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
   'frame-ancestors': ["'none'"],
   'base-uri': ["'none'"],
 })

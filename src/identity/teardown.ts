@@ -1,11 +1,23 @@
 import { eq, or, sql } from 'drizzle-orm'
 import type { Core } from '../core'
-import { accounts, accountTokens, instanceKeys, instanceSecrets, loginThrottle, oidcPayloads } from './schema'
+import {
+  accountPasskeys,
+  accountRecoveryCodes,
+  accounts,
+  accountTokens,
+  accountTotp,
+  instanceKeys,
+  instanceSecrets,
+  loginThrottle,
+  oidcPayloads,
+  webauthnChallenges,
+} from './schema'
 import { THROTTLE_KINDS, throttleKey } from './throttle'
 
 /**
  * Deletes everything the plane holds of an instance: its keys and cookie secrets, its
- * oidc-provider rows, its accounts with their mailed tokens, and its throttle counters. Runs in its
+ * oidc-provider rows, its accounts with their mailed tokens and second factors (authenticator apps,
+ * recovery codes, passkeys, open WebAuthn challenges), and its throttle counters. Runs in its
  * own transaction; idempotent, so a workspace teardown that failed half-way runs it again.
  */
 export async function deleteInstanceData(core: Core, instanceId: string): Promise<void> {
@@ -18,6 +30,10 @@ export async function deleteInstanceData(core: Core, instanceId: string): Promis
     await tx.db.delete(instanceSecrets).where(eq(instanceSecrets.instanceId, instanceId))
     await tx.db.delete(oidcPayloads).where(eq(oidcPayloads.instanceId, instanceId))
     await tx.db.delete(accountTokens).where(eq(accountTokens.instanceId, instanceId))
+    await tx.db.delete(accountTotp).where(eq(accountTotp.instanceId, instanceId))
+    await tx.db.delete(accountRecoveryCodes).where(eq(accountRecoveryCodes.instanceId, instanceId))
+    await tx.db.delete(accountPasskeys).where(eq(accountPasskeys.instanceId, instanceId))
+    await tx.db.delete(webauthnChallenges).where(eq(webauthnChallenges.instanceId, instanceId))
     await tx.db.delete(accounts).where(eq(accounts.instanceId, instanceId))
     await tx.db.delete(loginThrottle).where(or(...throttled))
   })

@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors'
 import type { PageContext, PageRequest } from './http'
+import { mfaStep, passkeySignIn } from './mfa-interaction'
 import { signIn } from './sign-in'
 import { signUp } from './sign-up'
 
@@ -13,13 +14,17 @@ export interface InteractionLinks {
   signUpUrl: string
   signInUrl: string
   forgotUrl: string
+  /** The second step of a sign-in (mfa-interaction.tsx). */
+  mfaUrl: string
+  /** A sign-in with a passkey alone; null where the policy has MFA off. */
+  passkeyUrl: string | null
   appName: string
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/abort]`): the sign-in page and
- * its post, the sign-up page and its post, a cancel, and the consent prompt, which is answered
- * without a page.
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/abort]`): the
+ * sign-in page and its post, the sign-up page and its post, the second step of a sign-in, a sign-in
+ * with a passkey alone, a cancel, and the consent prompt, which is answered without a page.
  */
 export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
   const { provider } = p.instance
@@ -41,9 +46,13 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
     signUpUrl: `${base}/signup`,
     signInUrl: base,
     forgotUrl: `${p.prefix}/forgot-password`,
+    mfaUrl: `${base}/mfa`,
+    passkeyUrl: p.instance.policy.mfa === 'off' ? null : `${base}/passkey`,
     appName: client?.clientName ?? 'the application',
   }
   if (action === 'signup') return signUp(c, p, links)
+  if (action === 'mfa') return mfaStep(c, p, details, links)
+  if (action === 'passkey') return passkeySignIn(c, p, links)
   return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
 }
 

@@ -5,6 +5,7 @@ import { acceptInvite } from './accept-invite'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
+import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
 import { verifyEmail } from './verify-email'
 
@@ -17,17 +18,19 @@ interface PageRoute {
 
 /**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
- * interaction (the device and logout pages are oidc-provider's, drawn by device.tsx and logout.tsx).
+ * interaction, the mailed links' pages, and a signed-in user's two-step verification (`/mfa`). The
+ * device and logout pages are oidc-provider's, drawn by device.tsx and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|abort))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|abort))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![2]),
   },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
   { path: '/forgot-password', run: forgotPassword },
   { path: '/reset-password', run: resetPassword },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
+  { path: '/mfa', methods: ['GET', 'POST'], run: manageMfa },
 ]
 
 function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {

@@ -5,6 +5,7 @@ import { EmailField } from './components'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { beginSecondStep, secondStep } from './mfa-interaction'
 
 interface SignInProps extends InteractionLinks {
   email?: string
@@ -29,6 +30,13 @@ function SignInPage(p: SignInProps) {
         <a href={p.signUpUrl}>Create an account</a>
         <a href={p.forgotUrl}>Forgot password?</a>
       </div>
+      {p.passkeyUrl ? (
+        <div class="links">
+          <a href={p.passkeyUrl}>Sign in with a passkey</a>
+        </div>
+      ) : (
+        ''
+      )}
     </Layout>
   )
 }
@@ -69,6 +77,14 @@ export async function signIn(
     return
   }
   await throttle.release([keys.ip])
+  const step = await secondStep(c, p, account)
+  if (step) {
+    // The password alone does not clear the account's failures: wrong codes before it still count,
+    // so signing in again with the password cannot buy more guesses at the second factor.
+    await throttle.release([keys.account])
+    await beginSecondStep(p, account, step, links)
+    return
+  }
   await throttle.reset(keys.account[0])
   await finishLogin(c, p, account, ['pwd'])
 }

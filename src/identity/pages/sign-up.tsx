@@ -6,6 +6,7 @@ import { EmailField, NewPasswordField } from './components'
 import { finishLogin } from './finish-login'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
+import { beginSecondStep } from './mfa-interaction'
 
 const VERIFY_TTL_MS = 24 * 3600_000
 
@@ -73,6 +74,8 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
       password: form.get('password') ?? '',
     })
     await mailVerification(c, account)
+    // A policy that requires MFA has the new account enrol before the sign-up signs it in.
+    if (p.instance.policy.mfa === 'required') return beginSecondStep(p, account, 'enrol', links)
     await finishLogin(c, p, account, ['pwd'])
   } catch (e) {
     if (!(e instanceof AppError)) throw e

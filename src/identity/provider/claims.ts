@@ -4,9 +4,13 @@ import { findAccount } from '../accounts'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
 
-/** Which claims each scope releases (OpenID Connect Core §5.4). */
+/**
+ * Which claims each scope releases (OpenID Connect Core §5.4). `amr` (§2, RFC 8176) rides on
+ * `openid`: oidc-provider puts the methods the sign-in recorded (finish-login.ts) into the ID token
+ * only for a claim some scope releases.
+ */
 export const CLAIMS: Configuration['claims'] = {
-  openid: ['sub'],
+  openid: ['sub', 'amr'],
   email: ['email', 'email_verified'],
   profile: ['name'],
 }

@@ -1,0 +1,300 @@
+import { AppError } from '../../shared/errors'
+import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { type Account, findAccount } from '../accounts'
+import { accountFactors, hasSecondFactor, type MfaSummary } from '../mfa/factors'
+import { instanceLabel } from '../mfa/names'
+import { authenticationOptions, registerPasskey, registrationOptions, verifyPasskey } from '../mfa/passkeys'
+import { issueRecoveryCodes, useRecoveryCode } from '../mfa/recovery'
+import { startTotpEnrolment, useTotpCode } from '../mfa/totp'
+import { minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
+import { type Amr, finishLogin } from './finish-login'
+import { type PageContext, type PageRequest, readForm, send } from './http'
+import type { InteractionDetails, InteractionLinks } from './interaction'
+import { CodeField, PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
+
+/**
+ * Where a sign-in stands between its password and its second factor. It is kept in the
+ * interaction (a row of the store, `result.mfa`), never in this process: the next request of the
+ * same sign-in may reach another node. `challenge`: the account has a factor to prove;
+ * `enrol`: the policy requires one and the account has none; `enrolled`: the factor was just set
+ * up and its recovery codes shown, the sign-in ends on "Continue" with `amr`.
+ */
+interface MfaPending {
+  accountId: string
+  step: 'challenge' | 'enrol' | 'enrolled'
+  amr?: Amr[]
+}
+
+const pendingOf = (details: InteractionDetails): MfaPending | null => {
+  const mfa = (details.result as { mfa?: MfaPending } | undefined)?.mfa
+  return mfa && typeof mfa.accountId === 'string' ? mfa : null
+}
+
+const keep = (p: PageRequest, mfa: MfaPending) =>
+  p.instance.provider.interactionResult(p.req, p.res, { mfa }, { mergeWithLastSubmission: false })
+
+/**
+ * What a right password leads to: a second factor to prove when the account has one (whatever the
+ * policy now says: a factor once set up keeps protecting the account until an admin resets it), an
+ * enrolment when the policy requires one, or nothing (the sign-in ends with the password).
+ */
+export async function secondStep(c: PageContext, p: PageRequest, account: Account) {
+  const factors = await accountFactors(c.core, p.instance.id, account.id)
+  if (hasSecondFactor(factors)) return 'challenge' as const
+  return p.instance.policy.mfa === 'required' ? ('enrol' as const) : null
+}
+
+/** Records the password's success in the interaction and sends the browser to the second step. */
+export async function beginSecondStep(
+  p: PageRequest,
+  account: Account,
+  step: 'challenge' | 'enrol',
+  links: InteractionLinks,
+) {
+  await keep(p, { accountId: account.id, step })
+  p.res.writeHead(303, { location: links.mfaUrl, 'cache-control': 'no-store' })
+  p.res.end()
+}
+
+/** A sign-in's per-account and per-address counters: a second factor shares the password's lockout. */
+const signInKeys = (p: PageRequest, email: string): ThrottleEntry[] => [
+  [throttleKey('acct', p.instance.id, email), SIGN_IN_RULES.account],
+  [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip],
+]
+
+function ChallengePage(p: {
+  action: string
+  factors: MfaSummary
+  passkeyOptions: unknown | null
+  signInUrl: string
+  error?: string | null
+}) {
+  return (
+    <Layout title="Two-step verification">
+      <h1>Two-step verification</h1>
+      <Alert kind="error" message={p.error} />
+      {p.factors.totp ? (
+        <form method="post" action={p.action}>
+          <CodeField />
+          <button type="submit">Verify</button>
+        </form>
+      ) : (
+        ''
+      )}
+      {p.passkeyOptions ? (
+        <PasskeyForm action={p.action} mode="get" options={p.passkeyOptions} label="Use a passkey" />
+      ) : (
+        ''
+      )}
+      <div class="links">
+        <a href={p.signInUrl}>Use another account</a>
+      </div>
+    </Layout>
+  )
+}
+
+function EnrolPage(p: {
+  action: string
+  totp: Parameters<typeof TotpSetup>[0]['enrolment'] | null
+  passkeyOptions: unknown
+  error?: string | null
+}) {
+  return (
+    <Layout title="Set up two-step verification">
+      <h1>Set up two-step verification</h1>
+      <p class="sub">This account needs a second step to sign in.</p>
+      <Alert kind="error" message={p.error} />
+      {p.totp ? <TotpSetup enrolment={p.totp} action={p.action} /> : ''}
+      <p class="hint">Or use a passkey (this device or a security key):</p>
+      <PasskeyForm action={p.action} mode="create" options={p.passkeyOptions} label="Set up a passkey" />
+    </Layout>
+  )
+}
+
+const ContinueForm = (action: string) => (
+  <form method="post" action={action}>
+    <input type="hidden" name="continue" value="1" />
+    <button type="submit">Continue</button>
+  </form>
+)
+
+/** `/interaction/<uid>/mfa`: the second step of a sign-in whose password was right. */
+export async function mfaStep(
+  c: PageContext,
+  p: PageRequest,
+  details: InteractionDetails,
+  links: InteractionLinks,
+) {
+  const pending = pendingOf(details)
+  const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
+  if (!pending || !account) {
+    p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
+    p.res.end()
+    return
+  }
+  const posted = p.req.method === 'POST'
+  const form = posted ? await readForm(p.req) : new URLSearchParams()
+  if (pending.step === 'enrolled') {
+    if (posted && form.get('continue')) {
+      await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
+      await finishLogin(c, p, account, pending.amr ?? ['pwd', 'otp'])
+      return
+    }
+    await send(
+      p.res,
+      200,
+      <Layout title="Two-step verification">
+        <h1>Two-step verification is on</h1>
+        {ContinueForm(links.mfaUrl)}
+      </Layout>,
+    )
+    return
+  }
+  if (pending.step === 'enrol') return enrol(c, p, account, links, posted ? form : null)
+  return challenge(c, p, account, links, posted ? form : null)
+}
+
+async function challenge(
+  c: PageContext,
+  p: PageRequest,
+  account: Account,
+  links: InteractionLinks,
+  form: URLSearchParams | null,
+) {
+  const { core, throttle } = c
+  const factors = await accountFactors(core, p.instance.id, account.id)
+  const page = async (status: number, error?: string) =>
+    send(
+      p.res,
+      status,
+      ChallengePage({
+        action: links.mfaUrl,
+        factors,
+        passkeyOptions:
+          factors.passkeys > 0 ? await authenticationOptions(core, p.instance.id, account.id) : null,
+        signInUrl: links.signInUrl,
+        error,
+      }),
+    )
+  if (!form) return page(200)
+  const keys = signInKeys(p, account.email)
+  const wait = await throttle.reserve(keys)
+  if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
+  let amr: Amr[] | null = null
+  const credential = form.get('credential')
+  if (credential) {
+    const checked = await verifyPasskey(core, p.instance.id, credential, account.id)
+    if (checked.ok) amr = ['pwd', checked.amr]
+  } else {
+    const code = (form.get('code') ?? '').trim()
+    const ok = await core.store.tx(
+      async (tx) =>
+        (await useTotpCode(tx, core, account.id, code, { confirm: false })) ||
+        (await useRecoveryCode(tx, core, account.id, code)),
+    )
+    if (ok) amr = ['pwd', 'otp']
+  }
+  if (!amr) {
+    await throttle.fail(keys)
+    return page(
+      401,
+      credential ? 'That passkey could not be verified.' : 'That code is not right, or was used already.',
+    )
+  }
+  await throttle.release(keys.slice(1))
+  await throttle.reset(keys[0]![0])
+  await finishLogin(c, p, account, amr)
+}
+
+async function enrol(
+  c: PageContext,
+  p: PageRequest,
+  account: Account,
+  links: InteractionLinks,
+  form: URLSearchParams | null,
+) {
+  const { core } = c
+  const label = await instanceLabel(core, c.deps, p.instance.id)
+  const page = async (status: number, error?: string) =>
+    send(
+      p.res,
+      status,
+      EnrolPage({
+        action: links.mfaUrl,
+        totp: await startTotpEnrolment(core, account, label),
+        passkeyOptions: await registrationOptions(core, account, label),
+        error,
+      }),
+    )
+  if (!form) return page(200)
+  const credential = form.get('credential')
+  if (credential) {
+    const kind = await registerPasskey(core, account, credential)
+    if (!kind) return page(422, 'The passkey could not be set up. Try again.')
+    await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
+    await finishLogin(c, p, account, ['pwd', kind])
+    return
+  }
+  const code = (form.get('code') ?? '').trim()
+  const codes = await core.store.tx(async (tx) =>
+    (await useTotpCode(tx, core, account.id, code, { confirm: true }))
+      ? issueRecoveryCodes(tx, core, account)
+      : null,
+  )
+  if (!codes) return page(422, 'That code is not right. Check the time on your device and try again.')
+  await keep(p, { accountId: account.id, step: 'enrolled', amr: ['pwd', 'otp'] })
+  await send(p.res, 200, RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
+}
+
+/** `/interaction/<uid>/passkey`: a sign-in with a passkey alone (a discoverable credential, verified user). */
+export async function passkeySignIn(c: PageContext, p: PageRequest, links: InteractionLinks) {
+  const { core, throttle } = c
+  const action = links.passkeyUrl
+  if (!action) throw new AppError('PASSKEYS_OFF', 404, 'Passkeys are not available here.')
+  const page = async (status: number, error?: string) =>
+    send(
+      p.res,
+      status,
+      <Layout title="Sign in with a passkey">
+        <h1>Sign in with a passkey</h1>
+        <p class="sub">
+          to continue to <strong safe>{links.appName}</strong>
+        </p>
+        <Alert kind="error" message={error} />
+        <PasskeyForm
+          action={action}
+          mode="get"
+          options={await authenticationOptions(core, p.instance.id, null)}
+          label="Continue with a passkey"
+        />
+        <div class="links">
+          <a href={links.signInUrl}>Sign in with a password</a>
+        </div>
+      </Layout>,
+    )
+  if (p.req.method !== 'POST') return page(200)
+  const form = await readForm(p.req)
+  const ipKey: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
+  const wait = await throttle.reserve([ipKey])
+  if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
+  const checked = await verifyPasskey(core, p.instance.id, form.get('credential') ?? '', null)
+  const account = checked.accountId ? await findAccount(core, p.instance.id, checked.accountId) : undefined
+  // The account's lock holds for its passkeys too; a failed check counts on it.
+  const acctKey: ThrottleEntry | null = account
+    ? [throttleKey('acct', p.instance.id, account.email), SIGN_IN_RULES.account]
+    : null
+  if (acctKey) {
+    const locked = await throttle.reserve([acctKey])
+    if (locked > 0) {
+      await throttle.release([ipKey])
+      return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(locked)}.`)
+    }
+  }
+  if (!checked.ok || !account) {
+    await throttle.fail(acctKey ? [ipKey, acctKey] : [ipKey])
+    return page(401, 'That passkey could not be verified.')
+  }
+  await throttle.release([ipKey])
+  await throttle.reset(acctKey![0])
+  await finishLogin(c, p, account, [checked.amr])
+}
