@@ -7,7 +7,7 @@ import { isStoreUnavailable, loggable } from './db/store'
 import { appClientSource } from './features/apps/client-source'
 import { endAccountSessions } from './features/auth/sessions'
 import { sendMail } from './features/mail/service'
-import { workspaceActive } from './features/workspaces/instance-state'
+import { workspaceActive, workspaceName } from './features/workspaces/instance-state'
 import { DEFAULT_LOGIN_POLICY, type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
@@ -45,6 +45,7 @@ export const identityDeps = (core: Core): IdentityDeps => ({
   sendMail,
   clients: appClientSource(core),
   workspaceActive: workspaceActive(core),
+  instanceName: workspaceName(core),
   endAccountSessions,
   // Until the login-policy feature lands (issue 20): every workspace has the defaults.
   loginPolicy: async () => ({ ...DEFAULT_LOGIN_POLICY }),
