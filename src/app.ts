@@ -12,6 +12,8 @@ import { assetRoutes } from './features/dashboard/assets'
 import { frontRoutes } from './features/dashboard/front'
 import { docsRoutes } from './features/docs/routes'
 import { healthRoutes } from './features/health/routes'
+import { loginPolicyPages } from './features/login-policy/pages'
+import { loginPolicyRoutes } from './features/login-policy/routes'
 import { devOutboxRoutes } from './features/mail/routes'
 import { workspacePages } from './features/workspaces/pages'
 import { workspaceRoutes } from './features/workspaces/routes'
@@ -72,8 +74,10 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(authRoutes(core, auth, identity))
       .use(workspaceRoutes(core, auth))
       .use(appRoutes(core, auth))
+      .use(loginPolicyRoutes(core, auth))
       .use(workspacePages(core, auth))
       .use(appPages(core, auth))
+      .use(loginPolicyPages(core, auth))
       .use(assetRoutes())
       .use(frontRoutes())
       .use(authPages())

@@ -6,9 +6,10 @@ import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable } from './db/store'
 import { appClientSource } from './features/apps/client-source'
 import { endAccountSessions } from './features/auth/sessions'
+import { loginPolicyOf } from './features/login-policy/service'
 import { sendMail } from './features/mail/service'
 import { workspaceActive } from './features/workspaces/instance-state'
-import { DEFAULT_LOGIN_POLICY, type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
+import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { type JobRuntime, WorkerPool } from './jobs/pool'
@@ -46,8 +47,7 @@ export const identityDeps = (core: Core): IdentityDeps => ({
   clients: appClientSource(core),
   workspaceActive: workspaceActive(core),
   endAccountSessions,
-  // Until the login-policy feature lands (issue 20): every workspace has the defaults.
-  loginPolicy: async () => ({ ...DEFAULT_LOGIN_POLICY }),
+  loginPolicy: loginPolicyOf(core),
 })
 
 /** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */

@@ -5,7 +5,7 @@ import type { Core } from '../core'
 import type { IdentityDeps } from './deps'
 import type { IdentityPlane } from './plane'
 
-export { type Account, signUp } from './accounts'
+export { type Account, checkPassword, type PasswordRule, passwordRuleFor, signUp } from './accounts'
 export type { ClientSource, IdentityDeps, MailMessage } from './deps'
 export { issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
@@ -15,6 +15,7 @@ export { createPlatformTokenVerifier } from './platform-tokens'
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
+export { accountLockRule, type ThrottleRule, throttleKey } from './throttle'
 
 /** Starts the identity plane of this process; the features it needs come in `deps`. */
 export async function startIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {

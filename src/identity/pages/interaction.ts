@@ -2,6 +2,7 @@ import { AppError } from '../../shared/errors'
 import type { PageContext, PageRequest } from './http'
 import { signIn } from './sign-in'
 import { signUp } from './sign-up'
+import { resendVerification } from './verify-email'
 
 export type InteractionDetails = Awaited<
   ReturnType<PageRequest['instance']['provider']['interactionDetails']>
@@ -17,9 +18,9 @@ export interface InteractionLinks {
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/abort]`): the sign-in page and
- * its post, the sign-up page and its post, a cancel, and the consent prompt, which is answered
- * without a page.
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/verify|/abort]`): the sign-in
+ * page and its post, the sign-up page and its post, a new verification link, a cancel, and the
+ * consent prompt, which is answered without a page.
  */
 export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
   const { provider } = p.instance
@@ -44,6 +45,7 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
     appName: client?.clientName ?? 'the application',
   }
   if (action === 'signup') return signUp(c, p, links)
+  if (action === 'verify' && p.req.method === 'POST') return resendVerification(c, p, links)
   return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
 }
 
