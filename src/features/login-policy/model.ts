@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { DEFAULT_LOGIN_POLICY as D } from '../../identity'
 
@@ -7,8 +8,10 @@ import { DEFAULT_LOGIN_POLICY as D } from '../../identity'
  * documentation, never as a schema `default`, which would fill an omitted PATCH field.
  */
 export namespace LoginPolicyModel {
+  // TypeBox's integer, not Elysia's (a union that also takes digit strings): a JSON number only,
+  // and each rule (type, minimum, maximum) reported as itself, with its message.
   const range = (minimum: number, maximum: number, def: number, description: string) =>
-    t.Integer({
+    Type.Integer({
       minimum,
       maximum,
       description: `${description} (${minimum}..${maximum}, default ${def})`,
