@@ -10,6 +10,8 @@ export type InteractionDetails = Awaited<
 
 /** Where the pages of one interaction link to, and the app the user signs in to. */
 export interface InteractionLinks {
+  /** The interaction's uid. */
+  uid: string
   action: string
   signUpUrl: string
   signInUrl: string
@@ -38,6 +40,7 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
   const client = await provider.Client.find(String(details.params.client_id))
   const base = `${p.prefix}/interaction/${uid}`
   const links: InteractionLinks = {
+    uid,
     action: `${base}/login`,
     signUpUrl: `${base}/signup`,
     signInUrl: base,

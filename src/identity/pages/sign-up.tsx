@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import { signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
+import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
 import { writeError } from '../errors'
 import { EmailField, NewPasswordField, PASSWORDS_OFF } from './components'
 import { finishLogin } from './finish-login'
@@ -72,21 +72,23 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
   }
   const form = await readForm(p.req)
   const values = { email: form.get('email') ?? '', name: form.get('name') ?? '' }
+  let account: Account
   try {
-    const account = await createAccount(
+    account = await createAccount(
       c.core,
       p.instance.id,
       { ...values, password: form.get('password') ?? '' },
       rule,
     )
-    if (policy.requireEmailVerification) {
-      await askToVerify(c, p, account, links)
-      return
-    }
-    await mailVerification(c, account)
-    await finishLogin(c, p, account, ['pwd'])
   } catch (e) {
     if (!(e instanceof AppError)) throw e
     await send(p.res, e.status === 409 ? 409 : 422, SignUpPage({ ...page, values, error: e.message }))
+    return
   }
+  if (policy.requireEmailVerification) {
+    await askToVerify(c, p, account, links)
+    return
+  }
+  await mailVerification(c, account)
+  await finishLogin(c, p, account, ['pwd'])
 }

@@ -74,8 +74,6 @@ function VerifyPendingPage(p: {
   )
 }
 
-const interactionUid = (links: InteractionLinks) =>
-  links.signInUrl.slice(links.signInUrl.lastIndexOf('/') + 1)
 const resendUrl = (links: InteractionLinks) => `${links.signInUrl}/verify`
 
 /**
@@ -83,7 +81,7 @@ const resendUrl = (links: InteractionLinks) => `${links.signInUrl}/verify`
  * verified one: no code is issued; a link goes out by mail, and the page offers another.
  */
 export async function askToVerify(c: PageContext, p: PageRequest, account: Account, links: InteractionLinks) {
-  const wait = await sendVerification(c, account, interactionUid(links))
+  const wait = await sendVerification(c, account, links.uid)
   await send(
     p.res,
     200,
@@ -101,8 +99,7 @@ export async function askToVerify(c: PageContext, p: PageRequest, account: Accou
 
 /** "Send a new link" on the verify page: for the account this interaction waits on, never another. */
 export async function resendVerification(c: PageContext, p: PageRequest, links: InteractionLinks) {
-  const uid = interactionUid(links)
-  const account = await pendingVerification(c.core, p.instance.id, uid)
+  const account = await pendingVerification(c.core, p.instance.id, links.uid)
   if (!account) {
     writeError(p.res, {
       status: 400,
@@ -121,7 +118,7 @@ export async function resendVerification(c: PageContext, p: PageRequest, links: 
     )
     return
   }
-  const wait = await sendVerification(c, account, uid)
+  const wait = await sendVerification(c, account, links.uid)
   await send(
     p.res,
     wait > 0 ? 429 : 200,
