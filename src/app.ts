@@ -12,6 +12,8 @@ import { assetRoutes } from './features/dashboard/assets'
 import { frontRoutes } from './features/dashboard/front'
 import { docsRoutes } from './features/docs/routes'
 import { healthRoutes } from './features/health/routes'
+import { loginPolicyPages } from './features/login-policy/pages'
+import { loginPolicyRoutes } from './features/login-policy/routes'
 import { devOutboxRoutes } from './features/mail/routes'
 import { userPages } from './features/users/pages'
 import { userRoutes } from './features/users/routes'
@@ -75,9 +77,11 @@ export function createApp(core: Core, { identity }: AppDeps) {
       .use(workspaceRoutes(core, auth))
       .use(appRoutes(core, auth))
       .use(userRoutes(core, auth))
+      .use(loginPolicyRoutes(core, auth))
       .use(workspacePages(core, auth))
       .use(appPages(core, auth))
       .use(userPages(core, auth))
+      .use(loginPolicyPages(core, auth))
       .use(assetRoutes())
       .use(frontRoutes())
       .use(authPages())

@@ -6,9 +6,10 @@ import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable, loggable } from './db/store'
 import { appClientSource } from './features/apps/client-source'
 import { endAccountSessions } from './features/auth/sessions'
+import { loginPolicyOf } from './features/login-policy/service'
 import { sendMail } from './features/mail/service'
 import { workspaceActive, workspaceName } from './features/workspaces/instance-state'
-import { DEFAULT_LOGIN_POLICY, type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
+import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { type JobRuntime, WorkerPool } from './jobs/pool'
@@ -47,8 +48,7 @@ export const identityDeps = (core: Core): IdentityDeps => ({
   workspaceActive: workspaceActive(core),
   instanceName: workspaceName(core),
   endAccountSessions,
-  // Until the login-policy feature lands (issue 20): every workspace has the defaults.
-  loginPolicy: async () => ({ ...DEFAULT_LOGIN_POLICY }),
+  loginPolicy: loginPolicyOf(core),
 })
 
 /** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */

@@ -15,11 +15,16 @@ let ws: Workspace
 const LOCAL_CB = 'http://localhost:3000/cb'
 const RP = 'https://rp.example.com'
 
-/** An active workspace of the owner's. */
+/** An active workspace of the owner's, whose end users sign up and in at once (no verified address needed). */
 async function activeWorkspace(name: string): Promise<Workspace> {
   const created = await json(owner.agent, 'POST', '/v1/workspaces', { name })
   expect(created.status).toBe(201)
-  return (await waitForState(owner.agent, created.body.id, 'active')) as Workspace
+  const active = (await waitForState(owner.agent, created.body.id, 'active')) as Workspace
+  const policy = { require_email_verification: false }
+  expect((await json(owner.agent, 'PATCH', `/v1/workspaces/${active.id}/login-policy`, policy)).status).toBe(
+    200,
+  )
+  return active
 }
 
 beforeAll(async () => {

@@ -41,11 +41,22 @@ const stateInDb = async (id: string) =>
   (await sql('SELECT state FROM workspaces WHERE id = $1', id))[0]?.state
 const discovery = (authUrl: string) => fetch(`${authUrl}/.well-known/openid-configuration`)
 
-/** Creates a workspace for `user` and waits until it is active. */
+/**
+ * Creates a workspace for `user` and waits until it is active; its end users sign up and in at once
+ * (no verified address needed).
+ */
 async function activeWorkspace(user: PlatformUser, name = 'Acme') {
   const created = await json(user.agent, 'POST', '/v1/workspaces', { name })
   expect(created.status).toBe(201)
-  return waitForState(user.agent, created.body.id, 'active') as Promise<{ id: string; auth_url: string }>
+  const active = (await waitForState(user.agent, created.body.id, 'active')) as {
+    id: string
+    auth_url: string
+  }
+  const policy = { require_email_verification: false }
+  expect((await json(user.agent, 'PATCH', `/v1/workspaces/${active.id}/login-policy`, policy)).status).toBe(
+    200,
+  )
+  return active
 }
 
 describe('POST /v1/workspaces', () => {

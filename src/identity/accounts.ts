@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
@@ -7,6 +7,7 @@ import { newId } from '../shared/ids'
 import { displayName } from '../shared/names'
 import type { IdentityDeps } from './deps'
 import { PLATFORM } from './instances'
+import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './policy'
 import { accounts, accountTokens, oidcPayloads } from './schema'
 
 /** An account row as stored (the users listing shows all of it). */
@@ -21,13 +22,27 @@ export type AccountTokenPurpose = 'verify_email' | 'reset_password' | 'invite'
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-export const PASSWORD_MIN = 8
-export const PASSWORD_MAX = 256
+const PASSWORD_MAX = 256
 
-export function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN)
-    throw new AppError('PASSWORD_TOO_SHORT', 422, `Use at least ${PASSWORD_MIN} characters.`)
-  if (password.length > PASSWORD_MAX)
+/** What a new password must be: the rule every form that sets one enforces and shows by its field. */
+export interface PasswordRule {
+  minLength: number
+  maxLength: number
+}
+
+/** The password rule of an instance's login policy (`password_min_length`). */
+export const passwordRuleFor = (policy: Pick<LoginPolicy, 'passwordMinLength'>): PasswordRule => ({
+  minLength: policy.passwordMinLength,
+  maxLength: PASSWORD_MAX,
+})
+
+const DEFAULT_PASSWORD_RULE = passwordRuleFor(DEFAULT_LOGIN_POLICY)
+
+/** Refuses (422) a new password that breaks the rule (sign-up, reset, invitation acceptance). */
+export function checkPassword(password: string, rule: PasswordRule = DEFAULT_PASSWORD_RULE): void {
+  if (password.length < rule.minLength)
+    throw new AppError('PASSWORD_TOO_SHORT', 422, `Use at least ${rule.minLength} characters.`)
+  if (password.length > rule.maxLength)
     throw new AppError('PASSWORD_TOO_LONG', 422, 'That password is too long.')
 }
 
@@ -78,11 +93,12 @@ export async function signUp(
   core: Core,
   instanceId: string,
   input: { email: string; password: string; name?: string },
+  rule: PasswordRule = DEFAULT_PASSWORD_RULE,
 ): Promise<Account> {
   const email = normalizeEmail(input.email)
   if (!EMAIL.test(email) || email.length > 320)
     throw new AppError('EMAIL_INVALID', 422, 'Enter a valid email address.')
-  checkPassword(input.password)
+  checkPassword(input.password, rule)
   // A name is optional here; one that is given follows the rule every display name does.
   const given = (input.name ?? '').trim().slice(0, 200)
   const name = given ? displayName(given) : ''
@@ -207,6 +223,31 @@ export async function useAccountToken(
 }
 
 /**
+ * The account an interaction waits on to verify its address: the one a verification link was
+ * issued to for that interaction (only the browser holding the interaction reaches it).
+ */
+export async function pendingVerification(
+  core: Core,
+  instanceId: string,
+  interactionUid: string,
+): Promise<Account | null> {
+  const [row] = await core.db
+    .select({ account: accounts })
+    .from(accountTokens)
+    .innerJoin(accounts, eq(accounts.id, accountTokens.accountId))
+    .where(
+      and(
+        eq(accountTokens.instanceId, instanceId),
+        eq(accountTokens.interactionUid, interactionUid),
+        eq(accountTokens.purpose, 'verify_email'),
+      ),
+    )
+    .orderBy(desc(accountTokens.expiresAt))
+    .limit(1)
+  return row?.account ?? null
+}
+
+/**
  * Marks the address proved (a verification or reset link was followed). On a workspace instance the
  * change of this attribute is a `user.updated` event, once: only when it was not verified yet.
  */
@@ -241,8 +282,9 @@ export async function setPassword(
   deps: Pick<IdentityDeps, 'endAccountSessions'>,
   account: Account,
   password: string,
+  rule: PasswordRule = DEFAULT_PASSWORD_RULE,
 ): Promise<void> {
-  checkPassword(password)
+  checkPassword(password, rule)
   const passwordHash = await hashPassword(password)
   await core.store.tx(async (tx) => {
     const now = core.clock.now()

@@ -5,7 +5,15 @@ import type { Core } from '../core'
 import type { IdentityDeps } from './deps'
 import type { IdentityPlane } from './plane'
 
-export { type Account, findAccount, signUp, type UserAccount } from './accounts'
+export {
+  type Account,
+  checkPassword,
+  findAccount,
+  type PasswordRule,
+  passwordRuleFor,
+  signUp,
+  type UserAccount,
+} from './accounts'
 export type { ClientSource, IdentityDeps, MailMessage } from './deps'
 export { issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
@@ -17,6 +25,7 @@ export { createPlatformTokenVerifier } from './platform-tokens'
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
+export { accountLockRule, type ThrottleRule, throttleKey } from './throttle'
 export {
   type AccountPage,
   deleteAccount,

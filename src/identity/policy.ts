@@ -32,8 +32,13 @@ export const DEFAULT_LOGIN_POLICY: Readonly<LoginPolicy> = Object.freeze({
   sessionLifetimeHours: 168,
 })
 
-/** The platform instance (dashboard users) has no workspace policy: its users may enrol MFA. */
+/**
+ * The platform instance (dashboard users) has no workspace policy: its users may enrol MFA. A
+ * dashboard sign-up signs in at once and mails a verification link, as before login policies (the
+ * dashboard's own sign-up is not changed by them), so it does not require a verified address.
+ */
 export const PLATFORM_LOGIN_POLICY: Readonly<LoginPolicy> = Object.freeze({
   ...DEFAULT_LOGIN_POLICY,
+  requireEmailVerification: false,
   mfa: 'optional',
 })

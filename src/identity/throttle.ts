@@ -1,4 +1,5 @@
 import type { Core } from '../core'
+import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './policy'
 
 export interface ThrottleRule {
   /** Attempts allowed inside the window (in flight or failed) before the key is refused. */
@@ -10,16 +11,39 @@ export interface ThrottleRule {
 
 export type ThrottleEntry = [key: string, rule: ThrottleRule]
 
-/** What a counter counts: sign-ins per account, sign-ins per client address, reset mails per address. */
-export const THROTTLE_KINDS = ['acct', 'ip', 'reset'] as const
+/**
+ * What a counter counts: sign-in failures per account (password and MFA share it), sign-ins per
+ * client address, reset mails per address, verification mails per address.
+ */
+export const THROTTLE_KINDS = ['acct', 'ip', 'reset', 'verify'] as const
 
 /** A counter's key names its instance, so the instance's counters go with it. */
 export const throttleKey = (kind: (typeof THROTTLE_KINDS)[number], instanceId: string, who: string) =>
   `${kind}:${instanceId}:${who}`
 
-/** Brute-force protection for sign-in: per account and per client IP, persisted across restarts. */
+const lockRule = (threshold: number, minutes: number): ThrottleRule => ({
+  limit: threshold,
+  windowMs: minutes * 60_000,
+  lockMs: minutes * 60_000,
+})
+
+/**
+ * The per-account lock of an instance's login policy: `lockoutThreshold` failures within
+ * `lockoutMinutes` lock the account for `lockoutMinutes`; null when the policy never locks (0).
+ * Every factor of a sign-in (password, TOTP, recovery code, passkey) counts its failures on the
+ * same key, `throttleKey('acct', instanceId, email)`, with this rule.
+ */
+export const accountLockRule = (
+  policy: Pick<LoginPolicy, 'lockoutThreshold' | 'lockoutMinutes'>,
+): ThrottleRule | null =>
+  policy.lockoutThreshold > 0 ? lockRule(policy.lockoutThreshold, policy.lockoutMinutes) : null
+
+/**
+ * Brute-force protection for sign-in, persisted across restarts: per client IP always; per account
+ * by the instance's policy (`accountLockRule`), `account` being the default policy's lock.
+ */
 export const SIGN_IN_RULES = {
-  account: { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
+  account: lockRule(DEFAULT_LOGIN_POLICY.lockoutThreshold, DEFAULT_LOGIN_POLICY.lockoutMinutes),
   ip: { limit: 30, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
 } satisfies Record<string, ThrottleRule>
 

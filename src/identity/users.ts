@@ -10,6 +10,7 @@ import {
   checkPassword,
   hashPassword,
   normalizeEmail,
+  type PasswordRule,
   type UserAccount,
   userEventData,
 } from './accounts'
@@ -157,16 +158,16 @@ export async function findInvitation(
 /**
  * Accepts an invitation: uses the token up, sets the password, proves the address (the link came
  * by mail) and activates the account, which is then `user.created`, all in one transaction. Null
- * when the token is unknown, expired or already used. The password's rules are the caller's
- * (the instance's policy) on top of `checkPassword`'s.
+ * when the token is unknown, expired or already used. The password follows the instance's rule.
  */
 export async function acceptInvitation(
   core: Core,
   instanceId: string,
   token: string,
   input: { password: string; name?: string },
+  rule: PasswordRule,
 ): Promise<UserAccount | null> {
-  checkPassword(input.password)
+  checkPassword(input.password, rule)
   const given = (input.name ?? '').trim()
   const name = given ? displayName(given) : null
   const passwordHash = await hashPassword(input.password)

@@ -2,6 +2,7 @@ import type { Core } from '../core'
 import { deleteWorkspaceEvents } from '../events/emit'
 import { deleteWorkspaceApps } from '../features/apps/service'
 import { purgeExpiredAuthRows } from '../features/auth/purge'
+import { deleteWorkspaceLoginPolicy } from '../features/login-policy/service'
 import { mailSend } from '../features/mail/jobs'
 import { deleteWorkspaceMail, purgeExpiredMail } from '../features/mail/outbox'
 import { workspaceProvision, workspaceTeardown } from '../features/workspaces/jobs'
@@ -17,6 +18,7 @@ type CoreJobHandler = JobHandler<Core, never>
 const WORKSPACE_TEARDOWN: TeardownStep[] = [
   dropQueuedJobs,
   deleteWorkspaceApps,
+  deleteWorkspaceLoginPolicy,
   deleteWorkspaceMail,
   deleteWorkspaceEvents,
   deleteInstanceData,

@@ -30,6 +30,8 @@ export const formField = {
         .filter(Boolean),
     item: (index) => `Line ${index + 1}: `,
   },
+  /** A whole number typed in a text field; anything else is kept as typed, for the model to refuse. */
+  integer: { read: (raw) => (/^\s*-?\d{1,9}\s*$/.test(raw) ? Number(raw) : raw.trim()) },
   /** A checkbox is sent only when ticked. */
   checkbox: { read: (raw) => raw === 'true' || raw === 'on' },
 } satisfies Record<string, FormField>
@@ -46,6 +48,9 @@ const KEYWORDS: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ArrayMinItems]: 'minItems',
   [ValueErrorType.ArrayMaxItems]: 'maxItems',
   [ValueErrorType.Union]: 'anyOf',
+  [ValueErrorType.Integer]: 'type',
+  [ValueErrorType.IntegerMinimum]: 'minimum',
+  [ValueErrorType.IntegerMaximum]: 'maximum',
 }
 
 const ruleMessage = (error: ValueError): string => {

@@ -1,19 +1,33 @@
 import * as oidc from 'openid-client'
 import type { Core } from '../../src/core'
 import { apps } from '../../src/features/apps/schema'
+import { loginPolicies } from '../../src/features/login-policy/schema'
 import { workspaces } from '../../src/features/workspaces/schema'
-import { ensureInstanceKeys } from '../../src/identity'
+import { DEFAULT_LOGIN_POLICY, ensureInstanceKeys, type LoginPolicy } from '../../src/identity'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 
-/** An active workspace with its instance keys, as provisioning leaves it. */
-export async function activeWorkspace(core: Core, ownerId = 'usr_owner'): Promise<string> {
+/**
+ * The login policy of the tests' workspaces: DESIGN's defaults, except that an unverified address
+ * may sign in (most tests sign accounts up and in at once); a test of a rule passes its own.
+ */
+export const TEST_LOGIN_POLICY: LoginPolicy = { ...DEFAULT_LOGIN_POLICY, requireEmailVerification: false }
+
+/** An active workspace with its instance keys and login policy, as provisioning leaves it. */
+export async function activeWorkspace(
+  core: Core,
+  ownerId = 'usr_owner',
+  policy: Partial<LoginPolicy> = {},
+): Promise<string> {
   const id = newWorkspaceId()
   const now = core.clock.now()
   await core.db
     .insert(workspaces)
     .values({ id, name: 'Acme', ownerId, state: 'active', createdAt: now, updatedAt: now })
   await ensureInstanceKeys(core, id)
+  await core.db
+    .insert(loginPolicies)
+    .values({ workspaceId: id, ...TEST_LOGIN_POLICY, ...policy, updatedAt: now })
   return id
 }
 

@@ -1,18 +1,16 @@
-import type { LoginPolicy } from '../../src/identity'
+import { createLoginPolicyService } from '../../src/features/login-policy/service'
+import type { Workspace } from '../../src/features/workspaces/service'
 import type { TestServer } from './server'
 
 /**
- * Sets a workspace's login policy for a test.
- *
- * INTERIM (issue 20, until the login-policy feature is merged): the policy is written into the
- * instance the server's pool built, which is what the hosted pages read (`p.instance.policy`); the
- * rows of the login-policy feature do not exist yet. After the merge this helper should PATCH
- * `/v1/workspaces/{id}/login-policy` as the owner (the route calls `core.instances.changed`, so the
- * next request rebuilds the instance with it). Only the pool's copy changes here: a test using it
- * must not evict the instance afterwards.
+ * Sets a workspace's login policy for a test through the feature's service, as PATCH
+ * `/v1/workspaces/{id}/login-policy` does: the row changes, and `core.instances.changed` makes the
+ * next request rebuild the instance with it.
  */
-export async function setPolicy(server: TestServer, workspaceId: string, patch: Partial<LoginPolicy>) {
-  const instance = await server.identity.pool.get(workspaceId)
-  if (!instance) throw new Error(`no identity instance for workspace ${workspaceId}`)
-  Object.assign(instance.policy, patch)
+export async function setPolicy(
+  server: TestServer,
+  workspaceId: string,
+  patch: { mfa?: 'off' | 'optional' | 'required' },
+) {
+  await createLoginPolicyService(server.core).update({ id: workspaceId, state: 'active' } as Workspace, patch)
 }

@@ -15,14 +15,7 @@ const params = WorkspaceModel.params
 const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
 
 /** Settings sections that later releases fill in. */
-const SETTINGS = [
-  'Login policy',
-  'Identity providers',
-  'Users and invitations',
-  'Email (SMTP)',
-  'Branding',
-  'Billing',
-]
+const SETTINGS = ['Identity providers', 'Users and invitations', 'Email (SMTP)', 'Branding', 'Billing']
 
 /** Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). */
 export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
@@ -170,6 +163,9 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
               <ul class="links">
                 <li>
                   <a href={`/app/workspaces/${w.id}/apps`}>Applications</a>
+                </li>
+                <li>
+                  <a href={`/app/workspaces/${w.id}/settings/login-policy`}>Login policy</a>
                 </li>
                 {SETTINGS.map((label) => (
                   <li>

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { ensureInstanceKeys } from '../../identity'
+import { createDefaultLoginPolicy } from '../login-policy/service'
 import { workspaces } from './schema'
 import type { Workspace } from './service'
 
@@ -14,6 +15,11 @@ export interface ProvisionStep {
 /** What an identity instance needs before it may serve. Each step is idempotent. */
 export const PROVISION_STEPS: ProvisionStep[] = [
   { name: 'signing-keys', does: 'create the signing keys', run: (core, w) => ensureInstanceKeys(core, w.id) },
+  {
+    name: 'login-policy',
+    does: 'set up the login policy',
+    run: (core, w) => createDefaultLoginPolicy(core, w.id),
+  },
 ]
 
 /**

@@ -1,9 +1,9 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import { PASSWORD_MAX } from '../accounts'
+import { type PasswordRule, passwordRuleFor } from '../accounts'
 import { writeError } from '../errors'
 import { acceptInvitation, findInvitation } from '../users'
-import { DonePage } from './components'
+import { DonePage, NewPasswordField } from './components'
 import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
 
 const INVALID = 'This invitation link is invalid, expired or already used. Ask for a new invitation.'
@@ -13,8 +13,8 @@ interface AcceptProps {
   token: string
   email: string
   name: string
-  /** The instance's policy: the rule shown by the field is the one enforced. */
-  minLength: number
+  /** The instance's password rule: the one shown by the field is the one enforced. */
+  rule: PasswordRule
   error?: string | null
 }
 
@@ -30,18 +30,7 @@ function AcceptInvitePage(p: AcceptProps) {
         <input type="hidden" name="token" value={p.token} />
         <label for="name">Name</label>
         <input id="name" name="name" type="text" autocomplete="name" maxlength="200" value={p.name} />
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          required
-          minlength={String(p.minLength)}
-          autocomplete="new-password"
-        />
-        <p class="hint" safe>
-          {`At least ${p.minLength} characters.`}
-        </p>
+        <NewPasswordField label="Password" rule={p.rule} />
         <button type="submit">Accept and set password</button>
       </form>
     </Layout>
@@ -56,7 +45,7 @@ function AcceptInvitePage(p: AcceptProps) {
  */
 export async function acceptInvite({ core }: PageContext, p: PageRequest) {
   const action = `${p.prefix}/accept-invite`
-  const minLength = p.instance.policy.passwordMinLength
+  const rule = passwordRuleFor(p.instance.policy)
   const token = p.req.method === 'POST' ? null : (p.query.get('token') ?? '')
   if (token !== null) {
     const invited = await findInvitation(core, p.instance.id, token)
@@ -67,7 +56,7 @@ export async function acceptInvite({ core }: PageContext, p: PageRequest) {
     await send(
       p.res,
       200,
-      AcceptInvitePage({ action, token, email: invited.email, name: invited.name, minLength }),
+      AcceptInvitePage({ action, token, email: invited.email, name: invited.name, rule }),
     )
     return
   }
@@ -81,16 +70,10 @@ export async function acceptInvite({ core }: PageContext, p: PageRequest) {
     return
   }
   const again = (error: string) =>
-    send(
-      p.res,
-      422,
-      AcceptInvitePage({ action, token: posted, email: invited.email, name, minLength, error }),
-    )
-  if (password.length < minLength) return again(`Use at least ${minLength} characters.`)
-  if (password.length > PASSWORD_MAX) return again('That password is too long.')
+    send(p.res, 422, AcceptInvitePage({ action, token: posted, email: invited.email, name, rule, error }))
   let account: Awaited<ReturnType<typeof acceptInvitation>>
   try {
-    account = await acceptInvitation(core, p.instance.id, posted, { password, name })
+    account = await acceptInvitation(core, p.instance.id, posted, { password, name }, rule)
   } catch (e) {
     if (!(e instanceof AppError) || e.status !== 422) throw e
     return again(e.message)

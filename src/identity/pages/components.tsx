@@ -1,8 +1,20 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import { PASSWORD_MIN } from '../accounts'
+import type { PasswordRule } from '../accounts'
+import type { IdentityError } from '../errors'
 
-/** A password being chosen (sign-up, reset), with the rule the server enforces. */
-export function NewPasswordField({ label }: { label: string }) {
+/** What the hosted pages say where a password form would be when the login policy turns passwords off. */
+export const PASSWORDS_OFF =
+  'This workspace does not use passwords: you sign in through an external identity provider.'
+
+/** The answer of a password page (reset, forgot) of an instance whose login policy turns passwords off. */
+export const PASSWORDS_OFF_ERROR: IdentityError = {
+  status: 403,
+  title: 'Passwords are not used here',
+  message: PASSWORDS_OFF,
+}
+
+/** A password being chosen (sign-up, reset, invitation), with the rule the server enforces (the policy's). */
+export function NewPasswordField({ label, rule }: { label: string; rule: PasswordRule }) {
   return (
     <>
       <label for="password" safe>
@@ -13,10 +25,13 @@ export function NewPasswordField({ label }: { label: string }) {
         name="password"
         type="password"
         required
-        minlength={String(PASSWORD_MIN)}
+        minlength={String(rule.minLength)}
         autocomplete="new-password"
+        aria-describedby="password-rule"
       />
-      <p class="hint">{`At least ${PASSWORD_MIN} characters.`}</p>
+      <p class="hint" id="password-rule" safe>
+        {`At least ${rule.minLength} characters.`}
+      </p>
     </>
   )
 }

@@ -1,8 +1,9 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { findAccountByEmail, issueAccountToken } from '../accounts'
+import { writeError } from '../errors'
 import { issuerFor } from '../instances'
 import { type ThrottleEntry, throttleKey } from '../throttle'
-import { EmailField } from './components'
+import { EmailField, PASSWORDS_OFF_ERROR } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 
 const RESET_TTL_MS = 3600_000
@@ -25,6 +26,7 @@ function ForgotPasswordPage(p: { action: string; notice?: string | null }) {
 
 /** Asks for a reset link (reset-password.tsx consumes it), at most a few per address. */
 export async function forgotPassword({ core, deps, throttle }: PageContext, p: PageRequest) {
+  if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
     await send(p.res, 200, ForgotPasswordPage({ action }))

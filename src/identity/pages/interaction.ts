@@ -3,6 +3,7 @@ import type { PageContext, PageRequest } from './http'
 import { mfaStep, passkeySignIn } from './mfa-interaction'
 import { signIn } from './sign-in'
 import { signUp } from './sign-up'
+import { resendVerification } from './verify-email'
 
 export type InteractionDetails = Awaited<
   ReturnType<PageRequest['instance']['provider']['interactionDetails']>
@@ -10,6 +11,8 @@ export type InteractionDetails = Awaited<
 
 /** Where the pages of one interaction link to, and the app the user signs in to. */
 export interface InteractionLinks {
+  /** The interaction's uid. */
+  uid: string
   action: string
   signUpUrl: string
   signInUrl: string
@@ -22,9 +25,10 @@ export interface InteractionLinks {
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/abort]`): the
- * sign-in page and its post, the sign-up page and its post, the second step of a sign-in, a sign-in
- * with a passkey alone, a cancel, and the consent prompt, which is answered without a page.
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/verify|/abort]`):
+ * the sign-in page and its post, the sign-up page and its post, the second step of a sign-in, a
+ * sign-in with a passkey alone, a new verification link, a cancel, and the consent prompt, which is
+ * answered without a page.
  */
 export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
   const { provider } = p.instance
@@ -42,6 +46,7 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
   const client = await provider.Client.find(String(details.params.client_id))
   const base = `${p.prefix}/interaction/${uid}`
   const links: InteractionLinks = {
+    uid,
     action: `${base}/login`,
     signUpUrl: `${base}/signup`,
     signInUrl: base,
@@ -53,6 +58,7 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
   if (action === 'signup') return signUp(c, p, links)
   if (action === 'mfa') return mfaStep(c, p, details, links)
   if (action === 'passkey') return passkeySignIn(c, p, links)
+  if (action === 'verify' && p.req.method === 'POST') return resendVerification(c, p, links)
   return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
 }
 

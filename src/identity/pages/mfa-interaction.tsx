@@ -6,11 +6,12 @@ import { instanceLabel } from '../mfa/names'
 import { authenticationOptions, registerPasskey, registrationOptions, verifyPasskey } from '../mfa/passkeys'
 import { issueRecoveryCodes, useRecoveryCode } from '../mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../mfa/totp'
-import { minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
+import { accountLockRule, minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
 import { type Amr, finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { CodeField, PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
+import { askToVerify } from './verify-email'
 
 /**
  * Where a sign-in stands between its password and its second factor. It is kept in the
@@ -57,10 +58,11 @@ export async function beginSecondStep(
 }
 
 /** A sign-in's per-account and per-address counters: a second factor shares the password's lockout. */
-const signInKeys = (p: PageRequest, email: string): ThrottleEntry[] => [
-  [throttleKey('acct', p.instance.id, email), SIGN_IN_RULES.account],
-  [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip],
-]
+const signInKeys = (p: PageRequest, email: string): ThrottleEntry[] => {
+  const lock = accountLockRule(p.instance.policy)
+  const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
+  return lock ? [[throttleKey('acct', p.instance.id, email), lock], ip] : [ip]
+}
 
 function ChallengePage(p: {
   action: string
@@ -280,9 +282,9 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
   const checked = await verifyPasskey(core, p.instance.id, form.get('credential') ?? '', null)
   const account = checked.accountId ? await findAccount(core, p.instance.id, checked.accountId) : undefined
   // The account's lock holds for its passkeys too; a failed check counts on it.
-  const acctKey: ThrottleEntry | null = account
-    ? [throttleKey('acct', p.instance.id, account.email), SIGN_IN_RULES.account]
-    : null
+  const lock = accountLockRule(p.instance.policy)
+  const acctKey: ThrottleEntry | null =
+    account && lock ? [throttleKey('acct', p.instance.id, account.email), lock] : null
   if (acctKey) {
     const locked = await throttle.reserve([acctKey])
     if (locked > 0) {
@@ -295,6 +297,11 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
     return page(401, 'That passkey could not be verified.')
   }
   await throttle.release([ipKey])
-  await throttle.reset(acctKey![0])
+  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  // As after a password: no code for an address the policy wants proven first.
+  if (p.instance.policy.requireEmailVerification && !account.emailVerified) {
+    await askToVerify(c, p, account, links)
+    return
+  }
   await finishLogin(c, p, account, [checked.amr])
 }

@@ -23,7 +23,7 @@ interface PageRoute {
  */
 const ROUTES: PageRoute[] = [
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|abort))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|verify|abort))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![2]),
   },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },

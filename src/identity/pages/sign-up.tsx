@@ -1,19 +1,19 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import { type Account, signUp as createAccount, issueAccountToken } from '../accounts'
-import { issuerFor } from '../instances'
-import { EmailField, NewPasswordField } from './components'
+import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
+import { writeError } from '../errors'
+import { EmailField, NewPasswordField, PASSWORDS_OFF } from './components'
 import { finishLogin } from './finish-login'
-import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
+import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
 import { beginSecondStep } from './mfa-interaction'
-
-const VERIFY_TTL_MS = 24 * 3600_000
+import { askToVerify, mailVerification } from './verify-email'
 
 interface SignUpProps {
   action: string
   signInUrl: string
   appName: string
+  rule: PasswordRule
   values?: { email?: string; name?: string }
   error?: string | null
 }
@@ -37,7 +37,7 @@ function SignUpPage(p: SignUpProps) {
           value={p.values?.name ?? ''}
         />
         <EmailField autocomplete="email" value={p.values?.email ?? ''} />
-        <NewPasswordField label="Password" />
+        <NewPasswordField label="Password" rule={p.rule} />
         <button type="submit">Create account</button>
       </form>
       <div class="links">
@@ -47,38 +47,51 @@ function SignUpPage(p: SignUpProps) {
   )
 }
 
-/** Mails the link that proves the address (verify-email.ts consumes it). */
-async function mailVerification({ core, deps }: PageContext, account: Account) {
-  const token = await issueAccountToken(core, account, 'verify_email', VERIFY_TTL_MS)
-  const link = `${issuerFor(core.config, account.instanceId)}/verify-email?token=${encodeURIComponent(token)}`
-  await deps.sendMail(core, {
-    to: account.email,
-    subject: 'Verify your email address',
-    text: `Confirm that ${account.email} is your email address by opening this link:\n\n${link}\n\nThe link is valid for 24 hours. If you did not create an account, ignore this email.`,
-    workspaceId: mailWorkspace(account.instanceId),
-  })
-}
-
-/** The sign-up page of an interaction, and its post: the new account is signed in at once. */
+/**
+ * The sign-up page of an interaction, and its post, as the login policy allows: refused (403) when
+ * registration or passwords are off; the password rule is the policy's; the new account is signed
+ * in at once, or, when the policy requires a verified address, sent to the verify page.
+ */
 export async function signUp(c: PageContext, p: PageRequest, links: InteractionLinks) {
-  const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName }
+  const { policy } = p.instance
+  if (!policy.allowRegistration || !policy.allowPassword) {
+    writeError(p.res, {
+      status: 403,
+      title: 'Sign-up is closed',
+      message: policy.allowRegistration
+        ? PASSWORDS_OFF
+        : 'This workspace does not allow new accounts to sign up. Ask its administrator for an invitation.',
+      link: { href: links.signInUrl, label: 'Back to sign in' },
+    })
+    return
+  }
+  const rule = passwordRuleFor(policy)
+  const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName, rule }
   if (p.req.method !== 'POST') {
     await send(p.res, 200, SignUpPage(page))
     return
   }
   const form = await readForm(p.req)
   const values = { email: form.get('email') ?? '', name: form.get('name') ?? '' }
+  let account: Account
   try {
-    const account = await createAccount(c.core, p.instance.id, {
-      ...values,
-      password: form.get('password') ?? '',
-    })
-    await mailVerification(c, account)
-    // A policy that requires MFA has the new account enrol before the sign-up signs it in.
-    if (p.instance.policy.mfa === 'required') return beginSecondStep(p, account, 'enrol', links)
-    await finishLogin(c, p, account, ['pwd'])
+    account = await createAccount(
+      c.core,
+      p.instance.id,
+      { ...values, password: form.get('password') ?? '' },
+      rule,
+    )
   } catch (e) {
     if (!(e instanceof AppError)) throw e
     await send(p.res, e.status === 409 ? 409 : 422, SignUpPage({ ...page, values, error: e.message }))
+    return
   }
+  if (policy.requireEmailVerification) {
+    await askToVerify(c, p, account, links)
+    return
+  }
+  await mailVerification(c, account)
+  // A policy that requires MFA has the new account enrol before the sign-up signs it in.
+  if (policy.mfa === 'required') return beginSecondStep(p, account, 'enrol', links)
+  await finishLogin(c, p, account, ['pwd'])
 }

@@ -1,0 +1,75 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../core'
+import { defineForm, formField } from '../../shared/forms'
+import type { AuthPlugin } from '../../shared/plugins/auth'
+import { WorkspaceCrumb } from '../../shared/views/components'
+import { Shell } from '../../shared/views/layout'
+import { html, shellUser } from '../../shared/views/respond'
+import type { Workspace } from '../workspaces/service'
+import { LoginPolicyModel } from './model'
+import { createLoginPolicyService } from './service'
+import { LoginPolicyForm, policyValues } from './views'
+
+const views = { detail: { tags: ['views'] } }
+const params = LoginPolicyModel.params
+
+/**
+ * The dashboard saves the whole policy: the form reads into LoginPolicyView (every field required),
+ * an unticked checkbox (never sent) is false, and the rules and messages are the API's.
+ */
+const policyForm = defineForm(LoginPolicyModel.view, {
+  allow_password: formField.checkbox,
+  allow_registration: formField.checkbox,
+  allow_external_idps: formField.checkbox,
+  require_email_verification: formField.checkbox,
+  mfa: formField.choice,
+  password_min_length: formField.integer,
+  lockout_threshold: formField.integer,
+  lockout_minutes: formField.integer,
+  session_lifetime_hours: formField.integer,
+})
+
+/** Dashboard: settings/login-policy (SPEC "Dashboard routes"). */
+export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
+  const service = createLoginPolicyService(core)
+  const path = '/app/workspaces/:workspace_id/settings/login-policy'
+
+  const page = (principal: Parameters<typeof shellUser>[0], w: Workspace, form: JSX.Element) => (
+    <Shell title={`${w.name} login policy`} user={shellUser(principal)} section="workspaces">
+      <WorkspaceCrumb w={w} />
+      <h1>Login policy</h1>
+      <p class="lead">How users sign in to this workspace's apps.</p>
+      <div class="panel">{form}</div>
+    </Shell>
+  )
+
+  return new Elysia({ name: 'login-policy-pages' })
+    .use(auth)
+    .get(
+      path,
+      async ({ principal, workspace: w }) =>
+        html(
+          page(
+            principal,
+            w,
+            <LoginPolicyForm workspaceId={w.id} values={policyValues(await service.get(w))} />,
+          ),
+        ),
+      { params, scope: 'workspace:read', ...views },
+    )
+    .post(
+      path,
+      async ({ principal, workspace: w, body, request }) => {
+        const saved = await policyForm.submit(body, (input) => service.update(w, input))
+        const form = saved.ok ? (
+          <LoginPolicyForm workspaceId={w.id} values={policyValues(saved.result)} saved />
+        ) : (
+          <LoginPolicyForm workspaceId={w.id} values={saved.values} errors={saved.errors} />
+        )
+        // htmx swaps the form in place; a browser without script gets the whole page again.
+        const body_ = request.headers.get('hx-request') === 'true' ? form : page(principal, w, form)
+        return html(body_, saved.ok ? 200 : 422)
+      },
+      { params, scope: 'workspace:write', ...views },
+    )
+}
