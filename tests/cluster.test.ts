@@ -239,6 +239,67 @@ describe.skipIf(testStore !== 'postgres')(
       })
     }, 60_000)
 
+    it("a login policy changed on node 1 acts on nodes 2 and 3's hosted pages at once", async () => {
+      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+        name: 'Analytical Engine',
+        app_type: 'web',
+        redirect_uris: [`${RP}/cb`],
+      })
+      expect(created.status).toBe(201)
+      const config = await discover(created.body as { client_id: string; client_secret: string })
+      const authorize = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: `${RP}/cb`,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      }).href
+      // An interaction started on each node directly: its sign-in page offers to create an account.
+      const interactions = await Promise.all(
+        [node2, node3].map(async (n) => {
+          const res = await n.fetch(authorize, { redirect: 'manual' })
+          expect(res.status).toBe(303)
+          const cookie = res.headers
+            .getSetCookie()
+            .map((c) => c.split(';')[0])
+            .join('; ')
+          const at = new URL(res.headers.get('location') ?? '', authorize).href
+          const get = (url: string) => n.fetch(url, { headers: { cookie }, redirect: 'manual' })
+          const page = await get(at)
+          expect(page.status).toBe(200)
+          expect(await page.text()).toContain('Create an account')
+          return { n, at, get }
+        }),
+      )
+      const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/login-policy`, {
+        allow_registration: false,
+      })
+      expect(patched.status).toBe(200)
+      const answeredAt = performance.now()
+      await Promise.all(
+        interactions.map(({ n, at, get }) =>
+          until(
+            `node ${n.index} to refuse sign-up`,
+            async () => {
+              const signUp = await get(`${at}/signup`)
+              const page = await (await get(at)).text()
+              return signUp.status === 403 && !page.includes('Create an account')
+            },
+            5_000,
+            5,
+          ),
+        ),
+      )
+      const latency = performance.now() - answeredAt
+      console.log(
+        `cluster: a login policy change on node 1 acted on nodes 2 and 3 after ${latency.toFixed(0)} ms`,
+      )
+      expect(latency).toBeLessThan(1000)
+      expect(
+        (await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/login-policy`, { allow_registration: true }))
+          .status,
+      ).toBe(200)
+    }, 30_000)
+
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {
       const discovery = (n: ClusterNode) => n.fetch(`${ws.auth_url}/.well-known/openid-configuration`)
       // Nodes 2 and 3 hold the instance as serving and its discovery in their caches (a second read is a hit).
