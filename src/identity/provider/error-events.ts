@@ -68,7 +68,8 @@ function errorFields(ctx: Ctx | undefined, instanceId: string, err: unknown) {
 
 const exceptionOf = (err: unknown) => {
   const { error, stack } = loggable(err)
-  return { exception: error.slice(0, 300), stack }
+  const name = err instanceof Error ? err.name : 'Error'
+  return { exception: `${name}: ${error}`.slice(0, 300), stack }
 }
 
 /** A page for browsers, RFC 6749 §5.2-shaped JSON for everything else (as oidc-provider answers). */
