@@ -1,4 +1,7 @@
 #!/usr/bin/env bun
+// First: @simplewebauthn/server's X.509 parser (tsyringe) needs the Reflect metadata polyfill loaded
+// before it, and the compiled executable's bundle would otherwise evaluate tsyringe first.
+import 'reflect-metadata'
 import { loadConfig, loadListenConfig, loadSqliteLocation, StartupError, VERSION } from './config'
 import { migrate, openStore } from './db/client'
 import { checkHealth } from './features/health/check'

@@ -1,5 +1,8 @@
 /// <reference lib="webworker" />
 // Bun Worker entry: one SQLite connection and one JobRunner per thread, woken by the main thread.
+// First: @simplewebauthn/server's X.509 parser (tsyringe) needs the Reflect metadata polyfill loaded
+// before it, and the compiled executable's bundle would otherwise evaluate tsyringe first.
+import 'reflect-metadata'
 import { createCore } from '../core'
 import type { FromWorker, ToWorker } from './protocol'
 import type { JobRunner } from './runner'
