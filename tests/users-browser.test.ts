@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { inviteAccount } from '../src/identity'
+import { TOTP } from 'otpauth'
+import { inviteAccount, listAccounts } from '../src/identity'
+import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { sharedBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
@@ -85,10 +87,21 @@ describe("a workspace's users in the dashboard", () => {
     await expect(page.locator('#user-rows tr').count()).resolves.toBe(1)
     await jean.waitFor()
 
-    // Reset MFA asks first, then says it is done.
+    // Jean sets up an authenticator app: the row says so.
+    await jean.getByText('no MFA').waitFor()
+    const [account] = (await listAccounts(server.core, ws, { limit: 1, after: null, q: 'jean' })).items
+    const enrolment = await startTotpEnrolment(server.core, account!, 'test')
+    const code = new TOTP({ secret: enrolment!.secret }).generate({ timestamp: server.core.clock.now() })
+    expect(await useTotpCode(server.core.store, server.core, account!.id, code, { confirm: true })).toBe(true)
+    await page.reload()
+    await jean.getByText('MFA: authenticator app').waitFor()
+
+    // Reset MFA asks first, then says it is done; the app is gone.
     page.once('dialog', (d) => d.accept())
     await page.getByRole('button', { name: 'Reset MFA of Jean Sammet' }).click()
     await jean.getByText('MFA reset.').waitFor()
+    await page.reload()
+    await jean.getByText('no MFA').waitFor()
 
     // Delete asks first: dismissed, the row stays; confirmed, it goes.
     page.once('dialog', (d) => d.dismiss())

@@ -36,6 +36,10 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, workspace: w, query }) => {
         const q = query.q?.trim() ?? ''
         const page = await service.list(w, { q, cursor: query.cursor })
+        const mfa = await service.mfaOf(
+          w,
+          page.items.map((u) => u.id),
+        )
         const next = page.next_cursor
           ? `/app/workspaces/${w.id}/users?${new URLSearchParams({ ...(q ? { q } : {}), cursor: page.next_cursor })}`
           : null
@@ -51,7 +55,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
                 id="user-count"
                 safe
               >{`${page.total} ${page.total === 1 ? 'user' : 'users'}${q ? ' found' : ''}`}</p>
-              <UserTable workspaceId={w.id} users={page.items} q={q} />
+              <UserTable workspaceId={w.id} users={page.items} mfa={mfa} q={q} />
               {next || query.cursor ? (
                 <p class="row">
                   {query.cursor ? (

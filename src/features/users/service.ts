@@ -1,10 +1,12 @@
 import type { Core } from '../../core'
 import {
+  accountMfaSummary,
   deleteAccount,
   findAccount,
   type Invitation,
   inviteAccount,
   listAccounts,
+  type MfaSummary,
   resetAccountMfa,
   type UserAccount,
 } from '../../identity'
@@ -83,6 +85,11 @@ export function createUserService(core: Core) {
         total: page.total,
         next_cursor: page.more && last ? encodeCursor(last.id) : null,
       }
+    },
+
+    /** Which second factors each listed user has (the dashboard's badges; the API shows none). */
+    mfaOf(workspace: Workspace, userIds: string[]): Promise<Map<string, MfaSummary>> {
+      return accountMfaSummary(core, workspace.id, userIds)
     },
 
     /**

@@ -1,3 +1,4 @@
+import type { MfaSummary } from '../../identity'
 import type { FieldErrors, FormValues } from '../../shared/forms'
 import { Alert, FieldError } from '../../shared/views/components'
 import { UserModel } from './model'
@@ -8,7 +9,25 @@ const emptyInvite: FormValues<UserFormField> = { email: '', name: '' }
 const usersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/users`
 const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '—')
 
-export function UserRow({ workspaceId, user }: { workspaceId: string; user: UserModel.Out }) {
+/** What a badge says of a user's second factors: an authenticator app, passkeys, or none. */
+const factorsText = (m: MfaSummary | undefined) => {
+  const parts = [
+    m?.totp ? 'authenticator app' : '',
+    m?.passkeys ? `${m.passkeys} passkey${m.passkeys === 1 ? '' : 's'}` : '',
+  ]
+  return parts.filter(Boolean).join(', ')
+}
+
+export function UserRow({
+  workspaceId,
+  user,
+  mfa,
+}: {
+  workspaceId: string
+  user: UserModel.Out
+  mfa?: MfaSummary
+}) {
+  const factors = factorsText(mfa)
   const path = `${usersPath(workspaceId)}/${user.id}`
   const who = user.name || user.email
   return (
@@ -17,7 +36,14 @@ export function UserRow({ workspaceId, user }: { workspaceId: string; user: User
       <td safe>{user.name}</td>
       <td>
         <span class={`badge ${user.status}`}>{user.status}</span>
-        {user.email_verified ? '' : <span class="hint"> unverified</span>}
+        {user.email_verified ? '' : <span class="hint"> unverified</span>}{' '}
+        {factors ? (
+          <span class="badge active" title={`Second factors: ${factors}`} safe>
+            {`MFA: ${factors}`}
+          </span>
+        ) : (
+          <span class="hint">no MFA</span>
+        )}
       </td>
       <td safe>{when(user.last_sign_in_at)}</td>
       <td class="actions">
@@ -52,10 +78,12 @@ export function UserRow({ workspaceId, user }: { workspaceId: string; user: User
 export function UserTable({
   workspaceId,
   users,
+  mfa,
   q,
 }: {
   workspaceId: string
   users: UserModel.Out[]
+  mfa?: Map<string, MfaSummary>
   q: string
 }) {
   const empty = q ? `No user's email or name starts with “${q}”.` : 'No users yet. Invite one below.'
@@ -81,7 +109,7 @@ export function UserTable({
           ''
         )}
         {users.map((user) => (
-          <UserRow workspaceId={workspaceId} user={user} />
+          <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} />
         ))}
       </tbody>
     </table>
