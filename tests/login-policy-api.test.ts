@@ -236,8 +236,8 @@ describe('the migration', () => {
 
 describe('scopes', () => {
   // The only principals today (owners) hold workspace:admin; a principal of each scope shows what
-  // each route asks for: reading needs workspace:read, changing needs workspace:write.
-  it('lets workspace:read read and not change; workspace:write change', async () => {
+  // each route asks for: reading needs workspace:read, changing (security settings) workspace:admin.
+  it('lets workspace:read read; workspace:write not change; workspace:admin change', async () => {
     const core = await testCore()
     const workspace = {
       id: crypto.randomUUID(),
@@ -271,10 +271,12 @@ describe('scopes', () => {
         }),
       )
     expect((await call('workspace:read', 'GET')).status).toBe(200)
-    const refused = await call('workspace:read', 'PATCH', { allow_registration: false })
-    expect(refused.status).toBe(403)
-    expect(await refused.json()).toEqual({ detail: 'This needs workspace:write' })
-    const changed = await call('workspace:write', 'PATCH', { allow_registration: false })
+    for (const scope of ['workspace:read', 'workspace:write'] as const) {
+      const refused = await call(scope, 'PATCH', { allow_registration: false })
+      expect(refused.status).toBe(403)
+      expect(await refused.json()).toEqual({ detail: 'This needs workspace:admin' })
+    }
+    const changed = await call('workspace:admin', 'PATCH', { allow_registration: false })
     expect(changed.status).toBe(200)
     expect(((await changed.json()) as { allow_registration: boolean }).allow_registration).toBe(false)
     await core.store.close()

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import * as oidc from 'openid-client'
 import { Secret, TOTP } from 'otpauth'
 import type { BrowserContext, Page } from 'playwright-core'
+import { createLoginPolicyService } from '../src/features/login-policy/service'
+import type { Workspace } from '../src/features/workspaces/service'
 import { signUp } from '../src/identity'
+import { setPassword } from '../src/identity/accounts'
+import { identityDeps } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser } from './support/browser'
 import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
@@ -158,6 +162,91 @@ describe('mfa: required on a workspace', () => {
     await page.getByRole('button', { name: 'Continue' }).click()
     expect(await flow.finish()).toEqual(['pwd', 'otp'])
     await context.close()
+  })
+
+  it('signs a session opened with a password alone in again, with its factor, once the policy requires MFA', async () => {
+    const { ws, config } = await workspace('optional')
+    const user = { email: 'ida@example.com', password: 'correct horse battery', name: 'Ida' }
+    await signUp(server.core, ws, user)
+    const context = await browserContext()
+    const page = await context.newPage()
+    const first = await authorize(page, config)
+    await password(page, user)
+    expect(await first.finish()).toEqual(['pwd'])
+    // Still signed in: the next authorization needs no page at all.
+    const again = await authorize(page, config)
+    expect(await again.finish()).toEqual(['pwd'])
+
+    await setPolicy(server, ws, { mfa: 'required' })
+    // The same browser session now signs in again and enrols before any code is issued.
+    const after = await authorize(page, config)
+    await page.getByLabel('Password').waitFor()
+    await password(page, user)
+    await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor()
+    const secret = (await page.locator('#totp-secret').textContent())?.trim() ?? ''
+    await page.getByLabel('Code from the app').fill(codeAt(secret, clock.now()))
+    await page.getByRole('button', { name: 'Turn on' }).click()
+    await page.getByRole('button', { name: 'Continue' }).click()
+    expect(await after.finish()).toEqual(['pwd', 'otp'])
+    await context.close()
+  })
+
+  it('voids a second step waiting when the password changes meanwhile', async () => {
+    const { ws, config } = await workspace('required')
+    const user = { email: 'joan@example.com', password: 'correct horse battery', name: 'Joan' }
+    const account = await signUp(server.core, ws, user)
+    const context = await browserContext()
+    const page = await context.newPage()
+    await authorize(page, config)
+    await password(page, user)
+    await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor()
+    // The owner resets the password (a reset signs out everywhere): the waiting step goes with it.
+    await setPassword(server.core, identityDeps(server.core), account, 'a brand new passphrase')
+    await page.reload()
+    await page.getByLabel('Password').waitFor()
+    expect(page.url()).not.toContain('/mfa')
+    await context.close()
+  })
+
+  it("keeps the address's failures when a second factor succeeds with the account lock off", async () => {
+    const { ws, config } = await workspace('required')
+    await createLoginPolicyService(server.core).update({ id: ws, state: 'active' } as Workspace, {
+      lockout_threshold: 0,
+    })
+    const user = { email: 'hedy@example.com', password: 'correct horse battery', name: 'Hedy' }
+    await signUp(server.core, ws, user)
+    const context = await browserContext()
+    const page = await context.newPage()
+    const enrolled = await authorize(page, config)
+    await password(page, user)
+    const secret = (await page.locator('#totp-secret').textContent())?.trim() ?? ''
+    await page.getByLabel('Code from the app').fill(codeAt(secret, clock.now()))
+    await page.getByRole('button', { name: 'Turn on' }).click()
+    await page.getByRole('button', { name: 'Continue' }).click()
+    await enrolled.finish()
+    await context.close()
+
+    // Another browser: three wrong passwords, then the right one and a right code.
+    const other = await browserContext()
+    const p = await other.newPage()
+    const flow = await authorize(p, config)
+    for (let i = 0; i < 3; i++) {
+      await password(p, { ...user, password: 'a wrong guess' })
+      await p.getByText('Wrong email or password').waitFor()
+    }
+    await password(p, user)
+    clock.advance(STEP_MS)
+    await p.getByLabel('Authentication code').fill(codeAt(secret, clock.now()))
+    await p.getByRole('button', { name: 'Verify' }).click()
+    expect(await flow.finish()).toEqual(['pwd', 'otp'])
+    // The per-address counter still holds the three wrong passwords: a sign-in of one's own account
+    // must not wipe them (with no account lock, it is the only limit on guessing).
+    const rows = await server.core.store.query<{ failures: number }>(
+      'SELECT failures FROM login_throttle WHERE key = $1',
+      [`ip:${ws}:127.0.0.1`],
+    )
+    expect(rows.map((r) => Number(r.failures))).toEqual([3])
+    await other.close()
   })
 
   it('counts wrong codes on the account lock the password uses', async () => {

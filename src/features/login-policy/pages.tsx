@@ -70,6 +70,6 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
         const body_ = request.headers.get('hx-request') === 'true' ? form : page(principal, w, form)
         return html(body_, saved.ok ? 200 : 422)
       },
-      { params, scope: 'workspace:write', ...views },
+      { params, scope: 'workspace:admin', ...views },
     )
 }

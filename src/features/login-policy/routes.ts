@@ -21,7 +21,8 @@ export function loginPolicyRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     .patch('/', ({ workspace, body }) => service.update(workspace, body), {
       params: LoginPolicyModel.params,
       body: LoginPolicyModel.update,
-      scope: 'workspace:write',
+      // Security settings (MFA, lockout, verification): an administrator's, not a developer's.
+      scope: 'workspace:admin',
       response: LoginPolicyModel.view,
       detail: {
         tags,

@@ -22,13 +22,15 @@ import { askToVerify } from './verify-email'
  */
 interface MfaPending {
   accountId: string
+  /** The account's auth_epoch when the password was right: a password change since voids the step. */
+  epoch: number
   step: 'challenge' | 'enrol' | 'enrolled'
   amr?: Amr[]
 }
 
 const pendingOf = (details: InteractionDetails): MfaPending | null => {
   const mfa = (details.result as { mfa?: MfaPending } | undefined)?.mfa
-  return mfa && typeof mfa.accountId === 'string' ? mfa : null
+  return mfa && typeof mfa.accountId === 'string' && typeof mfa.epoch === 'number' ? mfa : null
 }
 
 const keep = (p: PageRequest, mfa: MfaPending) =>
@@ -52,16 +54,17 @@ export async function beginSecondStep(
   step: 'challenge' | 'enrol',
   links: InteractionLinks,
 ) {
-  await keep(p, { accountId: account.id, step })
+  await keep(p, { accountId: account.id, epoch: account.authEpoch, step })
   p.res.writeHead(303, { location: links.mfaUrl, 'cache-control': 'no-store' })
   p.res.end()
 }
 
 /** A sign-in's per-account and per-address counters: a second factor shares the password's lockout. */
-const signInKeys = (p: PageRequest, email: string): ThrottleEntry[] => {
+const signInKeys = (p: PageRequest, email: string) => {
   const lock = accountLockRule(p.instance.policy)
   const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
-  return lock ? [[throttleKey('acct', p.instance.id, email), lock], ip] : [ip]
+  const account: ThrottleEntry | null = lock ? [throttleKey('acct', p.instance.id, email), lock] : null
+  return { ip, account, all: account ? [account, ip] : [ip] }
 }
 
 function ChallengePage(p: {
@@ -129,7 +132,8 @@ export async function mfaStep(
 ) {
   const pending = pendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
-  if (!pending || !account) {
+  // Gone, or its password changed (a reset signs out everywhere): the sign-in starts over.
+  if (!pending || !account || account.authEpoch !== pending.epoch) {
     p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
     p.res.end()
     return
@@ -152,7 +156,9 @@ export async function mfaStep(
     )
     return
   }
-  if (pending.step === 'enrol') return enrol(c, p, account, links, posted ? form : null)
+  // A factor set up meanwhile (elsewhere) is proved, not replaced by another enrolment.
+  if (pending.step === 'enrol' && !hasSecondFactor(await accountFactors(c.core, p.instance.id, account.id)))
+    return enrol(c, p, account, links, posted ? form : null)
   return challenge(c, p, account, links, posted ? form : null)
 }
 
@@ -180,7 +186,7 @@ async function challenge(
     )
   if (!form) return page(200)
   const keys = signInKeys(p, account.email)
-  const wait = await throttle.reserve(keys)
+  const wait = await throttle.reserve(keys.all)
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
   let amr: Amr[] | null = null
   const credential = form.get('credential')
@@ -197,14 +203,15 @@ async function challenge(
     if (ok) amr = ['pwd', 'otp']
   }
   if (!amr) {
-    await throttle.fail(keys)
+    await throttle.fail(keys.all)
     return page(
       401,
       credential ? 'That passkey could not be verified.' : 'That code is not right, or was used already.',
     )
   }
-  await throttle.release(keys.slice(1))
-  await throttle.reset(keys[0]![0])
+  // The address's slot is given back, never its failures forgotten; the account's are.
+  await throttle.release([keys.ip])
+  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
   await finishLogin(c, p, account, amr)
 }
 
@@ -244,7 +251,7 @@ async function enrol(
       : null,
   )
   if (!codes) return page(422, 'That code is not right. Check the time on your device and try again.')
-  await keep(p, { accountId: account.id, step: 'enrolled', amr: ['pwd', 'otp'] })
+  await keep(p, { accountId: account.id, epoch: account.authEpoch, step: 'enrolled', amr: ['pwd', 'otp'] })
   await send(p.res, 200, RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
 }
 

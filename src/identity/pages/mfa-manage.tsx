@@ -97,16 +97,17 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
       ManagePage({
         action,
         factors: await accountFactors(core, p.instance.id, account.id),
-        totp: await startTotpEnrolment(core, account, label),
-        passkeyOptions: await registrationOptions(core, account, label),
+        // A secret or a challenge only for a recent sign-in: a session left open shows none.
+        totp: who.recent ? await startTotpEnrolment(core, account, label) : null,
+        passkeyOptions: who.recent ? await registrationOptions(core, account, label) : null,
         ...message,
       }),
     )
-  if (p.req.method !== 'POST') return page(200)
+  const stale = { error: 'Sign in again to change two-step verification: your sign-in is too old.' }
+  if (p.req.method !== 'POST') return who.recent ? page(200) : page(403, stale)
   if (!sameOrigin(p, new URL(issuerFor(core.config, p.instance.id)).origin))
     throw new AppError('BAD_ORIGIN', 403, 'This form was sent from another site.')
-  if (!who.recent)
-    return page(403, { error: 'Sign in again to change two-step verification: your sign-in is too old.' })
+  if (!who.recent) return page(403, stale)
   const form = await readForm(p.req)
   const credential = form.get('credential')
   if (credential) {

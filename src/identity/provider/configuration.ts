@@ -11,6 +11,7 @@ import type { LoginPolicy } from '../policy'
 import { accountFinder, CLAIMS, extraTokenClaims } from './claims'
 import { loadExistingGrant } from './consent'
 import { resourceIndicators, SCOPES } from './resources'
+import { promptsFor } from './second-factor'
 import { TTL } from './ttl'
 
 export interface InstanceSetup {
@@ -21,6 +22,19 @@ export interface InstanceSetup {
   /** The instance's login policy (its session lifetime, and what the hosted pages apply). */
   policy: LoginPolicy
 }
+
+/**
+ * `session_lifetime_hours` counted from the sign-in, not from the last use: oidc-provider saves a
+ * session again on each authorization with this TTL, so a fixed number would be an idle timeout
+ * that an app re-authenticating silently keeps alive for ever.
+ */
+const sessionTtl =
+  (hours: number) =>
+  (_ctx: unknown, session: { loginTs?: number }): number => {
+    const lifetime = hours * 3600
+    if (!session.loginTs) return lifetime
+    return Math.max(1, session.loginTs + lifetime - Math.floor(Date.now() / 1000))
+  }
 
 /** The oidc-provider configuration of one instance. */
 export function providerConfiguration(core: Core, instanceId: string, setup: InstanceSetup): Configuration {
@@ -53,7 +67,10 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
     },
     pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
     findAccount: accountFinder(core, instanceId),
-    interactions: { url: (_ctx, interaction) => `${setup.prefix}/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx, interaction) => `${setup.prefix}/interaction/${interaction.uid}`,
+      policy: promptsFor(core, instanceId, setup.policy),
+    },
     extraTokenClaims: extraTokenClaims(core, instanceId),
     loadExistingGrant,
     features: {
@@ -66,7 +83,7 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
     },
-    ttl: { ...TTL, Session: setup.policy.sessionLifetimeHours * 3600 },
+    ttl: { ...TTL, Session: sessionTtl(setup.policy.sessionLifetimeHours) },
     rotateRefreshToken: true,
     // oidc-provider calls this for a browser only (its JSON errors it writes itself).
     renderError: async (ctx, out) => {
