@@ -364,6 +364,19 @@ describe.skipIf(testStore !== 'postgres')('the PostgreSQL store (PostgreSQL leg)
         /^gatehouse: the target database is not empty \(rows in [a-z_, ]+\): copy into an empty one\n$/,
       )
       expect(await rowCounts(targetSql)).toEqual(filled)
+
+      // A database holding someone else's tables is refused before anything is created in it.
+      const foreignName = `foreign_${randomBytes(4).toString('hex')}`
+      await admin().unsafe(`CREATE DATABASE ${foreignName}`)
+      const foreignUrl = `${adminBase}/${foreignName}`
+      const foreignSql = open(foreignUrl)
+      await foreignSql.unsafe('CREATE TABLE invoices (id integer)')
+      const refused = await cli(['store', 'copy', '--to', foreignUrl], { DATA_DIR: sqliteDir })
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toBe(
+        'gatehouse: the target database holds other tables (invoices): copy into an empty one\n',
+      )
+      expect(await publicTables(foreignSql)).toEqual(['invoices'])
     }, 120_000)
   })
 

@@ -54,15 +54,27 @@ export async function copyStore(
 ): Promise<CopyCount[]> {
   const target = new PostgresStore({ url: targetUrl, poolSize: 2 })
   try {
-    await migrate(target)
     const tables = tablesInDependencyOrder(sqlite)
+    // Checked before anything is created in it: a database holding anything else is not ours to fill.
+    const present = (
+      await target.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      )
+    ).map((r) => r.table_name)
+    const foreign = present.filter((t) => !tables.includes(t))
+    if (foreign.length > 0) {
+      throw new CopyRefused(
+        `the target database holds other tables (${foreign.slice(0, 5).join(', ')}): copy into an empty one`,
+      )
+    }
     const filled: string[] = []
-    for (const table of tables) if ((await count(target, table)) > 0) filled.push(table)
+    for (const table of present) if ((await count(target, table)) > 0) filled.push(table)
     if (filled.length > 0) {
       throw new CopyRefused(
         `the target database is not empty (rows in ${filled.join(', ')}): copy into an empty one`,
       )
     }
+    await migrate(target)
     const columnTypes = await target.query<{ table_name: string; column_name: string; data_type: string }>(
       "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'public'",
     )

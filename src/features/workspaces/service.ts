@@ -1,4 +1,4 @@
-import { and, count, desc, eq } from 'drizzle-orm'
+import { and, count, desc, eq, ne } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
@@ -85,13 +85,15 @@ export function createWorkspaceService(core: Core) {
       const id = w.id
       if (w.state === 'deleting') return w
       const updated = await core.store.tx(async (tx) => {
+        // Only the request that moves it to `deleting` enqueues the teardown: two deletes at once
+        // (on two nodes) start one.
         const [row] = await tx.db
           .update(workspaces)
           .set({ state: 'deleting', updatedAt: core.clock.now() })
-          .where(eq(workspaces.id, id))
+          .where(and(eq(workspaces.id, id), ne(workspaces.state, 'deleting')))
           .returning()
-        await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
-        return row!
+        if (row) await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
+        return row ?? { ...w, state: 'deleting' as const }
       })
       // The instance stops serving with this request, not when the teardown job runs.
       await core.instances.changed(id)
@@ -108,8 +110,10 @@ export function createWorkspaceService(core: Core) {
           .set({ state: 'provisioning', provisioningError: null, updatedAt: core.clock.now() })
           .where(and(eq(workspaces.id, id), eq(workspaces.state, 'provisioning_failed')))
           .returning()
+        // Two retries at once (on two nodes): the one that moved the state enqueues.
+        if (!updated) return w
         await core.jobs.enqueue(PROVISION_JOB, { workspaceId: id }, { workspaceId: id, maxAttempts: 3, tx })
-        return updated!
+        return updated
       })
     },
   }
