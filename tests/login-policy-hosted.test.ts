@@ -6,7 +6,7 @@ import { type LoginPolicy, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser } from './support/browser'
 import { Agent } from './support/browserless'
-import { activeWorkspace, registerApp } from './support/instances'
+import { activeWorkspace, publicClient } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
 import { json, type PlatformUser, signUpUser } from './support/users'
@@ -38,16 +38,7 @@ beforeEach(() => clock.set(Date.now()))
 /** A workspace of the owner's with `policy` (over the tests' defaults), an spa app and its client. */
 async function workspace(policy: Partial<LoginPolicy>) {
   const ws = await activeWorkspace(server.core, owner.id, policy)
-  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
-  const config = await oidc.discovery(
-    new URL(`${server.baseUrl}/i/${ws}`),
-    app.clientId,
-    undefined,
-    oidc.None(),
-    {
-      execute: [oidc.allowInsecureRequests],
-    },
-  )
+  const { config } = await publicClient(server.core, server.baseUrl, ws, `${RP}/cb`)
   /** A fresh authorization request (code + PKCE). */
   const authorize = async () => {
     const verifier = oidc.randomPKCECodeVerifier()

@@ -9,7 +9,7 @@ import { setPassword } from '../src/identity/accounts'
 import { identityDeps } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser } from './support/browser'
-import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
+import { activeWorkspace, pkceAuthorization, publicClient } from './support/instances'
 import { setPolicy } from './support/policy'
 import { freePort, startTestServer, type TestServer } from './support/server'
 
@@ -35,16 +35,7 @@ afterAll(() => server.stop())
 async function workspace(mfa: 'optional' | 'required') {
   const ws = await activeWorkspace(server.core)
   await setPolicy(server, ws, { mfa })
-  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [`${RP}/cb`] })
-  const config = await oidc.discovery(
-    new URL(`${server.baseUrl}/i/${ws}`),
-    app.clientId,
-    undefined,
-    oidc.None(),
-    {
-      execute: [oidc.allowInsecureRequests],
-    },
-  )
+  const { config } = await publicClient(server.core, server.baseUrl, ws, `${RP}/cb`)
   return { ws, config }
 }
 

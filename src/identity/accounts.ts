@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
-import { isUniqueViolation } from '../db/store'
+import { type Conn, isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
@@ -20,6 +20,16 @@ export type Account = Omit<UserAccount, 'status' | 'invitedAt' | 'lastSignInAt' 
 export type AccountTokenPurpose = 'verify_email' | 'reset_password' | 'invite'
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+/** Whether an account of the instance has this (normalised) address, read in the caller's transaction. */
+export async function addressTaken(conn: Conn, instanceId: string, email: string): Promise<boolean> {
+  const [taken] = await conn.db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
+    .limit(1)
+  return taken !== undefined
+}
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 const PASSWORD_MAX = 256
@@ -106,12 +116,7 @@ export async function signUp(
   const now = core.clock.now()
   try {
     return await core.store.tx(async (tx) => {
-      const [taken] = await tx.db
-        .select({ id: accounts.id })
-        .from(accounts)
-        .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
-        .limit(1)
-      if (taken) throw emailTaken()
+      if (await addressTaken(tx, instanceId, email)) throw emailTaken()
       let first = false
       if (instanceId === PLATFORM) {
         await tx.serialize('platform:first-account')

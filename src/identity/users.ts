@@ -7,6 +7,7 @@ import { newId } from '../shared/ids'
 import { displayName } from '../shared/names'
 import {
   type Account,
+  addressTaken,
   checkPassword,
   hashPassword,
   normalizeEmail,
@@ -94,12 +95,7 @@ export async function inviteAccount(
   const expiresAt = now + INVITE_TTL_MS
   try {
     return await core.store.tx(async (tx) => {
-      const [taken] = await tx.db
-        .select({ id: accounts.id })
-        .from(accounts)
-        .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
-        .limit(1)
-      if (taken) return null
+      if (await addressTaken(tx, instanceId, email)) return null
       const [account] = await tx.db
         .insert(accounts)
         .values({

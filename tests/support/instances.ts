@@ -74,3 +74,18 @@ export async function pkceAuthorization(
   })
   return { url, verifier }
 }
+
+/** A public (spa) app of the workspace redirecting to `redirectUri`, and openid-client's view of it over http. */
+export async function publicClient(core: Core, baseUrl: string, workspaceId: string, redirectUri: string) {
+  const app = await registerApp(core, workspaceId, { type: 'spa', redirectUris: [redirectUri] })
+  const config = await oidc.discovery(
+    new URL(`${baseUrl}/i/${workspaceId}`),
+    app.clientId,
+    undefined,
+    oidc.None(),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  )
+  return { app, config }
+}
