@@ -9,7 +9,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
-import { and, eq } from 'drizzle-orm'
+import { and, eq, lt, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import type { Account } from '../accounts'
 import { issuerFor } from '../instances'
@@ -154,17 +154,23 @@ export async function registerPasskey(
   }
   if (!verified.verified || !verified.registrationInfo) return null
   const { credential, credentialDeviceType, credentialBackedUp } = verified.registrationInfo
-  await core.db.insert(accountPasskeys).values({
-    credentialId: credential.id,
-    accountId: account.id,
-    instanceId: account.instanceId,
-    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
-    counter: credential.counter,
-    transports: credential.transports ?? [],
-    deviceType: credentialDeviceType,
-    backedUp: credentialBackedUp,
-    createdAt: core.clock.now(),
-  })
+  // A credential id already registered (ids come from the authenticator) is refused, not a 500.
+  const [added] = await core.db
+    .insert(accountPasskeys)
+    .values({
+      credentialId: credential.id,
+      accountId: account.id,
+      instanceId: account.instanceId,
+      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: credential.transports ?? [],
+      deviceType: credentialDeviceType,
+      backedUp: credentialBackedUp,
+      createdAt: core.clock.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ id: accountPasskeys.credentialId })
+  if (!added) return null
   return credentialDeviceType === 'singleDevice' ? 'hwk' : 'swk'
 }
 
@@ -247,9 +253,18 @@ export async function verifyPasskey(
   }
   if (!verified.verified) return { ok: false, accountId: owner }
   const info = verified.authenticationInfo
-  await core.db
+  // The signature counter only moves forward (an authenticator without one always says 0): of two
+  // uses carrying the same counter, on any nodes, one passes; the other looks like a cloned key.
+  const [moved] = await core.db
     .update(accountPasskeys)
     .set({ counter: info.newCounter, lastUsedAt: core.clock.now(), backedUp: info.credentialBackedUp })
-    .where(eq(accountPasskeys.credentialId, stored.credentialId))
+    .where(
+      and(
+        eq(accountPasskeys.credentialId, stored.credentialId),
+        info.newCounter === 0 ? sql`true` : lt(accountPasskeys.counter, info.newCounter),
+      ),
+    )
+    .returning({ id: accountPasskeys.credentialId })
+  if (!moved) return { ok: false, accountId: owner }
   return { ok: true, accountId: stored.accountId, amr: stored.deviceType === 'singleDevice' ? 'hwk' : 'swk' }
 }
