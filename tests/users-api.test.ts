@@ -3,6 +3,8 @@ import { and, asc, eq } from 'drizzle-orm'
 import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'
 import { events } from '../src/events/schema'
+import { createLoginPolicyService } from '../src/features/login-policy/service'
+import type { Workspace } from '../src/features/workspaces/service'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
@@ -375,6 +377,46 @@ describe('an invitation', () => {
 })
 
 describe('events', () => {
+  it('keeps the invitation the only way in: no reset link for an invited address, no password acceptance where passwords are off', async () => {
+    const s = await setup()
+    await activeUser(s, 'mary.ross@example.com', 'a first password 1')
+    expect(
+      (await json(s.owner.agent, 'POST', `${s.users}/invite`, { email: 'dorothy.vaughan@example.com' }))
+        .status,
+    ).toBe(201)
+    const link = await invitationLink('dorothy.vaughan@example.com')
+    const forgot = async (email: string) => {
+      const agent = new Agent(server.baseUrl)
+      const page = await agent.follow(new URL(`${server.baseUrl}/i/${s.ws}/forgot-password`))
+      const done = await agent.submit(await page.res.text(), page.url, '/forgot-password', { email })
+      expect(done.res.status).toBe(200)
+    }
+    // The same answer for both; only the active user gets a link (its mail proves the job ran).
+    await forgot('dorothy.vaughan@example.com')
+    await forgot('mary.ross@example.com')
+    await server.tick()
+    await smtp.waitFor(
+      (m) => m.subject === 'Reset your password' && recipients(m).includes('mary.ross@example.com'),
+    )
+    expect(
+      smtp.messages.filter(
+        (m) => m.subject === 'Reset your password' && recipients(m).includes('dorothy.vaughan@example.com'),
+      ),
+    ).toEqual([])
+
+    // A workspace that signs in through external providers only takes no password at acceptance.
+    await createLoginPolicyService(server.core).update({ id: s.ws, state: 'active' } as Workspace, {
+      allow_password: false,
+    })
+    const refused = await accept(link, 'a password anyway 1')
+    expect(refused.status).toBe(403)
+    const [row] = await server.core.store.query<{ password_hash: string | null; status: string }>(
+      'SELECT password_hash, status FROM accounts WHERE instance_id = $1 AND email = $2',
+      [s.ws, 'dorothy.vaughan@example.com'],
+    )
+    expect(row).toEqual({ password_hash: null, status: 'invited' })
+  })
+
   it('records user.created (invitation accepted, hosted sign-up), user.updated (email verified) and user.deleted with the SPEC payload', async () => {
     const s = await setup()
     const id = await activeUser(s, 'ida@example.com', 'ida password 123', 'Ida')

@@ -83,7 +83,7 @@ export async function findAccountByEmail(
   core: Core,
   instanceId: string,
   email: string,
-): Promise<Account | undefined> {
+): Promise<UserAccount | undefined> {
   const [account] = await core.db
     .select()
     .from(accounts)

@@ -3,7 +3,7 @@ import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type PasswordRule, passwordRuleFor } from '../accounts'
 import { writeError } from '../errors'
 import { acceptInvitation, findInvitation } from '../users'
-import { DonePage, NewPasswordField } from './components'
+import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
 import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
 
 const INVALID = 'This invitation link is invalid, expired or already used. Ask for a new invitation.'
@@ -44,6 +44,8 @@ function AcceptInvitePage(p: AcceptProps) {
  * in from the application as anyone else does.
  */
 export async function acceptInvite({ core }: PageContext, p: PageRequest) {
+  // Where passwords are off, an invitation is accepted through an external provider, never with one.
+  if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}/accept-invite`
   const rule = passwordRuleFor(p.instance.policy)
   const token = p.req.method === 'POST' ? null : (p.query.get('token') ?? '')

@@ -40,7 +40,8 @@ export async function forgotPassword({ core, deps, throttle }: PageContext, p: P
     // Each request spends its slot, whether or not a mail goes out.
     await throttle.fail([slot])
     const account = await findAccountByEmail(core, p.instance.id, email)
-    if (account) {
+    // An invited address has its invitation (7 days): a reset link would be a way around it.
+    if (account?.status === 'active') {
       const token = await issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)
       const link = `${issuerFor(core.config, p.instance.id)}/reset-password?token=${encodeURIComponent(token)}`
       await deps.sendMail(core, {
