@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { startTestServer, type TestServer } from './support/server'
 
 let server: TestServer
@@ -15,11 +15,7 @@ describe('in headless Chromium', () => {
     const context = await (await sharedBrowser()).newContext()
     const page = await context.newPage()
     await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Name').fill(user.name)
-    await page.getByLabel('Email').fill(user.email)
-    await page.getByLabel('Password').fill(user.password)
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, { name: user.name, email: user.email, password: user.password })
     await page.waitForURL(`${server.baseUrl}/app/workspaces/new`)
 
     const cookies = await context.cookies(server.baseUrl)

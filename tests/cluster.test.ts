@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
 import { type Cluster, type ClusterNode, startCluster, until } from './support/cluster'
 import { createTestDatabase, testStore } from './support/postgres'
@@ -108,11 +108,7 @@ describe.skipIf(testStore !== 'postgres')(
       const signUp = await browser.newContext()
       const page = await signUp.newPage()
       await page.goto(`${base}/v1/auth/login`)
-      await page.getByRole('link', { name: 'Create an account' }).click()
-      await page.getByLabel('Name').fill(user.name)
-      await page.getByLabel('Email').fill(user.email)
-      await page.getByLabel('Password').fill(user.password)
-      await page.getByRole('button', { name: 'Create account' }).click()
+      await signUpInBrowser(page, { name: user.name, email: user.email, password: user.password })
       await page.waitForURL(`${base}/app/workspaces/new`)
       const me = await page.evaluate(async () => (await fetch('/v1/auth/me')).json())
       expect(me).toMatchObject({ email: user.email, auth: 'session' })

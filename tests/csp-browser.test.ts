@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { Page, Response } from 'playwright-core'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { startTestServer, type TestServer } from './support/server'
 import { eventually } from './support/users'
 
@@ -51,11 +51,11 @@ describe('every page under its Content-Security-Policy in headless Chromium', ()
     // Hosted sign-up (identity plane) to the dashboard.
     const login = await page.goto(`${server.baseUrl}/app/`)
     expect(policy(login)).toContain("frame-ancestors 'none'")
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Name').fill('Grace Hopper')
-    await page.getByLabel('Email').fill('grace@example.com')
-    await page.getByLabel('Password').fill('cobol-forever-1959')
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, {
+      name: 'Grace Hopper',
+      email: 'grace@example.com',
+      password: 'cobol-forever-1959',
+    })
     await page.waitForURL(`${server.baseUrl}/app/`)
 
     // htmx: a form posted with hx-post, a 422 swapped in, a redirect.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { holdProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser, waitForState } from './support/users'
 
@@ -24,11 +24,11 @@ describe('the dashboard in headless Chromium', () => {
 
     await page.goto(`${server.baseUrl}/app/`)
     // Signed out: the dashboard sends the browser to the login, keeping where it was going.
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Name').fill('Margaret Hamilton')
-    await page.getByLabel('Email').fill('margaret@example.com')
-    await page.getByLabel('Password').fill('apollo-guidance-11')
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, {
+      name: 'Margaret Hamilton',
+      email: 'margaret@example.com',
+      password: 'apollo-guidance-11',
+    })
     await page.waitForURL(`${server.baseUrl}/app/`)
     await page.goto(`${server.baseUrl}/v1/auth/login`)
     await page.waitForURL(`${server.baseUrl}/app/workspaces/new`)

@@ -4,7 +4,7 @@ import * as oidc from 'openid-client'
 import type { Page } from 'playwright-core'
 import { type LoginPolicy, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
 import { activeWorkspace, publicClient } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
@@ -123,10 +123,7 @@ describe('allow_registration', () => {
     // Turned back on through the API: the same page shows the link at once.
     await patch({ allow_registration: true })
     await page.goto((await authorize()).url.href)
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Email').fill('new@example.com')
-    await page.getByLabel('Password').fill('a long password 1')
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, { email: 'new@example.com', password: 'a long password 1' })
     await page.waitForURL(/^https:\/\/rp\.example\.com\/cb\?code=/)
     await page.context().close()
   }, 60_000)

@@ -8,7 +8,7 @@ import { signUp } from '../src/identity'
 import { setPassword } from '../src/identity/accounts'
 import { identityDeps } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
-import { sharedBrowser } from './support/browser'
+import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { activeWorkspace, pkceAuthorization, publicClient } from './support/instances'
 import { setPolicy } from './support/policy'
 import { freePort, startTestServer, type TestServer } from './support/server'
@@ -141,11 +141,7 @@ describe('mfa: required on a workspace', () => {
     const context = await browserContext()
     const page = await context.newPage()
     const flow = await authorize(page, config)
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Name').fill('Ada')
-    await page.getByLabel('Email').fill('ada@example.com')
-    await page.getByLabel('Password').fill('correct horse battery')
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, { name: 'Ada', email: 'ada@example.com', password: 'correct horse battery' })
     await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor()
     const secret = (await page.locator('#totp-secret').textContent())?.trim() ?? ''
     await page.getByLabel('Code from the app').fill(codeAt(secret, clock.now()))
@@ -333,11 +329,7 @@ describe('mfa: optional (the platform instance)', () => {
     const context = await browserContext()
     const page = await context.newPage()
     await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Name').fill(user.name)
-    await page.getByLabel('Email').fill(user.email)
-    await page.getByLabel('Password').fill(user.password)
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpInBrowser(page, { name: user.name, email: user.email, password: user.password })
     // Optional: the sign-up goes straight on to the dashboard.
     await page.waitForURL(`${server.baseUrl}/app/**`)
 

@@ -1,5 +1,5 @@
 import { afterAll } from 'bun:test'
-import { type Browser, chromium } from 'playwright-core'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 let browser: Browser | null = null
 
@@ -25,4 +25,13 @@ export async function sharedBrowser(): Promise<Browser> {
     })
   }
   return browser
+}
+
+/** From a hosted sign-in page: follows "Create an account", fills the form and sends it. */
+export async function signUpInBrowser(page: Page, user: { name?: string; email: string; password: string }) {
+  await page.getByRole('link', { name: 'Create an account' }).click()
+  if (user.name !== undefined) await page.getByLabel('Name').fill(user.name)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Create account' }).click()
 }
