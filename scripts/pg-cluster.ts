@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { SQL } from 'bun'
+import { freePort } from './free-port'
 
 const root = resolve(import.meta.dir, '..')
 
@@ -49,17 +49,6 @@ function installPostgres(purpose: string): boolean {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   if (spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env }).status !== 0) return false
   return spawnSync('apt-get', ['install', '-y', '-qq', 'postgresql'], { stdio: 'inherit', env }).status === 0
-}
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const srv = createServer()
-    srv.once('error', fail)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => ok(port))
-    })
-  })
 }
 
 /** initdb and pg_ctl refuse root: as root they run as the `postgres` user the package created. */

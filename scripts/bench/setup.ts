@@ -7,7 +7,6 @@
 // seed.ts in a child process started with the server's env.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
@@ -18,19 +17,9 @@ import { ensureInstanceKeys, issuerFor, PLATFORM, signUp } from '../../src/ident
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 import { createLogger } from '../../src/shared/logger'
+import { freePort } from '../free-port'
 
-/** A TCP port that was free a moment ago on 127.0.0.1 (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => (port ? resolve(port) : reject(new Error('no port assigned'))))
-    })
-  })
-}
+export { freePort }
 
 export interface BenchWorkspace {
   workspaceId: string

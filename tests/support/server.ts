@@ -1,4 +1,4 @@
-import { createServer } from 'node:net'
+import { freePort } from '../../scripts/free-port'
 import { loadConfig } from '../../src/config'
 import { type RunningServer, startServer } from '../../src/server'
 import type { ManualClock } from '../../src/shared/clock'
@@ -8,16 +8,7 @@ import { storeEnv } from './postgres'
 
 export const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url)
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
 
 export interface TestServer extends RunningServer {
   baseUrl: string
