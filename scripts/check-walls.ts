@@ -45,6 +45,11 @@ export const RULES: Rule[] = [
     breaks: (from, to) => from.startsWith('identity/') && to.startsWith('features/'),
   },
   {
+    name: 'outside src/features, features are reached only through their list (features/index.ts)',
+    breaks: (from, to) =>
+      !from.startsWith('features/') && to.startsWith('features/') && to !== 'features/index.ts',
+  },
+  {
     name: 'jobs call services, never routes or pages',
     breaks: (from, to) => from.startsWith('jobs/') && /^features\/[^/]+\/(routes|pages)/.test(to),
   },

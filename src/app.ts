@@ -3,24 +3,9 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
-import { appPages } from './features/apps/pages'
-import { appRoutes } from './features/apps/routes'
-import { authPages } from './features/auth/pages'
-import { platformTokenResolver, sessionResolver } from './features/auth/principals'
-import { authRoutes } from './features/auth/routes'
-import { assetRoutes } from './features/dashboard/assets'
-import { frontRoutes } from './features/dashboard/front'
-import { docsRoutes } from './features/docs/routes'
-import { healthRoutes } from './features/health/routes'
-import { loginPolicyPages } from './features/login-policy/pages'
-import { loginPolicyRoutes } from './features/login-policy/routes'
-import { devOutboxRoutes } from './features/mail/routes'
-import { userPages } from './features/users/pages'
-import { userRoutes } from './features/users/routes'
-import { workspacePages } from './features/workspaces/pages'
-import { workspaceRoutes } from './features/workspaces/routes'
-import { userScopes, workspaceFinder } from './features/workspaces/scopes'
-import { createPlatformTokenVerifier, type IdentityPlane, issuerFor, PLATFORM } from './identity'
+import { type Feature, features as productFeatures } from './features'
+import type { FeatureContext } from './features/feature'
+import { type IdentityPlane, issuerFor, PLATFORM } from './identity'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
@@ -33,76 +18,72 @@ import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
 export interface AppDeps {
   identity: IdentityPlane
+  /** The features to serve; the product's list unless a test passes its own. */
+  features?: Feature[]
 }
 
-/** Composes the control plane. Tests import this and drive it through `app.handle` or a server. */
-export function createApp(core: Core, { identity }: AppDeps) {
+/**
+ * Composes the control plane: the cross-cutting plugins, then every feature's routes and pages.
+ * Tests import this and drive it through `app.handle` or a server.
+ */
+export function createApp(core: Core, { identity, features = productFeatures }: AppDeps) {
   registerFormats()
-  const auth = createAuth(core)
-  return (
-    new Elysia()
-      // Error mapping and request ids first, so every route below is covered.
-      .use(errorsPlugin(core.log))
-      .use(requestLogPlugin(core.log))
-      .use(
-        securityHeadersPlugin({
-          https: core.config.baseUrl.startsWith('https:'),
-          formActions: [new URL(issuerFor(core.config, PLATFORM)).origin],
-          // /app/signed-out is drawn with the hosted pages' layout.
-          styleHashes: [LAYOUT_STYLE_HASH],
-          // /docs (the API reference) and /dev/outbox bring their own inline assets.
-          cspExempt: ['/docs', '/dev/outbox'],
-        }),
-      )
-      .use(bodyLimitPlugin())
-      .use(
-        openapi({
-          // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
-          provider: null,
-          path: '/docs',
-          specPath: '/openapi.json',
-          documentation: {
-            info: {
-              title: 'Gatehouse API',
-              version: VERSION,
-              description: 'Control plane of the Gatehouse authentication platform.',
-            },
+  const ctx: FeatureContext = {
+    core,
+    auth: createAuth(core, features),
+    identity,
+    nav: features.flatMap((f) => f.nav ?? []),
+  }
+  const app = new Elysia()
+    // Error mapping and request ids first, so every route below is covered.
+    .use(errorsPlugin(core.log))
+    .use(requestLogPlugin(core.log))
+    .use(
+      securityHeadersPlugin({
+        https: core.config.baseUrl.startsWith('https:'),
+        formActions: [new URL(issuerFor(core.config, PLATFORM)).origin],
+        // /app/signed-out is drawn with the hosted pages' layout.
+        styleHashes: [LAYOUT_STYLE_HASH],
+        // /docs (the API reference) and /dev/outbox bring their own inline assets.
+        cspExempt: ['/docs', '/dev/outbox'],
+      }),
+    )
+    .use(bodyLimitPlugin())
+    .use(
+      openapi({
+        // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
+        provider: null,
+        path: '/docs',
+        specPath: '/openapi.json',
+        documentation: {
+          info: {
+            title: 'Gatehouse API',
+            version: VERSION,
+            description: 'Control plane of the Gatehouse authentication platform.',
           },
-          exclude: { paths: ['/docs', '/openapi.json'] },
-        }),
-      )
-      .use(docsRoutes())
-      .use(healthRoutes(core))
-      .use(authRoutes(core, auth, identity))
-      .use(workspaceRoutes(core, auth))
-      .use(appRoutes(core, auth))
-      .use(userRoutes(core, auth))
-      .use(loginPolicyRoutes(core, auth))
-      .use(workspacePages(core, auth))
-      .use(appPages(core, auth))
-      .use(userPages(core, auth))
-      .use(loginPolicyPages(core, auth))
-      .use(assetRoutes())
-      .use(frontRoutes())
-      .use(authPages())
-      .use(devOutboxRoutes(core, auth))
-  )
+        },
+        exclude: { paths: ['/docs', '/openapi.json'] },
+      }),
+    )
+  for (const f of features) {
+    if (f.routes) app.use(f.routes(ctx))
+    if (f.pages) app.use(f.pages(ctx))
+  }
+  return app
 }
 
 export type App = ReturnType<typeof createApp>
 
 /**
- * The one auth guard every feature's routes use. Who is calling is asked in order: a platform
- * access token, then the dashboard session; machine keys and members' roles join here (a resolver,
- * a scope rule), not in routes.
+ * The one auth guard every feature's routes use. Who is calling is asked of the features'
+ * resolvers in list order; a new kind of caller joins as a feature's resolver, not in routes.
  */
-export function createAuth(core: Core) {
+export function createAuth(core: Core, features: Feature[] = productFeatures) {
+  const finders = features.flatMap((f) => (f.workspaceFinder ? [f.workspaceFinder(core)] : []))
+  if (finders.length !== 1) throw new Error(`exactly one feature must find workspaces (${finders.length} do)`)
   return authPlugin({
-    resolvers: [
-      platformTokenResolver(createPlatformTokenVerifier(core), userScopes),
-      sessionResolver(core, userScopes),
-    ],
-    findWorkspace: workspaceFinder(core),
+    resolvers: features.flatMap((f) => f.principals?.(core) ?? []),
+    findWorkspace: finders[0]!,
   })
 }
 

@@ -4,7 +4,7 @@
 import 'reflect-metadata'
 import { loadConfig, loadListenConfig, loadSqliteLocation, StartupError, VERSION } from './config'
 import { migrate, openStore } from './db/client'
-import { checkHealth } from './features/health/check'
+import { checkHealth } from './healthcheck'
 
 // In the compiled executable the worker is a second entrypoint beside this one in Bun's embedded
 // file system; with --bytecode, import.meta.url keeps the build-time path, so go by Bun.main.

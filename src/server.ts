@@ -4,11 +4,7 @@ import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable, loggable } from './db/store'
-import { appClientSource } from './features/apps/client-source'
-import { endAccountSessions } from './features/auth/sessions'
-import { loginPolicyOf } from './features/login-policy/service'
-import { sendMail } from './features/mail/service'
-import { workspaceActive, workspaceName } from './features/workspaces/instance-state'
+import { type Feature, features } from './features'
 import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
@@ -41,15 +37,23 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-/** What the identity plane needs of the features: it imports none of them. */
-export const identityDeps = (core: Core): IdentityDeps => ({
-  sendMail,
-  clients: appClientSource(core),
-  workspaceActive: workspaceActive(core),
-  instanceName: workspaceName(core),
-  endAccountSessions,
-  loginPolicy: loginPolicyOf(core),
-})
+/** What the plane cannot start without; `instanceName` is optional. */
+const REQUIRED_DEPS = [
+  'sendMail',
+  'clients',
+  'workspaceActive',
+  'endAccountSessions',
+  'loginPolicy',
+] as const satisfies readonly (keyof IdentityDeps)[]
+
+/** What the identity plane needs of the features (it imports none of them): what each provides. */
+export function identityDeps(core: Core, list: Feature[] = features): IdentityDeps {
+  const deps: Partial<IdentityDeps> = {}
+  for (const f of list) Object.assign(deps, f.identity?.(core))
+  const missing = REQUIRED_DEPS.filter((name) => !deps[name])
+  if (missing.length) throw new Error(`no feature provides the identity plane's ${missing.join(', ')}`)
+  return deps as IdentityDeps
+}
 
 /** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {

@@ -1,44 +1,22 @@
 import type { Core } from '../core'
-import { deleteWorkspaceEvents } from '../events/emit'
-import { deleteWorkspaceApps } from '../features/apps/service'
-import { purgeExpiredAuthRows } from '../features/auth/purge'
-import { deleteWorkspaceLoginPolicy } from '../features/login-policy/service'
-import { mailSend } from '../features/mail/jobs'
-import { deleteWorkspaceMail, purgeExpiredMail } from '../features/mail/outbox'
-import { workspaceProvision, workspaceTeardown } from '../features/workspaces/jobs'
-import type { TeardownStep } from '../features/workspaces/provisioning'
-import { deleteInstanceData, purgeExpiredIdentityRows } from '../identity'
-import { dropQueuedJobs, purgeFinishedPeriodicJobs } from '../queue/queue'
+import { type Feature, features, workspaceLifecycle } from '../features'
+import { purgeExpiredIdentityRows } from '../identity'
+import { purgeFinishedPeriodicJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
-type CoreJobHandler = JobHandler<Core, never>
+/** What the periodic purge removes beyond the features' own: the identity plane's and the queue's rows. */
+const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedPeriodicJobs]
 
-/** What deleting a workspace removes, each part by the feature that owns its rows. */
-const WORKSPACE_TEARDOWN: TeardownStep[] = [
-  dropQueuedJobs,
-  deleteWorkspaceApps,
-  deleteWorkspaceLoginPolicy,
-  deleteWorkspaceMail,
-  deleteWorkspaceEvents,
-  deleteInstanceData,
-]
+/** Every job kind of these features (each defined in its feature's `jobs.ts`), and the purge. */
+export function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {
+  const lifecycle = workspaceLifecycle(list)
+  const purges = [...CORE_PURGES, ...list.flatMap((f) => f.purges ?? [])]
+  return [...list.flatMap((f) => f.jobs?.(lifecycle) ?? []), purgeExpired(purges)] as JobHandler<Core>[]
+}
 
-/** What the periodic purge removes, each part by the owner of its tables. */
-const PURGES: Purge[] = [
-  purgeExpiredIdentityRows,
-  purgeExpiredAuthRows,
-  purgeExpiredMail,
-  purgeFinishedPeriodicJobs,
-]
-
-/** Every job kind the product runs, each defined in the `jobs.ts` of the feature that owns it. */
-export const jobHandlers = [
-  workspaceProvision,
-  workspaceTeardown(WORKSPACE_TEARDOWN),
-  mailSend,
-  purgeExpired(PURGES),
-] as CoreJobHandler[]
+/** Every job kind the product runs. */
+export const jobHandlers = jobHandlersOf(features)
 
 /** The product's handlers plus those of extra modules, each exporting `handlers` (tests add kinds this way). */
 export async function loadJobHandlers(modules: string[]): Promise<JobHandler<Core>[]> {
@@ -47,5 +25,5 @@ export async function loadJobHandlers(modules: string[]): Promise<JobHandler<Cor
     const mod = (await import(path)) as { handlers: JobHandler<Core>[] }
     extra.push(...mod.handlers)
   }
-  return [...(jobHandlers as JobHandler<Core>[]), ...extra]
+  return [...jobHandlers, ...extra]
 }

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, ne } from 'drizzle-orm'
 import { deleteInBatches } from '../db/purge'
 import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
@@ -74,11 +74,12 @@ export class JobQueue {
 }
 
 /**
- * Workspace teardown's share of the queue: the workspace's jobs still waiting (a mail to one of its
- * users, a retry) go with it. Running ones, the teardown among them, finish as they are.
+ * Workspace teardown's share of the queue: the workspace's jobs go with it, those still waiting (a
+ * mail to one of its users, a retry) and those finished (whose rows name it). Running ones finish
+ * as they are; the teardown job itself is enqueued without a workspace, so none of its rows remain.
  */
-export async function dropQueuedJobs({ db }: { db: Conn['db'] }, workspaceId: string): Promise<void> {
-  await db.delete(jobs).where(and(eq(jobs.workspaceId, workspaceId), eq(jobs.status, 'queued')))
+export async function deleteWorkspaceJobs({ db }: { db: Conn['db'] }, workspaceId: string): Promise<void> {
+  await db.delete(jobs).where(and(eq(jobs.workspaceId, workspaceId), ne(jobs.status, 'running')))
 }
 
 /** Finished periodic jobs are kept this long (what ran lately stays visible), then dropped. */

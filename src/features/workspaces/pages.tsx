@@ -6,6 +6,7 @@ import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
+import type { NavEntry } from '../feature'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
 import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceFacts } from './views'
@@ -15,10 +16,16 @@ const params = WorkspaceModel.params
 const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
 
 /** Settings sections that later releases fill in. */
-const SETTINGS = ['Identity providers', 'Users and invitations', 'Email (SMTP)', 'Branding', 'Billing']
+const SETTINGS = ['Identity providers', 'Email (SMTP)', 'Branding', 'Billing']
 
-/** Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). */
-export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
+/**
+ * Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). `nav` is every
+ * feature's entries: buttons on the workspace page, lines on its settings page.
+ */
+export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: NavEntry[]) {
+  const buttons = nav.filter((e) => e.place === 'workspace')
+  const settings = nav.filter((e) => e.place === 'settings')
+
   const service = createWorkspaceService(core)
 
   return new Elysia({ name: 'workspace-pages' })
@@ -117,12 +124,13 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
             <div class="row">
               <h1 safe>{w.name}</h1>
               <span>
-                <a class="btn secondary" href={`/app/workspaces/${w.id}/apps`}>
-                  Apps
-                </a>{' '}
-                <a class="btn secondary" href={`/app/workspaces/${w.id}/users`}>
-                  Users
-                </a>{' '}
+                {buttons.map((e) => (
+                  <>
+                    <a class="btn secondary" href={`/app/workspaces/${w.id}/${e.path}`} safe>
+                      {e.label}
+                    </a>{' '}
+                  </>
+                ))}
                 <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
                   Settings
                 </a>
@@ -161,12 +169,13 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>) {
             <h1>Settings</h1>
             <div class="panel">
               <ul class="links">
-                <li>
-                  <a href={`/app/workspaces/${w.id}/apps`}>Applications</a>
-                </li>
-                <li>
-                  <a href={`/app/workspaces/${w.id}/settings/login-policy`}>Login policy</a>
-                </li>
+                {settings.map((e) => (
+                  <li>
+                    <a href={`/app/workspaces/${w.id}/${e.path}`} safe>
+                      {e.label}
+                    </a>
+                  </li>
+                ))}
                 {SETTINGS.map((label) => (
                   <li>
                     <span safe>{label}</span>

@@ -2,15 +2,14 @@ import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { testCore } from '../../../tests/support/core'
 import { instanceKeys } from '../../identity/schema'
-import {
-  PROVISION_STEPS,
-  type ProvisionStep,
-  provisionWorkspace,
-  type TeardownStep,
-  teardownWorkspace,
-} from './provisioning'
+import { workspaceLifecycle } from '..'
+import type { ProvisionStep, TeardownStep } from '../feature'
+import { provisionWorkspace, teardownWorkspace } from './provisioning'
 import { workspaces } from './schema'
 import { createWorkspaceService } from './service'
+
+/** The product's steps, every feature's. */
+const PROVISION_STEPS = workspaceLifecycle().provision
 
 const setup = async () => {
   const core = await testCore()
@@ -28,7 +27,7 @@ const setup = async () => {
 describe('provisionWorkspace', () => {
   it('creates the signing keys and makes the workspace active', async () => {
     const { core, w, row, keysOf } = await setup()
-    await provisionWorkspace(core, w.id, { lastAttempt: false })
+    await provisionWorkspace(core, w.id, { lastAttempt: false, steps: PROVISION_STEPS })
     expect(await row()).toMatchObject({ state: 'active', provisioningError: null, provisioningStep: null })
     const algs = (await keysOf()).map((k) => k.alg)
     expect(algs.sort()).toEqual(['ES256', 'RS256'])
@@ -36,9 +35,9 @@ describe('provisionWorkspace', () => {
 
   it('is idempotent: running again changes nothing and adds no keys', async () => {
     const { core, w, row, keysOf } = await setup()
-    await provisionWorkspace(core, w.id, { lastAttempt: false })
+    await provisionWorkspace(core, w.id, { lastAttempt: false, steps: PROVISION_STEPS })
     const before = await row()
-    await provisionWorkspace(core, w.id, { lastAttempt: false })
+    await provisionWorkspace(core, w.id, { lastAttempt: false, steps: PROVISION_STEPS })
     expect(await row()).toEqual(before)
     expect(await keysOf()).toHaveLength(2)
   })

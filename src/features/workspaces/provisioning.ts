@@ -1,26 +1,7 @@
 import { eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { ensureInstanceKeys } from '../../identity'
-import { createDefaultLoginPolicy } from '../login-policy/service'
+import type { ProvisionStep, TeardownStep } from '../feature'
 import { workspaces } from './schema'
-import type { Workspace } from './service'
-
-export interface ProvisionStep {
-  name: string
-  /** Completes "Could not …" in the message a user sees when the step keeps failing. */
-  does: string
-  run(core: Core, workspace: Workspace): Promise<void> | void
-}
-
-/** What an identity instance needs before it may serve. Each step is idempotent. */
-export const PROVISION_STEPS: ProvisionStep[] = [
-  { name: 'signing-keys', does: 'create the signing keys', run: (core, w) => ensureInstanceKeys(core, w.id) },
-  {
-    name: 'login-policy',
-    does: 'set up the login policy',
-    run: (core, w) => createDefaultLoginPolicy(core, w.id),
-  },
-]
 
 /**
  * Runs the steps after the last one recorded, recording each, then marks the workspace active.
@@ -30,9 +11,9 @@ export const PROVISION_STEPS: ProvisionStep[] = [
 export async function provisionWorkspace(
   core: Core,
   workspaceId: string,
-  opts: { lastAttempt: boolean; steps?: ProvisionStep[] },
+  opts: { lastAttempt: boolean; steps: ProvisionStep[] },
 ): Promise<void> {
-  const steps = opts.steps ?? PROVISION_STEPS
+  const { steps } = opts
   const [w] = await core.db.select().from(workspaces).where(eq(workspaces.id, workspaceId)).limit(1)
   if (w?.state !== 'provisioning') return
   const done = steps.findIndex((s) => s.name === w.provisioningStep)
@@ -59,12 +40,6 @@ export async function provisionWorkspace(
     .set({ state: 'active', provisioningError: null, provisioningStep: null, updatedAt: core.clock.now() })
     .where(eq(workspaces.id, w.id))
 }
-
-/**
- * Removes one owner's rows of a workspace being deleted (its apps, its identity instance, its
- * events…). Each feature that holds workspace data provides one; each is idempotent.
- */
-export type TeardownStep = (core: Core, workspaceId: string) => Promise<void>
 
 /**
  * Purges a `deleting` workspace: every owner's step, then the workspace row, last, so that a step

@@ -92,7 +92,8 @@ export function createWorkspaceService(core: Core) {
           .set({ state: 'deleting', updatedAt: core.clock.now() })
           .where(and(eq(workspaces.id, id), ne(workspaces.state, 'deleting')))
           .returning()
-        if (row) await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { workspaceId: id, tx })
+        // No `workspaceId` on the job: its row would outlive the workspace it deletes.
+        if (row) await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { tx })
         return row ?? { ...w, state: 'deleting' as const }
       })
       // The instance stops serving with this request, not when the teardown job runs.
@@ -120,3 +121,6 @@ export function createWorkspaceService(core: Core) {
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>
+
+/** The path's workspace, and what a signed-in person may do in it (the auth feature's resolvers ask). */
+export { userScopes, workspaceFinder } from './scopes'

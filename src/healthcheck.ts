@@ -1,4 +1,4 @@
-import type { Config } from '../../config'
+import type { Config } from './config'
 
 /** Where a local probe reaches a server bound to `host`: a wildcard bind answers on loopback. */
 export function healthzUrl({ host, port }: Pick<Config, 'host' | 'port'>): string {

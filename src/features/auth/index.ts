@@ -1,0 +1,25 @@
+import { createPlatformTokenVerifier } from '../../identity'
+import type { Feature } from '../feature'
+import { userScopes } from '../workspaces/service'
+import { authPages } from './pages'
+import { platformTokenResolver, sessionResolver } from './principals'
+import { purgeExpiredAuthRows } from './purge'
+import { authRoutes } from './routes'
+import { endAccountSessions } from './sessions'
+
+/**
+ * Signing in to the platform: the dashboard's login through the platform instance, the device
+ * flow, and the two ways a person proves who they are on the control plane (a platform access
+ * token, then the dashboard session).
+ */
+export const feature: Feature = {
+  name: 'auth',
+  routes: ({ core, auth, identity }) => authRoutes(core, auth, identity),
+  pages: () => authPages(),
+  purges: [purgeExpiredAuthRows],
+  identity: () => ({ endAccountSessions }),
+  principals: (core) => [
+    platformTokenResolver(createPlatformTokenVerifier(core), userScopes),
+    sessionResolver(core, userScopes),
+  ],
+}

@@ -1,0 +1,27 @@
+// The one list of features. app.ts mounts their routes and pages, the job registry runs their job
+// kinds, purges and teardown steps, provisioning runs their steps, and the server hands the
+// identity plane what they provide. A new feature is its folder and one line here.
+import { feature as apps } from './apps'
+import { feature as auth } from './auth'
+import { feature as dashboard } from './dashboard'
+import { feature as docs } from './docs'
+import type { Feature, WorkspaceLifecycle } from './feature'
+import { feature as health } from './health'
+import { feature as loginPolicy } from './login-policy'
+import { feature as mail } from './mail'
+import { feature as users } from './users'
+import { feature as workspaces } from './workspaces'
+
+/**
+ * In dependency order: a feature comes after those it builds on. Provisioning runs in this order
+ * and teardown in the reverse one, so the workspace's own rows and its identity instance go last.
+ */
+export const features: Feature[] = [health, docs, dashboard, mail, auth, workspaces, apps, users, loginPolicy]
+
+/** Every feature's provisioning steps (list order) and teardown steps (reverse order). */
+export const workspaceLifecycle = (list: Feature[] = features): WorkspaceLifecycle => ({
+  provision: list.flatMap((f) => f.provision ?? []),
+  teardown: list.flatMap((f) => (f.teardown ? [f.teardown] : [])).reverse(),
+})
+
+export type { Feature } from './feature'

@@ -1,0 +1,15 @@
+import type { Feature } from '../feature'
+import { mailSend } from './jobs'
+import { deleteWorkspaceMail, purgeExpiredMail } from './outbox'
+import { devOutboxRoutes } from './routes'
+import { sendMail } from './service'
+
+/** The one mail path (a durable job per mail), and the development outbox when no SMTP is set. */
+export const feature: Feature = {
+  name: 'mail',
+  pages: ({ core, auth }) => devOutboxRoutes(core, auth),
+  teardown: deleteWorkspaceMail,
+  purges: [purgeExpiredMail],
+  jobs: () => [mailSend],
+  identity: () => ({ sendMail }),
+}

@@ -1,0 +1,35 @@
+import { deleteWorkspaceEvents } from '../../events/emit'
+import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
+import { deleteWorkspaceJobs } from '../../queue/queue'
+import type { Feature } from '../feature'
+import { workspaceActive, workspaceName } from './instance-state'
+import { workspaceProvision, workspaceTeardown } from './jobs'
+import { workspacePages } from './pages'
+import { workspaceRoutes } from './routes'
+import { workspaceFinder } from './scopes'
+
+/**
+ * Workspaces and the identity instance each one owns: the instance's signing keys are its first
+ * provisioning step, and its rows, events and jobs go with it (the last teardown step, since the
+ * features after it in the list are torn down first).
+ */
+export const feature: Feature = {
+  name: 'workspaces',
+  routes: ({ core, auth }) => workspaceRoutes(core, auth),
+  pages: ({ core, auth, nav }) => workspacePages(core, auth, nav),
+  provision: [
+    {
+      name: 'signing-keys',
+      does: 'create the signing keys',
+      run: (core, w) => ensureInstanceKeys(core, w.id),
+    },
+  ],
+  teardown: async (core, workspaceId) => {
+    await deleteWorkspaceJobs(core, workspaceId)
+    await deleteWorkspaceEvents(core, workspaceId)
+    await deleteInstanceData(core, workspaceId)
+  },
+  jobs: (lifecycle) => [workspaceProvision(lifecycle.provision), workspaceTeardown(lifecycle.teardown)],
+  identity: (core) => ({ workspaceActive: workspaceActive(core), instanceName: workspaceName(core) }),
+  workspaceFinder,
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'bun:test'
+import { RULES, violations } from '../scripts/check-walls'
+
+const broken = (from: string, to: string) => RULES.filter((r) => r.breaks(from, to)).map((r) => r.name)
+
+describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
+  it('hold on the source tree as it is', () => {
+    expect(violations()).toEqual([])
+  })
+
+  it('refuse app.ts, the server or the job registry reaching into a feature folder', () => {
+    for (const from of ['app.ts', 'server.ts', 'jobs/registry.ts', 'main.ts']) {
+      for (const to of ['features/apps/routes.ts', 'features/apps/service.ts', 'features/mail/jobs.ts']) {
+        expect(broken(from, to)).toContain(
+          'outside src/features, features are reached only through their list (features/index.ts)',
+        )
+      }
+    }
+  })
+
+  it('let them read the feature list', () => {
+    for (const from of ['app.ts', 'server.ts', 'jobs/registry.ts'])
+      expect(broken(from, 'features/index.ts')).toEqual([])
+  })
+
+  it("refuse a feature reaching into another feature's routes, but not its service", () => {
+    expect(broken('features/users/index.ts', 'features/apps/routes.ts')).toHaveLength(1)
+    expect(broken('features/auth/index.ts', 'features/workspaces/service.ts')).toEqual([])
+  })
+})

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import * as oidc from 'openid-client'
+import { Secret, TOTP } from 'otpauth'
+import type { Store } from '../src/db/store'
+import { findAccountByEmail } from '../src/identity/accounts'
+import { authenticationOptions } from '../src/identity/mfa/passkeys'
+import { issueRecoveryCodes } from '../src/identity/mfa/recovery'
+import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
+import { accountPasskeys } from '../src/identity/schema'
+import { ManualClock } from '../src/shared/clock'
+import { Agent } from './support/browserless'
+import { pkceAuthorization } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+import { json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
+
+// Issue 24, item 2: no workspace data outlives its workspace. The tables are read from the
+// database's own catalog, not from a list: every table with a `workspace_id` or `instance_id`
+// column must hold rows of a workspace filled through every feature, and none once the workspace
+// is deleted and its teardown job has run. A new feature's table fails this test twice over: until
+// the fixture below gives it a row, and then until its teardown step removes it.
+const RP = 'https://rp.example.com'
+const clock = new ManualClock(Date.now())
+let server: TestServer
+let owner: PlatformUser
+
+beforeAll(async () => {
+  server = await startTestServer({}, undefined, { clock })
+  owner = await signUpUser(server, {
+    email: 'owner@example.com',
+    password: 'an owner password',
+    name: 'Owner',
+  })
+})
+afterAll(() => server.stop())
+
+interface OwnedColumn {
+  table: string
+  column: 'workspace_id' | 'instance_id'
+}
+
+/** Every table with a column naming its workspace (or identity instance), from the catalog. */
+async function ownedColumns(store: Store): Promise<OwnedColumn[]> {
+  const sql =
+    store.dialect === 'sqlite'
+      ? `SELECT m.name AS "table", p.name AS "column" FROM sqlite_master m, pragma_table_info(m.name) p
+         WHERE m.type = 'table' AND p.name IN ('workspace_id', 'instance_id')`
+      : `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
+         WHERE table_schema = current_schema() AND column_name IN ('workspace_id', 'instance_id')`
+  return (await store.query<OwnedColumn>(sql)).sort((a, b) => a.table.localeCompare(b.table))
+}
+
+/** Rows of each owned table that name `workspaceId`. */
+async function rowsOf(workspaceId: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {}
+  for (const { table, column } of await ownedColumns(server.core.store)) {
+    const [row] = await server.core.store.query<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = $1`,
+      [workspaceId],
+    )
+    counts[table] = Number(row?.n)
+  }
+  return counts
+}
+
+/** A workspace created and provisioned through the API, as a user would. */
+async function provisionedWorkspace(name: string): Promise<string> {
+  const created = await json(owner.agent, 'POST', '/v1/workspaces', { name })
+  expect(created.status).toBe(201)
+  await server.tick()
+  const got = await json(owner.agent, 'GET', `/v1/workspaces/${created.body.id}`)
+  expect(got.body.state).toBe('active')
+  return created.body.id
+}
+
+/** Data in every feature: an app, an invitation (and its mail), an end user with every factor, tokens. */
+async function fillEveryFeature(ws: string): Promise<void> {
+  const core = server.core
+  const app = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/apps`, {
+    name: 'Shop',
+    app_type: 'web',
+    redirect_uris: [`${RP}/cb`],
+    dev_mode: true,
+  })
+  expect(app.status).toBe(201)
+  const invited = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/users/invite`, {
+    email: 'invited@example.com',
+  })
+  expect(invited.status).toBe(201)
+  await server.tick()
+
+  // An end user signs up through the hosted pages (accounts, oidc-provider's rows, events), at once.
+  const policy = await json(owner.agent, 'PATCH', `/v1/workspaces/${ws}/login-policy`, {
+    require_email_verification: false,
+  })
+  expect(policy.status).toBe(200)
+  const config = await oidc.discovery(
+    new URL(`${server.baseUrl}/i/${ws}`),
+    app.body.client_id,
+    app.body.client_secret,
+    undefined,
+    { execute: [oidc.allowInsecureRequests] },
+  )
+  const { url, verifier } = await pkceAuthorization(config, `${RP}/cb`)
+  const back = await signUpEndUser(
+    new Agent(server.baseUrl),
+    url,
+    { email: 'end@example.com', password: 'an end user password', name: 'End' },
+    RP,
+  )
+  await oidc.authorizationCodeGrant(config, back, {
+    pkceCodeVerifier: verifier,
+    expectedState: oidc.skipStateCheck,
+  })
+
+  // Every second factor: an authenticator app with recovery codes, a passkey, an open ceremony.
+  const account = await findAccountByEmail(core, ws, 'end@example.com')
+  if (!account) throw new Error('the end user was not created')
+  const enrolment = await startTotpEnrolment(core, account, 'Acme')
+  if (!enrolment) throw new Error('no TOTP enrolment')
+  const code = new TOTP({ secret: Secret.fromBase32(enrolment.secret) }).generate({
+    timestamp: core.clock.now(),
+  })
+  await core.store.tx(async (tx) => {
+    expect(await useTotpCode(tx, core, account.id, code, { confirm: true })).toBe(true)
+    await issueRecoveryCodes(tx, core, account)
+  })
+  await core.db.insert(accountPasskeys).values({
+    credentialId: `cred-${account.id}`,
+    accountId: account.id,
+    instanceId: ws,
+    publicKey: 'AA',
+    counter: 0,
+    transports: ['internal'],
+    deviceType: 'singleDevice',
+    backedUp: false,
+    createdAt: core.clock.now(),
+  })
+  await authenticationOptions(core, ws, null)
+}
+
+describe('deleting a workspace', () => {
+  it('leaves no row of it in any table that names a workspace or an instance', async () => {
+    const ws = await provisionedWorkspace('Doomed')
+    const other = await provisionedWorkspace('Kept')
+    await fillEveryFeature(ws)
+    await fillEveryFeature(other)
+
+    const before = await rowsOf(ws)
+    const otherBefore = await rowsOf(other)
+    expect(Object.keys(before).length).toBeGreaterThan(10)
+    const empty = Object.entries(before).filter(([, n]) => n === 0)
+    // A table listed here is new: give it a row in fillEveryFeature, so its teardown is tested.
+    expect(empty).toEqual([])
+
+    const deleted = await json(owner.agent, 'DELETE', `/v1/workspaces/${ws}`)
+    expect(deleted.status).toBe(202)
+    await server.tick()
+    expect((await json(owner.agent, 'GET', `/v1/workspaces/${ws}`)).status).toBe(404)
+
+    const after = await rowsOf(ws)
+    expect(Object.entries(after).filter(([, n]) => n > 0)).toEqual([])
+    // Only its own rows: the other workspace keeps every one of its rows.
+    expect(await rowsOf(other)).toEqual(otherBefore)
+  })
+})
