@@ -16,7 +16,17 @@ import { feature as workspaces } from './workspaces'
  * In dependency order: a feature comes after those it builds on. Provisioning runs in this order
  * and teardown in the reverse one, so the workspace's own rows and its identity instance go last.
  */
-export const features: Feature[] = [health, docs, dashboard, mail, auth, workspaces, apps, users, loginPolicy]
+export const features: Feature[] = [
+  health, // /healthz
+  docs, // the API reference at /docs
+  dashboard, // the dashboard's assets, and / leading to it
+  mail, // the one mail path and the development outbox
+  auth, // signing in to the platform, and who is calling
+  workspaces, // workspaces and their identity instances
+  apps, // OIDC applications
+  users, // a workspace's users and invitations
+  loginPolicy, // how a workspace's users sign in
+]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */
 export const workspaceLifecycle = (list: Feature[] = features): WorkspaceLifecycle => ({
