@@ -3,6 +3,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
+import type { NodeLock } from './db/serve-lock'
 import { appPages } from './features/apps/pages'
 import { appRoutes } from './features/apps/routes'
 import { authPages } from './features/auth/pages'
@@ -33,10 +34,12 @@ import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
 export interface AppDeps {
   identity: IdentityPlane
+  /** The node lock `serve` holds, for /healthz (tests without one leave it out). */
+  nodeLock?: Pick<NodeLock, 'state'>
 }
 
 /** Composes the control plane. Tests import this and drive it through `app.handle` or a server. */
-export function createApp(core: Core, { identity }: AppDeps) {
+export function createApp(core: Core, { identity, nodeLock }: AppDeps) {
   registerFormats()
   const auth = createAuth(core)
   return (
@@ -72,7 +75,7 @@ export function createApp(core: Core, { identity }: AppDeps) {
         }),
       )
       .use(docsRoutes())
-      .use(healthRoutes(core))
+      .use(healthRoutes(core, nodeLock))
       .use(authRoutes(core, auth, identity))
       .use(workspaceRoutes(core, auth))
       .use(appRoutes(core, auth))
