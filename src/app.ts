@@ -3,6 +3,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
+import type { NodeLock } from './db/serve-lock'
 import { type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
 import { type IdentityPlane, issuerFor, PLATFORM } from './identity'
@@ -20,19 +21,22 @@ export interface AppDeps {
   identity: IdentityPlane
   /** The features to serve; the product's list unless a test passes its own. */
   features?: Feature[]
+  /** The node lock `serve` holds, for /healthz (tests without one leave it out). */
+  nodeLock?: Pick<NodeLock, 'state'>
 }
 
 /**
  * Composes the control plane: the cross-cutting plugins, then every feature's routes and pages.
  * Tests import this and drive it through `app.handle` or a server.
  */
-export function createApp(core: Core, { identity, features = productFeatures }: AppDeps) {
+export function createApp(core: Core, { identity, features = productFeatures, nodeLock }: AppDeps) {
   registerFormats()
   const ctx: FeatureContext = {
     core,
     auth: createAuth(core, features),
     identity,
     nav: features.flatMap((f) => f.nav ?? []),
+    nodeLock,
   }
   const app = new Elysia()
     // Error mapping and request ids first, so every route below is covered.

@@ -2,7 +2,7 @@ import { createApp, createFetch } from './app'
 import { type Config, StartupError } from './config'
 import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
-import { acquireNodeLock, ServeLockTaken } from './db/serve-lock'
+import { acquireNodeLock, type NodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable, loggable } from './db/store'
 import { type Feature, features } from './features'
 import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
@@ -22,6 +22,8 @@ export interface ServerOptions extends CoreOptions {
    * ManualClock; `gatehouse serve` always uses the workers.
    */
   inProcessJobs?: boolean
+  /** How often the node lock is checked on PostgreSQL (default NODE_LOCK_CHECK_MS); tests shorten it. */
+  nodeLockCheckMs?: number
 }
 
 export interface RunningServer {
@@ -59,24 +61,31 @@ export function identityDeps(core: Core, list: Feature[] = features): IdentityDe
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
   let jobs: JobRuntime | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => jobs?.wake() })
-  let nodeLock: { release(): Promise<void> | void }
+  let nodeLock: NodeLock | null = null
   try {
-    nodeLock = await acquireNodeLock(core.store, config.dataDir, config.nodeId)
+    nodeLock = await acquireNodeLock(core.store, config.dataDir, config.nodeId, {
+      log: core.log,
+      checkEveryMs: opts.nodeLockCheckMs,
+    })
     await migrate(core.store)
     // Other nodes' changes to instances reach this node's views (PostgreSQL; nothing on SQLite).
     await core.instances.listen()
   } catch (e) {
+    await nodeLock?.release()
     await core.store.close()
     if (e instanceof ServeLockTaken) throw new StartupError(e.message)
     if (isStoreUnavailable(e)) throw new StartupError(`cannot reach the database: ${(e as Error).message}`)
     throw e
   }
   const identity = await startIdentityPlane(core, identityDeps(core))
-  const app = createApp(core, { identity })
+  const app = createApp(core, { identity, nodeLock })
   // The node lock is ours, so no live process runs jobs under this node id: those still marked
-  // running by this node's earlier boot were cut off with it.
+  // running by this node's earlier boot were cut off with it. Asked again now: it may have been
+  // lost since (a dropped connection, and another process with this node id took it).
   const bootId = newBootId()
-  const requeued = await requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
+  const requeued = (await nodeLock.confirm())
+    ? await requeueEarlierBootJobs(core.db, core.clock, config.nodeId, bootId)
+    : 0
   if (requeued > 0)
     core.log.info('requeued jobs of an earlier boot', { count: requeued, node_id: config.nodeId })
   const runtime: JobRuntime = opts.inProcessJobs

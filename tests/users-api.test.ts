@@ -2,9 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { and, asc, eq } from 'drizzle-orm'
 import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'
+import { Secret, TOTP } from 'otpauth'
 import { events } from '../src/events/schema'
 import { createLoginPolicyService } from '../src/features/login-policy/service'
 import type { Workspace } from '../src/features/workspaces/service'
+import { findAccount } from '../src/identity'
+import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
@@ -91,8 +94,11 @@ async function accept(link: URL, password: string, name?: string) {
   return { status: done.res.status, html: await done.res.text() }
 }
 
-/** A hosted sign-in with openid-client (code + PKCE, offline_access): the tokens and the browser. */
-async function signIn(s: Setup, email: string, password: string) {
+/**
+ * A hosted sign-in with openid-client (code + PKCE, offline_access): the tokens and the browser.
+ * `totp` answers the second step of an account with an authenticator app.
+ */
+async function signIn(s: Setup, email: string, password: string, totp?: () => string) {
   const agent = new Agent(server.baseUrl)
   const { url, verifier } = await pkceAuthorization(
     s.config,
@@ -102,13 +108,44 @@ async function signIn(s: Setup, email: string, password: string) {
   const page = await agent.follow(url, {}, atRp)
   const html = await page.res.text()
   expect(html).toContain('<h1>Sign in</h1>')
-  const back = await agent.submit(html, page.url, '/login', { email, password }, atRp)
+  let back = await agent.submit(html, page.url, '/login', { email, password }, atRp)
+  if (totp) {
+    const challenge = await back.res.text()
+    expect(challenge).toContain('<h1>Two-step verification</h1>')
+    back = await agent.submit(challenge, back.url, '/mfa', { code: totp() }, atRp)
+  }
   expect(atRp(back.url)).toBe(true)
   const tokens = await oidc.authorizationCodeGrant(s.config, back.url, {
     pkceCodeVerifier: verifier,
     idTokenExpected: true,
   })
   return { tokens, agent }
+}
+
+/** An authorization request with prompt=none in `agent`'s browser: where the instance sends it back. */
+async function silentSignIn(s: Setup, agent: Agent): Promise<URL> {
+  const url = oidc.buildAuthorizationUrl(s.config, {
+    redirect_uri: `${RP}/cb`,
+    scope: 'openid',
+    prompt: 'none',
+    code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+  })
+  const back = await agent.follow(url, {}, atRp)
+  expect(atRp(back.url)).toBe(true)
+  return back.url
+}
+
+/** Gives the account a confirmed authenticator app: the code of the clock's current step, at any later step. */
+async function enrolTotp(ws: string, id: string): Promise<() => string> {
+  const account = await findAccount(server.core, ws, id)
+  const enrolment = await startTotpEnrolment(server.core, account!, 'Acme')
+  const totp = new TOTP({ secret: Secret.fromBase32(enrolment!.secret) })
+  const code = () => totp.generate({ timestamp: clock.now() })
+  expect(await useTotpCode(server.core.store, server.core, id, code(), { confirm: true })).toBe(true)
+  // The next code is of a later step (a used step is refused).
+  clock.advance(30_000)
+  return code
 }
 
 /** Invites `email` and accepts the invitation with `password`: the user's id. */
@@ -305,6 +342,52 @@ describe('the users API', () => {
     // Another workspace's user is unknown here.
     const t = await setup()
     expect((await json(t.owner.agent, 'DELETE', `${t.users}/${invited.body.id}/mfa`)).status).toBe(404)
+  })
+})
+
+describe('an MFA reset', () => {
+  it("ends the user's sessions, grants and tokens at the instance at once, and no one else's", async () => {
+    const s = await setup()
+    const id = await activeUser(s, 'ruth@example.com', 'ruth password 1', 'Ruth')
+    const totp = await enrolTotp(s.ws, id)
+    const other = await activeUser(s, 'hedy@example.com', 'hedy password 1', 'Hedy')
+    const ruth = await signIn(s, 'ruth@example.com', 'ruth password 1', totp)
+    expect(ruth.tokens.claims()?.amr).toEqual(['pwd', 'otp'])
+    const hedy = await signIn(s, 'hedy@example.com', 'hedy password 1')
+    // Both sessions sign in silently before the reset, and both refresh tokens work (rotated).
+    expect((await silentSignIn(s, ruth.agent)).searchParams.get('code')).toBeTruthy()
+    expect((await silentSignIn(s, hedy.agent)).searchParams.get('code')).toBeTruthy()
+    const ruthRefresh = (await oidc.refreshTokenGrant(s.config, ruth.tokens.refresh_token!)).refresh_token!
+    const hedyRefresh = (await oidc.refreshTokenGrant(s.config, hedy.tokens.refresh_token!)).refresh_token!
+
+    const reset = await json(s.owner.agent, 'DELETE', `${s.users}/${id}/mfa`)
+    expect(reset.status).toBe(200)
+
+    // Whoever held Ruth's session or tokens holds nothing now.
+    const refused = await oidc.refreshTokenGrant(s.config, ruthRefresh).then(
+      () => null,
+      (e: oidc.ResponseBodyError) => e,
+    )
+    expect(refused?.error).toBe('invalid_grant')
+    expect((await silentSignIn(s, ruth.agent)).searchParams.get('error')).toBe('login_required')
+    const userinfo = await oidc.fetchUserInfo(s.config, ruth.tokens.access_token, id).then(
+      () => null,
+      (e: oidc.WWWAuthenticateChallengeError) => e,
+    )
+    expect(userinfo?.status).toBe(401)
+    const left = await server.core.store.query<{ n: number }>(
+      'SELECT CAST(count(*) AS INTEGER) AS n FROM oidc_payloads WHERE instance_id = $1 AND account_id = $2',
+      [s.ws, id],
+    )
+    expect(left[0]!.n).toBe(0)
+    // Her password still signs her in, now without a second factor.
+    const again = await signIn(s, 'ruth@example.com', 'ruth password 1')
+    expect(again.tokens.claims()?.amr).toEqual(['pwd'])
+
+    // Hedy's session and tokens are untouched.
+    expect((await silentSignIn(s, hedy.agent)).searchParams.get('code')).toBeTruthy()
+    expect((await oidc.refreshTokenGrant(s.config, hedyRefresh)).refresh_token).toBeTruthy()
+    expect((await oidc.fetchUserInfo(s.config, hedy.tokens.access_token, other)).sub).toBe(other)
   })
 })
 

@@ -1,6 +1,6 @@
 import { SQL } from 'bun'
 import { drizzle } from 'drizzle-orm/bun-sql'
-import type { Conn, Db, Params, Store } from './store'
+import { type Conn, type Db, isStoreUnavailable, type Params, type Store } from './store'
 
 export interface PostgresOptions {
   url: string
@@ -31,9 +31,36 @@ function conn(client: SQL, db: Db, committed: (() => void)[] | null): Conn {
 }
 
 /**
+ * What a lock's own connection finds when asked (`HeldLock.check`): its session still holds the
+ * lock, or took it again (the connection had been replaced), or another session holds it now.
+ */
+export type LockCheck = 'held' | 'retaken' | 'taken'
+
+/** A session-level advisory lock held on a connection of its own (`PostgresStore.holdLock`). */
+export interface HeldLock {
+  /**
+   * One query on the lock's connection: whether its session holds the lock, and when it does not
+   * (Bun dialled the connection again after it dropped, and the server ended the old session and
+   * its lock with it), an attempt to take it again. Throws when the database does not answer.
+   */
+  check(): Promise<LockCheck>
+  /** Ends the lock's session, and the lock with it. */
+  release(): Promise<void>
+}
+
+// The lock's connection holds this one lock and nothing else: any advisory lock of its session is it.
+const CHECK_LOCK = `
+  SELECT CASE
+    WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted)
+      THEN 'held'
+    WHEN pg_try_advisory_lock(hashtextextended($1, 0)) THEN 'retaken'
+    ELSE 'taken'
+  END AS state`
+
+/**
  * PostgreSQL through Bun's built-in client and drizzle's bun-sql driver: a pool of `poolSize`
- * connections per thread, transactions on one reserved connection, and one more connection that
- * LISTENs for the cluster's messages.
+ * connections per thread, transactions on one reserved connection, and connections of their own
+ * for what a session holds: the LISTEN for the cluster's messages, the node lock.
  */
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const
@@ -86,24 +113,69 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Holds a session-level advisory lock on `key` on a connection kept for it, until `release`.
-   * Null when another session (a live process) holds it. The server dies, the lock goes with it.
+   * A connection of its own, outside the pool, under `application_name` (pg_stat_activity tells it
+   * apart). When it drops, Bun dials it again at its next query, silently: whatever its session held
+   * (a LISTEN, a lock) is gone. Its holder watches for that.
    */
-  async holdLock(key: string): Promise<{ release(): Promise<void> } | null> {
-    const reserved = await this.client.reserve()
-    const [row] = (await reserved.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held', [
-      key,
-    ])) as { held: boolean }[]
-    if (!row?.held) {
-      reserved.release()
-      return null
+  private ownConnection(name: string): SQL {
+    return new SQL({
+      url: this.opts.url,
+      max: 1,
+      connectionTimeout: 5,
+      idleTimeout: 0,
+      connection: { application_name: name },
+    } as ConstructorParameters<typeof SQL>[0])
+  }
+
+  /** The locks held on connections of their own: closing the store ends them too. */
+  private readonly locks = new Set<HeldLock>()
+
+  /**
+   * Holds a session-level advisory lock on `key` on a connection of its own (`gatehouse-lock`),
+   * until `release`. Null when another session (a live process) holds it. The server dies, the lock
+   * goes with it; the connection drops, the lock goes too, so its holder `check`s it now and then.
+   */
+  async holdLock(key: string): Promise<HeldLock | null> {
+    let client = this.ownConnection('gatehouse-lock')
+    try {
+      const [row] = (await client.unsafe('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS held', [
+        key,
+      ])) as { held: boolean }[]
+      if (!row?.held) {
+        await client.close()
+        return null
+      }
+    } catch (e) {
+      await client.close().catch(() => {})
+      throw e
     }
-    return {
-      async release() {
-        await reserved.unsafe('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {})
-        reserved.release()
+    let released = false
+    const lock: HeldLock = {
+      check: async () => {
+        if (released) throw new Error('the lock was released')
+        try {
+          const [row] = (await client.unsafe(CHECK_LOCK, [key])) as { state: LockCheck }[]
+          if (!row) throw new Error('the lock check returned no row')
+          return row.state
+        } catch (e) {
+          // A failed connection may stay failed instead of dialling again (Bun's reserved ones do):
+          // the next check asks on a new one.
+          if (isStoreUnavailable(e) && !released) {
+            const failed = client
+            client = this.ownConnection('gatehouse-lock')
+            await failed.close().catch(() => {})
+          }
+          throw e
+        }
+      },
+      release: async () => {
+        released = true
+        this.locks.delete(lock)
+        await client.close()
       },
     }
+    this.locks.add(lock)
+    return lock
   }
 
   async ping(): Promise<void> {
@@ -113,18 +185,12 @@ export class PostgresStore implements Store {
   private listener: SQL | null = null
 
   async listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<void> {
-    // Its own client. Bun gives a LISTEN a dedicated connection and, when it drops, dials it again
-    // and listens anew, silently: whatever was sent meanwhile is lost. So the connection carries a
-    // name of its own, and every second the node asks the server which backend listens under it; a
-    // new backend (or none, then one) means the connection was replaced: `onLost` drops every view.
+    // Its own connection. Bun dials it again when it drops and listens anew, silently: whatever
+    // was sent meanwhile is lost. So the connection carries a name of its own, and every second the
+    // node asks the server which backend listens under it; a new backend (or none, then one) means
+    // the connection was replaced: `onLost` drops every view.
     const name = `gatehouse-listen-${crypto.randomUUID()}`
-    const listener = new SQL({
-      url: this.opts.url,
-      max: 1,
-      connectionTimeout: 5,
-      idleTimeout: 0,
-      connection: { application_name: name },
-    } as ConstructorParameters<typeof SQL>[0])
+    const listener = this.ownConnection(name)
     this.listener = listener
     await listener.listen(channel, onMessage)
     const backend = async () => {
@@ -157,6 +223,7 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     this.stopWatch()
+    for (const lock of this.locks) await lock.release()
     await this.listener?.close()
     await this.client.close()
   }

@@ -1,7 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync } from 'node:fs'
 import { join } from 'node:path'
-import { PostgresStore } from './postgres'
+import type { Logger } from '../shared/logger'
+import { type HeldLock, PostgresStore } from './postgres'
 import type { Store } from './store'
 
 /** Thrown when another process already serves this DATA_DIR. */
@@ -34,23 +35,88 @@ export function acquireServeLock(dataDir: string): { release(): void } {
   return { release: () => lock.close() }
 }
 
+/** `lost`: another process took this node id's lock after this one's connection to it dropped. */
+export type NodeLockState = 'held' | 'lost'
+
+export interface NodeLock {
+  /** What /healthz says of it (`node_lock`). */
+  readonly state: NodeLockState
+  /**
+   * Whether the lock is held, asked of the database now (PostgreSQL). What may run only while the
+   * lock is held (the start-up reclaim of an earlier boot's jobs) asks right before it runs.
+   */
+  confirm(): Promise<boolean>
+  release(): Promise<void> | void
+}
+
+/** How often a node on PostgreSQL checks its lock: one query on the lock's connection. */
+export const NODE_LOCK_CHECK_MS = 3000
+
 /**
  * What `serve` holds while it runs, so that the start-up reclaim of its earlier boot's jobs can
- * never take a live process's. SQLite: the DATA_DIR lock (one process per store). PostgreSQL: an
- * advisory lock on the node id (NODE_ID, or DATA_DIR/node.id): several nodes share the store, but
- * two live processes never share a node id.
+ * never take a live process's. SQLite: the DATA_DIR lock (one process per store), which the kernel
+ * holds for the process's life. PostgreSQL: an advisory lock on the node id (NODE_ID, or
+ * DATA_DIR/node.id): several nodes share the store, but two live processes never share a node id.
+ * It lives on one connection, and goes if that connection drops: every `checkEveryMs` the node asks,
+ * and takes it again on a new connection. When another process took it meanwhile, the node is
+ * `lost` (one warning, and /healthz says `degraded`) until it gets it back.
  */
 export async function acquireNodeLock(
   store: Store,
   dataDir: string,
   nodeId: string,
-): Promise<{ release(): Promise<void> | void }> {
-  if (!(store instanceof PostgresStore)) return acquireServeLock(dataDir)
+  opts: { log: Logger; checkEveryMs?: number },
+): Promise<NodeLock> {
+  if (!(store instanceof PostgresStore)) {
+    const lock = acquireServeLock(dataDir)
+    return { state: 'held', confirm: async () => true, release: () => lock.release() }
+  }
   const lock = await store.holdLock(`gatehouse:node:${nodeId}`)
   if (!lock) {
     throw new ServeLockTaken(
       `node id "${nodeId}" is in use by a running node on this database: give each node its own NODE_ID`,
     )
   }
-  return lock
+  return watchNodeLock(lock, nodeId, opts.log, opts.checkEveryMs ?? NODE_LOCK_CHECK_MS)
+}
+
+function watchNodeLock(lock: HeldLock, nodeId: string, log: Logger, checkEveryMs: number): NodeLock {
+  let state: NodeLockState = 'held'
+  let checking: Promise<boolean> | null = null
+  // One check at a time: a confirm() during a timer's check shares its answer.
+  const check = (): Promise<boolean> => {
+    checking ??= (async () => {
+      try {
+        const found = await lock.check()
+        if (found === 'taken' && state === 'held') {
+          log.warn(
+            'node lock lost: another process holds this node id (give each node its own NODE_ID); this node takes back no jobs and /healthz says degraded until it holds the lock again',
+            { node_id: nodeId },
+          )
+        } else if (found === 'retaken') {
+          log.info('node lock taken back on a new connection', { node_id: nodeId })
+        }
+        state = found === 'taken' ? 'lost' : 'held'
+      } catch {
+        // The database does not answer (/healthz says so): the next check asks again.
+      }
+      return state === 'held'
+    })().finally(() => {
+      checking = null
+    })
+    return checking
+  }
+  const timer = setInterval(check, checkEveryMs)
+  timer.unref?.()
+  return {
+    get state() {
+      return state
+    },
+    confirm: check,
+    async release() {
+      clearInterval(timer)
+      await checking
+      await lock.release()
+    },
+  }
 }

@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia'
 import type { Core } from '../core'
+import type { NodeLock } from '../db/serve-lock'
 import type { IdentityDeps, IdentityPlane } from '../identity'
 import type { Purge } from '../jobs/maintenance'
 import type { JobHandler } from '../jobs/runner'
@@ -45,6 +46,8 @@ export interface FeatureContext {
   identity: IdentityPlane
   /** Every feature's navigation entries, in list order (the workspace pages draw them). */
   nav: NavEntry[]
+  /** This node's lock on its node id (`serve` only), for /healthz. */
+  nodeLock?: Pick<NodeLock, 'state'>
 }
 
 export interface NavEntry {

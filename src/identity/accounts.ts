@@ -275,12 +275,41 @@ export async function markEmailVerified(core: Core, account: Account): Promise<v
 }
 
 /**
+ * Ends everything an instance issued for an account, in the caller's transaction: its sessions (the
+ * session cookie signs no one in silently any more), grants, codes, refresh tokens (invalid_grant)
+ * and opaque access tokens. Every such `oidc_payloads` row names its account (`accountOf`).
+ */
+export async function revokeAccountPayloads(
+  conn: Conn,
+  instanceId: string,
+  accountId: string,
+): Promise<void> {
+  await conn.db
+    .delete(oidcPayloads)
+    .where(and(eq(oidcPayloads.instanceId, instanceId), eq(oidcPayloads.accountId, accountId)))
+}
+
+/**
+ * Signs an account out of its instance everywhere, in the caller's transaction (a password change,
+ * an admin's MFA reset): what the instance issued goes (`revokeAccountPayloads`), and a new
+ * `auth_epoch` voids what was decided under the old credentials without a lookup since: platform
+ * access tokens (JWTs) and a sign-in waiting at its second step. A platform account's dashboard
+ * sessions are the control plane's: the caller ends them too (`IdentityDeps.endAccountSessions`).
+ */
+export async function signOutEverywhere(conn: Conn, instanceId: string, accountId: string): Promise<void> {
+  await conn.db
+    .update(accounts)
+    .set({ authEpoch: sql`${accounts.authEpoch} + 1` })
+    .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, accountId)))
+  await revokeAccountPayloads(conn, instanceId, accountId)
+}
+
+/**
  * The one way a password changes (a reset, and any later change). Whoever held the old one is
- * signed out everywhere: the instance's sessions, grants, codes and tokens of the account (so its
- * refresh tokens fail with invalid_grant), its dashboard sessions (`endAccountSessions`), and the
- * new `auth_epoch` makes platform access tokens issued before stop working on the control plane
- * (they are JWTs verified without a lookup). An invited account that chooses a password this way
- * (a reset link) is active from then on, as if it had accepted the invitation.
+ * signed out everywhere (`signOutEverywhere`: the instance's sessions and tokens, so its refresh
+ * tokens fail with invalid_grant, and platform access tokens issued before), its dashboard sessions
+ * too (`endAccountSessions`). An invited account that chooses a password this way (a reset link) is
+ * active from then on, as if it had accepted the invitation.
  */
 export async function setPassword(
   core: Core,
@@ -297,14 +326,12 @@ export async function setPassword(
     const [before] = await tx.db.select({ status: accounts.status }).from(accounts).where(where).limit(1)
     const [after] = await tx.db
       .update(accounts)
-      .set({ passwordHash, status: 'active', authEpoch: sql`${accounts.authEpoch} + 1`, updatedAt: now })
+      .set({ passwordHash, status: 'active', updatedAt: now })
       .where(where)
       .returning()
     if (before?.status === 'invited' && after && after.instanceId !== PLATFORM)
       await core.emit('user.created', after.instanceId, userEventData(after), { tx })
-    await tx.db
-      .delete(oidcPayloads)
-      .where(and(eq(oidcPayloads.instanceId, account.instanceId), eq(oidcPayloads.accountId, account.id)))
+    await signOutEverywhere(tx, account.instanceId, account.id)
     await deps.endAccountSessions(tx, account.id)
     // Other reset links (and an invitation) mailed before this change would let whoever reads that
     // mail set it again.

@@ -69,8 +69,9 @@ export const accounts = table(
     passwordHash: text('password_hash'),
     isPlatformAdmin: boolean('is_platform_admin').notNull().default(false),
     /**
-     * Bumped by every password change. Platform access tokens carry the epoch they were issued in
-     * (`auth_epoch`); the control plane refuses one from an earlier epoch.
+     * Bumped by every sign-out everywhere (a password change, an MFA reset: `signOutEverywhere`).
+     * Platform access tokens carry the epoch they were issued in (`auth_epoch`); the control plane
+     * refuses one from an earlier epoch.
      */
     authEpoch: integer('auth_epoch').notNull().default(0),
     /**

@@ -12,11 +12,12 @@ import {
   hashPassword,
   normalizeEmail,
   type PasswordRule,
+  revokeAccountPayloads,
   type UserAccount,
   userEventData,
 } from './accounts'
 import { issuerFor, PLATFORM } from './instances'
-import { accounts, accountTokens, oidcPayloads } from './schema'
+import { accounts, accountTokens } from './schema'
 
 // The users of a workspace instance as its admins manage them (the users feature, through
 // index.ts): listing, invitations and deletion. Every function is scoped by `instanceId`.
@@ -211,9 +212,7 @@ export async function deleteAccount(core: Core, instanceId: string, accountId: s
       .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, accountId)))
       .returning()
     if (!account) return false
-    await tx.db
-      .delete(oidcPayloads)
-      .where(and(eq(oidcPayloads.instanceId, instanceId), eq(oidcPayloads.accountId, accountId)))
+    await revokeAccountPayloads(tx, instanceId, accountId)
     await tx.db.delete(accountTokens).where(eq(accountTokens.accountId, accountId))
     await core.emit('user.deleted', instanceId, userEventData(account), { tx })
     return true

@@ -25,6 +25,8 @@ export interface TestServerOptions {
   clock?: ManualClock
   /** Jobs on the main thread, on the system clock: the handlers of `handlerModules` share the test's memory. */
   inProcessJobs?: boolean
+  /** How often the node lock is checked on PostgreSQL (ServerOptions.nodeLockCheckMs). */
+  nodeLockCheckMs?: number
 }
 
 /**
@@ -55,6 +57,7 @@ export async function startTestServer(
     handlerModules: opts.handlerModules,
     clock: opts.clock,
     inProcessJobs: opts.inProcessJobs ?? opts.clock !== undefined,
+    nodeLockCheckMs: opts.nodeLockCheckMs,
   })
   return { ...server, baseUrl: config.baseUrl, logLines }
 }

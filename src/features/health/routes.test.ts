@@ -36,6 +36,36 @@ describe('GET /healthz', () => {
     })
     expect(text).not.toContain('secret')
   })
+
+  it('answers 200 degraded when the node lost its node lock (it still serves), 503 when the database is down too', async () => {
+    const healthz = async (ping: () => Promise<void>, state: 'held' | 'lost') => {
+      const store = { dialect: 'postgres', ping }
+      const res = await healthRoutes({ store } as unknown as Core, { state }).handle(
+        new Request('http://localhost/healthz'),
+      )
+      return { status: res.status, body: await res.json() }
+    }
+    const up = async () => {}
+    const down = () => Promise.reject(new Error('connection refused'))
+    expect(await healthz(up, 'held')).toEqual({
+      status: 200,
+      body: { status: 'ok', version: '0.1.0', store: 'postgres', database: 'ok', node_lock: 'held' },
+    })
+    expect(await healthz(up, 'lost')).toEqual({
+      status: 200,
+      body: { status: 'degraded', version: '0.1.0', store: 'postgres', database: 'ok', node_lock: 'lost' },
+    })
+    expect(await healthz(down, 'lost')).toEqual({
+      status: 503,
+      body: {
+        status: 'degraded',
+        version: '0.1.0',
+        store: 'postgres',
+        database: 'unavailable',
+        node_lock: 'lost',
+      },
+    })
+  })
 })
 
 describe('OpenAPI', () => {

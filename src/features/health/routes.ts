@@ -1,10 +1,11 @@
 import { Elysia, t } from 'elysia'
 import { VERSION } from '../../config'
 import type { Core } from '../../core'
+import type { NodeLock } from '../../db/serve-lock'
 
 const HealthOut = t.Record(t.String(), t.String(), {
   description: 'Every value is a string',
-  examples: [{ status: 'ok', version: VERSION, store: 'sqlite', database: 'ok' }],
+  examples: [{ status: 'ok', version: VERSION, store: 'sqlite', database: 'ok', node_lock: 'held' }],
 })
 
 /** How long /healthz waits for the database before it says it is unavailable. */
@@ -25,21 +26,28 @@ async function storeAnswers(store: Core['store']): Promise<boolean> {
   }
 }
 
-export const healthRoutes = ({ store }: Core) =>
+/**
+ * `status` is `degraded` when the database does not answer (503: take the node out) or when the
+ * node lost its node lock to another process with its node id (200: it still serves requests and
+ * runs jobs, but takes back none of an earlier boot's; an operator stops the other process).
+ */
+export const healthRoutes = ({ store }: Core, nodeLock?: Pick<NodeLock, 'state'>) =>
   new Elysia({ name: 'health' }).get(
     '/healthz',
     async ({ set }) => {
       const database = (await storeAnswers(store)) ? 'ok' : 'unavailable'
       if (database !== 'ok') set.status = 503
+      const lock = nodeLock?.state
       return {
-        status: database === 'ok' ? 'ok' : 'degraded',
+        status: database === 'ok' && lock !== 'lost' ? 'ok' : 'degraded',
         version: VERSION,
         store: store.dialect,
         database,
+        ...(lock ? { node_lock: lock } : {}),
       }
     },
     {
       response: { 200: HealthOut, 503: HealthOut },
-      detail: { tags: ['health'], summary: 'Liveness and store check' },
+      detail: { tags: ['health'], summary: 'Liveness, store and node lock check' },
     },
   )

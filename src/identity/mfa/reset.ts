@@ -1,13 +1,20 @@
 import { and, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
+import { signOutEverywhere } from '../accounts'
+import { PLATFORM } from '../instances'
 import { accountPasskeys, accountRecoveryCodes, accountTotp, webauthnChallenges } from '../schema'
 
 /**
- * Removes every second factor of an account (an admin's "reset MFA"): its authenticator app, its
- * recovery codes, its passkeys and any challenge still open for it. Under a policy of `required`
- * the user enrols again at the next sign-in. Idempotent.
+ * Removes every second factor of a workspace user (an admin's "reset MFA"): its authenticator app,
+ * its recovery codes, its passkeys and any challenge still open for it. A reset is how a lost or
+ * stolen factor is stopped, so it signs the user out everywhere in the same transaction
+ * (`signOutEverywhere`, as a password change does): whoever holds a session or a token of theirs
+ * signs in again. Under a policy of `required` the user enrols again at the next sign-in.
+ * Idempotent. Platform accounts are not reset here: their dashboard sessions are the control
+ * plane's to end.
  */
 export async function resetAccountMfa(core: Core, instanceId: string, accountId: string): Promise<void> {
+  if (instanceId === PLATFORM) throw new Error('platform accounts are not reset here')
   await core.store.tx(async (tx) => {
     await tx.db
       .delete(accountTotp)
@@ -23,5 +30,6 @@ export async function resetAccountMfa(core: Core, instanceId: string, accountId:
     await tx.db
       .delete(webauthnChallenges)
       .where(and(eq(webauthnChallenges.instanceId, instanceId), eq(webauthnChallenges.accountId, accountId)))
+    await signOutEverywhere(tx, instanceId, accountId)
   })
 }

@@ -22,7 +22,10 @@ import { askToVerify } from './verify-email'
  */
 interface MfaPending {
   accountId: string
-  /** The account's auth_epoch when the password was right: a password change since voids the step. */
+  /**
+   * The account's auth_epoch when the password was right: a sign-out everywhere since (a password
+   * change, an MFA reset) voids the step.
+   */
   epoch: number
   step: 'challenge' | 'enrol' | 'enrolled'
   amr?: Amr[]
@@ -132,7 +135,7 @@ export async function mfaStep(
 ) {
   const pending = pendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
-  // Gone, or its password changed (a reset signs out everywhere): the sign-in starts over.
+  // Gone, or signed out everywhere since (a password change, an MFA reset): the sign-in starts over.
   if (!pending || !account || account.authEpoch !== pending.epoch) {
     p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
     p.res.end()
