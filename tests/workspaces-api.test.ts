@@ -425,7 +425,7 @@ describe('isolation and authentication', () => {
     ).toEqual([{ owner_id: alice.id }])
   })
 
-  it('answers 422 at ["path","workspace_id"] for an id that is not a uuid', async () => {
+  it('answers 404 for an id that is not a uuid: it names no workspace, and the guard answers before validation', async () => {
     for (const [method, path, body] of [
       ['GET', '/v1/workspaces/not-a-uuid'],
       ['PATCH', '/v1/workspaces/123', { name: 'X' }],
@@ -435,8 +435,8 @@ describe('isolation and authentication', () => {
       ['DELETE', '/v1/workspaces/not-a-uuid/apps/app_1'],
     ] as [string, string, unknown?][]) {
       const r = await json(alice.agent, method, path, body)
-      expect({ method, path, status: r.status }).toEqual({ method, path, status: 422 })
-      expect(r.body.detail.map((d: { loc: unknown }) => d.loc)).toContainEqual(['path', 'workspace_id'])
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 })
+      expect(r.body).toEqual({ detail: 'Workspace not found' })
     }
   })
 })

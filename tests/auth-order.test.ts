@@ -1,0 +1,209 @@
+import { beforeAll, describe, expect, it } from 'bun:test'
+import type { TObject } from '@sinclair/typebox'
+import type { App } from '../src/app'
+import { createSession, sessionCookieName } from '../src/features/auth/sessions'
+import { createWorkspaceService } from '../src/features/workspaces/service'
+import { PLATFORM, signUp } from '../src/identity'
+import { type Guard, guardOf } from '../src/shared/plugins/auth'
+import { testApp } from './support/app'
+
+// Who you are before what you sent: on every route behind the auth guard, a caller learns that it is
+// not signed in (401), may not act (403) or cannot see the workspace (404) before anything about what
+// it sent (422). The routes come from the app's own table: a route added later is covered by itself.
+
+interface GuardedRoute {
+  method: string
+  /** As the table has it: `/v1/workspaces/:workspace_id/apps/`. */
+  path: string
+  /** What the guard asks: `signed-in` or a workspace scope. */
+  needs: Guard
+  body?: TObject
+  query?: TObject
+}
+
+/** The headers that say who is calling. */
+type Caller = Record<string, string>
+
+let app: App
+let workspaceId: string
+let routes: GuardedRoute[]
+const nobody: Caller = {}
+const badBearer: Caller = { authorization: 'Bearer nope' }
+let owner: Caller
+let ownerNoCsrf: Caller
+let stranger: Caller
+
+beforeAll(async () => {
+  const built = await testApp()
+  app = built.app
+  const { core } = built
+  // Platform accounts with a dashboard session each, as the sign-in callback leaves them.
+  const signedIn = async (email: string) => {
+    const account = await signUp(core, PLATFORM, { email, password: 'a long password 1' })
+    const { cookie, csrfToken } = await createSession(core, account.id, null)
+    return { id: account.id, cookie: `${sessionCookieName(core)}=${cookie}`, csrf: csrfToken }
+  }
+  const o = await signedIn('owner@example.com')
+  const s = await signedIn('stranger@example.com')
+  owner = { cookie: o.cookie, 'x-csrf-token': o.csrf }
+  ownerNoCsrf = { cookie: o.cookie }
+  stranger = { cookie: s.cookie, 'x-csrf-token': s.csrf }
+  workspaceId = (await createWorkspaceService(core).create(o.id, 'Owned')).id
+
+  routes = app.routes.flatMap((r): GuardedRoute[] => {
+    const hooks = r.hooks as { transform?: unknown; body?: TObject; query?: TObject }
+    const needs = guardOf(hooks)
+    if (!needs) return []
+    return [{ method: r.method, path: r.path, needs, body: hooks.body, query: hooks.query }]
+  })
+})
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const carriesBody = (r: GuardedRoute) => UNSAFE.has(r.method)
+const dashboard = (r: GuardedRoute) => r.path.startsWith('/app/')
+const key = (r: GuardedRoute) => `${r.method} ${r.path}`
+
+/** The route's path with the workspace id given and made-up ids elsewhere. */
+const pathOf = (r: GuardedRoute, workspace: string) =>
+  r.path.replace(/:(\w+)/g, (_, name: string) => (name === 'workspace_id' ? workspace : `${name}_1`))
+
+/** A query that fails the route's schema: every property far too long, and not a number either. */
+const badQuery = (r: GuardedRoute) =>
+  r.query ? `?${new URLSearchParams(Object.keys(r.query.properties).map((k) => [k, 'x'.repeat(1000)]))}` : ''
+
+/**
+ * A body that fails the route's schema: an object for every property (no field here takes one). A
+ * non-object body would not do: Elysia skips validating an all-optional body that is not an object.
+ */
+const badBody = (r: GuardedRoute) =>
+  JSON.stringify(Object.fromEntries(Object.keys(r.body?.properties ?? { x: 0 }).map((k) => [k, { bad: [] }])))
+
+/**
+ * Sends `caller`'s request with what fails validation: a bad body (or, with `malformed`, JSON that
+ * does not parse) and a bad query. Dashboard routes are
+ * asked as htmx does, so a signed-out caller gets a 401 there too rather than a redirect.
+ */
+async function send(r: GuardedRoute, caller: Caller, opts: { workspace?: string; malformed?: boolean } = {}) {
+  const headers: Record<string, string> = { accept: 'application/json', ...caller }
+  if (dashboard(r)) headers['hx-request'] = 'true'
+  let body: string | undefined
+  if (carriesBody(r)) {
+    headers['content-type'] = 'application/json'
+    body = opts.malformed ? '{"name": ' : badBody(r)
+  }
+  const url = `http://localhost:8080${pathOf(r, opts.workspace ?? workspaceId)}${badQuery(r)}`
+  return app.handle(new Request(url, { method: r.method, headers, body }))
+}
+
+/** Every route of `rs` that does not answer `caller` with `expected`, as `METHOD path: status`. */
+async function mismatches(
+  rs: GuardedRoute[],
+  caller: Caller,
+  expected: (r: GuardedRoute) => number,
+  opts: { workspace?: string; malformed?: boolean } = {},
+) {
+  const wrong: string[] = []
+  for (const r of rs) {
+    const { status } = await send(r, caller, opts)
+    if (status !== expected(r)) wrong.push(`${key(r)}: ${status}, expected ${expected(r)}`)
+  }
+  return wrong
+}
+
+const validated = () => routes.filter((r) => r.body || r.query)
+const scoped = (rs: GuardedRoute[]) => rs.filter((r) => r.needs !== 'signed-in')
+
+describe('the route table', () => {
+  it('names the guarded routes, with and without a body or query schema', () => {
+    const keys = routes.map(key)
+    expect(keys).toContain('POST /v1/workspaces/:workspace_id/apps/')
+    expect(keys).toContain('POST /v1/workspaces/')
+    expect(keys).toContain('GET /v1/workspaces/:workspace_id/users/')
+    expect(keys).toContain('POST /app/workspaces/:workspace_id/apps')
+    expect(validated().length).toBeGreaterThanOrEqual(7)
+    expect(scoped(validated()).length).toBeGreaterThanOrEqual(5)
+  })
+})
+
+describe('a guarded route with a body or query that fails validation', () => {
+  it('answers a caller with no credentials, or credentials that fail, 401 and never 422', async () => {
+    expect(await mismatches(validated(), nobody, () => 401)).toEqual([])
+    expect(await mismatches(validated(), badBearer, () => 401)).toEqual([])
+  })
+
+  it('answers a session without its CSRF token 403 on an unsafe method', async () => {
+    expect(await mismatches(validated().filter(carriesBody), ownerNoCsrf, () => 403)).toEqual([])
+  })
+
+  it("answers 404 to a signed-in caller who cannot see the path's workspace", async () => {
+    expect(await mismatches(scoped(validated()), stranger, () => 404)).toEqual([])
+  })
+
+  it('answers 422 to a caller who may act, so the details go only to them', async () => {
+    expect(await mismatches(validated(), owner, () => 422)).toEqual([])
+    // Signed in is all `auth` routes ask: another account may act there too.
+    const signedIn = validated().filter((r) => r.needs === 'signed-in')
+    expect(signedIn.length).toBeGreaterThan(0)
+    expect(await mismatches(signedIn, stranger, () => 422)).toEqual([])
+  })
+})
+
+describe('a guarded route with a JSON body that does not parse', () => {
+  it('answers 401 with no credentials, 404 to whoever cannot see the workspace, 422 to the owner', async () => {
+    const withBody = routes.filter(carriesBody)
+    expect(await mismatches(withBody, nobody, () => 401, { malformed: true })).toEqual([])
+    expect(await mismatches(scoped(withBody), stranger, () => 404, { malformed: true })).toEqual([])
+    // Last: a DELETE that wrongly ran would take the workspace with it.
+    const last = (r: GuardedRoute) => (r.method === 'DELETE' ? 1 : 0)
+    const ordered = [...withBody].sort((a, b) => last(a) - last(b))
+    expect(await mismatches(ordered, owner, () => 422, { malformed: true })).toEqual([])
+    const apps = withBody.find((r) => key(r) === 'POST /v1/workspaces/:workspace_id/apps/')!
+    expect(await (await send(apps, owner, { malformed: true })).json()).toEqual({
+      detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }],
+    })
+  })
+})
+
+describe('a workspace id that is not a uuid', () => {
+  // It names no workspace: 404, as an id of someone else's does, and the id is never looked up
+  // (NUL is refused by PostgreSQL's text type).
+  for (const id of ['not-a-uuid', '%00', 'platform']) {
+    it(`(${id}) answers 401 with no credentials and 404 to any signed-in caller, owner included`, async () => {
+      const rs = scoped(routes)
+      expect(await mismatches(rs, nobody, () => 401, { workspace: id })).toEqual([])
+      expect(await mismatches(rs, stranger, () => 404, { workspace: id })).toEqual([])
+      expect(await mismatches(rs, owner, () => 404, { workspace: id })).toEqual([])
+    })
+  }
+})
+
+describe('a CSRF token sent in the body rather than a header', () => {
+  const post = (path: string, type: string, body: string) =>
+    app.handle(
+      new Request(`http://localhost:8080${path}`, {
+        method: 'POST',
+        headers: { cookie: owner.cookie!, 'content-type': type, 'hx-request': 'true' },
+        body,
+      }),
+    )
+  const form = (csrf: string) =>
+    post(
+      `/app/workspaces/${workspaceId}/apps`,
+      'application/x-www-form-urlencoded',
+      new URLSearchParams({ _csrf: csrf, name: '', redirect_uris: 'not a uri' }).toString(),
+    )
+  const json = (csrf: string) =>
+    post(`/v1/workspaces/${workspaceId}/apps`, 'application/json', JSON.stringify({ _csrf: csrf }))
+
+  it("is read by the guard from a dashboard form: the right one reaches the form's own 422", async () => {
+    const res = await form(owner['x-csrf-token']!)
+    expect(res.status).toBe(422)
+    expect(await res.text()).toContain('id="app-form"')
+    expect((await form('wrong')).status).toBe(403)
+  })
+
+  it('is read by the guard from a JSON body: the right one gets as far as validation (422)', async () => {
+    expect((await json(owner['x-csrf-token']!)).status).toBe(422)
+    expect((await json('wrong')).status).toBe(403)
+  })
+})
