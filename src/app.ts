@@ -83,11 +83,12 @@ export type App = ReturnType<typeof createApp>
  * resolvers in list order; a new kind of caller joins as a feature's resolver, not in routes.
  */
 export function createAuth(core: Core, features: Feature[] = productFeatures) {
-  const finders = features.flatMap((f) => (f.workspaceFinder ? [f.workspaceFinder(core)] : []))
+  const finders = features.flatMap((f) => (f.workspaceAccess ? [f.workspaceAccess(core)] : []))
   if (finders.length !== 1) throw new Error(`exactly one feature must find workspaces (${finders.length} do)`)
   return authPlugin({
     resolvers: features.flatMap((f) => f.principals?.(core) ?? []),
-    findWorkspace: finders[0]!,
+    findAccess: finders[0]!,
+    clientIp: (request, server) => clientAddress(request, server, core.config.trustedProxies),
   })
 }
 

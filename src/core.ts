@@ -1,3 +1,4 @@
+import { type Audit, createAudit } from './audit/record'
 import type { Config } from './config'
 import { openStore } from './db/client'
 import type { Db, Store } from './db/store'
@@ -23,6 +24,8 @@ export interface Core {
   secrets: SecretBox
   jobs: JobQueue
   emit: Emit
+  /** Records a mutating action in the workspace's audit log, in the change's transaction. */
+  audit: Audit
   /** Tells in-memory views of an identity instance, on every node, that its rows changed. */
   instances: InstanceChanges
 }
@@ -49,6 +52,7 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     secrets: new SecretBox(config.secretKey),
     jobs: new JobQueue(store, clock, opts.wakeJobs),
     emit: createEmit(store, clock),
+    audit: createAudit(clock),
     instances: new InstanceChanges(store),
   }
 }

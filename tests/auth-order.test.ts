@@ -111,7 +111,8 @@ async function mismatches(
 }
 
 const validated = () => routes.filter((r) => r.body || r.query)
-const scoped = (rs: GuardedRoute[]) => rs.filter((r) => r.needs !== 'signed-in')
+// Routes on a path's workspace; the others ('signed-in', 'any-caller') name none.
+const scoped = (rs: GuardedRoute[]) => rs.filter((r) => r.needs.startsWith('workspace:'))
 
 describe('the route table', () => {
   it('names the guarded routes, with and without a body or query schema', () => {

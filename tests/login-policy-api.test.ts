@@ -62,6 +62,10 @@ describe('GET /v1/workspaces/{id}/login-policy', () => {
       "INSERT INTO workspaces (id, name, owner_id, state, plan, created_at, updated_at) VALUES ($1, 'Bare', $2, 'active', 'free', 0, 0)",
       [id, alice.id],
     )
+    await server.core.store.exec(
+      "INSERT INTO workspace_members (workspace_id, account_id, role, created_at, updated_at) VALUES ($1, $2, 'owner', 0, 0)",
+      [id, alice.id],
+    )
     expect((await json(alice.agent, 'GET', path(id))).body).toEqual(DEFAULTS)
     expect(await loginPolicyOf(server.core)(id)).toEqual({ ...DEFAULT_LOGIN_POLICY })
   })
@@ -250,16 +254,18 @@ describe('scopes', () => {
       createdAt: 0,
       updatedAt: 0,
     } as Workspace
-    const principal = (scope: WorkspaceScope) =>
-      ({
-        kind: 'user',
-        account: { id: 'usr_x' },
-        via: 'bearer',
-        scopeOn: () => scope,
-      }) as unknown as Principal
+    // A key holding the scope of the x-scope header: the guard reads its scopes from the principal.
+    const principal = (scope: WorkspaceScope): Principal => ({
+      kind: 'key',
+      id: 'key:mk_x',
+      key: { id: 'mk_x', workspaceId: workspace.id, scopes: [scope] },
+      via: 'bearer',
+    })
     const auth = authPlugin<Workspace>({
       resolvers: [({ request }) => principal(request.headers.get('x-scope') as WorkspaceScope)],
-      findWorkspace: async (id) => (id === workspace.id ? workspace : undefined),
+      findAccess: async (id, p) =>
+        id === workspace.id && p.kind === 'key' ? { workspace, scopes: p.key.scopes } : undefined,
+      clientIp: () => null,
     })
     const app = new Elysia().use(errorsPlugin(core.log)).use(loginPolicyRoutes(core, auth))
     const call = (scope: WorkspaceScope, method: string, body?: unknown) =>
@@ -274,7 +280,7 @@ describe('scopes', () => {
     for (const scope of ['workspace:read', 'workspace:write'] as const) {
       const refused = await call(scope, 'PATCH', { allow_registration: false })
       expect(refused.status).toBe(403)
-      expect(await refused.json()).toEqual({ detail: 'This needs workspace:admin' })
+      expect(await refused.json()).toEqual({ detail: 'This action needs the workspace:admin scope' })
     }
     const changed = await call('workspace:admin', 'PATCH', { allow_registration: false })
     expect(changed.status).toBe(200)

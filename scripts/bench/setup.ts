@@ -59,6 +59,11 @@ export function seedWorkspace(
        VALUES ($1, 'Bench', $2, 'active', $3, $3)`,
       [workspaceId, opts.ownerId ?? 'usr_bench', now],
     )
+    await core.store.exec(
+      `INSERT INTO workspace_members (workspace_id, account_id, role, created_at, updated_at)
+       VALUES ($1, $2, 'owner', $3, $3)`,
+      [workspaceId, opts.ownerId ?? 'usr_bench', now],
+    )
     await ensureInstanceKeys(core, workspaceId)
     const credentials: { clientId: string; clientSecret: string }[] = []
     for (let i = 1; i <= (opts.apps ?? 1); i++) {

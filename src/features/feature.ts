@@ -4,7 +4,7 @@ import type { NodeLock } from '../db/serve-lock'
 import type { IdentityDeps, IdentityPlane } from '../identity'
 import type { Purge } from '../jobs/maintenance'
 import type { JobHandler } from '../jobs/runner'
-import type { AuthPlugin, PrincipalResolver } from '../shared/plugins/auth'
+import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../shared/plugins/auth'
 import type { Workspace } from './workspaces/service'
 
 /**
@@ -34,8 +34,8 @@ export interface Feature {
   identity?(core: Core): Partial<IdentityDeps>
   /** Who is calling: resolvers asked in list order by the one auth guard. */
   principals?(core: Core): PrincipalResolver[]
-  /** The workspace a path's `{workspace_id}` names; exactly one feature provides it. */
-  workspaceFinder?(core: Core): (id: string) => Promise<Workspace | undefined>
+  /** The workspace a path's `{workspace_id}` names and what a caller holds there; one feature provides it. */
+  workspaceAccess?(core: Core): AccessFinder<Workspace>
 }
 
 /** What routes and pages are built with. */

@@ -21,7 +21,12 @@ export { accountMfaSummary, type MfaSummary } from './mfa/factors'
 export { resetAccountMfa } from './mfa/reset'
 export type { IdentityPlane } from './plane'
 export { platformClient } from './platform'
-export { createPlatformTokenVerifier } from './platform-tokens'
+export {
+  createMachineTokenIssuer,
+  createPlatformTokenVerifier,
+  type MachineGrant,
+  type PlatformCaller,
+} from './platform-tokens'
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client'
 import type { Core } from '../../src/core'
 import { apps } from '../../src/features/apps/schema'
 import { loginPolicies } from '../../src/features/login-policy/schema'
-import { workspaces } from '../../src/features/workspaces/schema'
+import { workspaceMembers, workspaces } from '../../src/features/workspaces/schema'
 import { DEFAULT_LOGIN_POLICY, ensureInstanceKeys, type LoginPolicy } from '../../src/identity'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
@@ -13,7 +13,7 @@ import { newId, newWorkspaceId } from '../../src/shared/ids'
  */
 export const TEST_LOGIN_POLICY: LoginPolicy = { ...DEFAULT_LOGIN_POLICY, requireEmailVerification: false }
 
-/** An active workspace with its instance keys and login policy, as provisioning leaves it. */
+/** An active workspace owned by `ownerId`, with its instance keys and login policy, as provisioning leaves it. */
 export async function activeWorkspace(
   core: Core,
   ownerId = 'usr_owner',
@@ -24,6 +24,9 @@ export async function activeWorkspace(
   await core.db
     .insert(workspaces)
     .values({ id, name: 'Acme', ownerId, state: 'active', createdAt: now, updatedAt: now })
+  await core.db
+    .insert(workspaceMembers)
+    .values({ workspaceId: id, accountId: ownerId, role: 'owner', createdAt: now, updatedAt: now })
   await ensureInstanceKeys(core, id)
   await core.db
     .insert(loginPolicies)

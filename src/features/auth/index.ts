@@ -1,6 +1,5 @@
 import { createPlatformTokenVerifier } from '../../identity'
 import type { Feature } from '../feature'
-import { userScopes } from '../workspaces/service'
 import { authPages } from './pages'
 import { platformTokenResolver, sessionResolver } from './principals'
 import { purgeExpiredAuthRows } from './purge'
@@ -18,8 +17,5 @@ export const feature: Feature = {
   pages: () => authPages(),
   purges: [purgeExpiredAuthRows],
   identity: () => ({ endAccountSessions }),
-  principals: (core) => [
-    platformTokenResolver(createPlatformTokenVerifier(core), userScopes),
-    sessionResolver(core, userScopes),
-  ],
+  principals: (core) => [platformTokenResolver(createPlatformTokenVerifier(core)), sessionResolver(core)],
 }

@@ -14,8 +14,9 @@ export namespace AuthModel {
     iss: t.Optional(t.String({ maxLength: 2048 })),
   })
 
-  export const me = t.Object(
+  const person = t.Object(
     {
+      kind: t.Literal('user'),
       id: t.String(),
       email: t.String(),
       email_verified: t.Boolean(),
@@ -26,6 +27,15 @@ export namespace AuthModel {
     },
     { additionalProperties: true },
   )
+  /** A machine key's token describes the key (DESIGN "Machine keys"). */
+  const machineKey = t.Object({
+    kind: t.Literal('machine_key'),
+    id: t.String(),
+    workspace_id: t.String(),
+    scopes: t.Array(t.String()),
+    auth: t.Literal('bearer'),
+  })
+  export const me = t.Union([person, machineKey])
 
   export const deviceStart = t.Object({
     device_code: t.String(),

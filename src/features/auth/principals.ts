@@ -1,49 +1,58 @@
 import type { Core } from '../../core'
-import type { Account } from '../../identity'
+import type { Account, PlatformCaller } from '../../identity'
 import { safeEqual } from '../../shared/crypto'
 import { appError, forbidden, unauthorized } from '../../shared/errors'
 import type {
-  Principal,
+  KeyPrincipal,
   PrincipalResolver,
   PrincipalSession,
-  WorkspaceRef,
-  WorkspaceScope,
+  UserPrincipal,
 } from '../../shared/plugins/auth'
 import { AuthErrors } from './errors'
 import { findSession, type SessionView, sessionCookieName } from './sessions'
 
-/** What a signed-in person may do in a workspace: the workspaces feature answers. */
-export type UserScopes = (account: Account, workspace: WorkspaceRef) => WorkspaceScope | null
-
-/** Verifies a platform access token: its account, or null when the token is not valid. */
-export type PlatformTokenVerifier = (token: string) => Promise<Account | null>
+/** Verifies a platform access token: its account or machine key, or null when the token is not valid. */
+export type PlatformTokenVerifier = (token: string) => Promise<PlatformCaller | null>
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 const userPrincipal = (
   account: Account,
-  via: Principal['via'],
-  scopes: UserScopes,
+  via: UserPrincipal['via'],
   session?: PrincipalSession,
-): Principal => ({ kind: 'user', account, via, session, scopeOn: (w) => scopes(account, w) })
+): UserPrincipal => ({
+  kind: 'user',
+  id: `user:${account.id}`,
+  account,
+  via,
+  session,
+})
 
 /**
- * `Authorization: Bearer <platform access token>` (the CLI, API callers). Any Authorization header
- * is this resolver's to judge: a malformed one is a 401, not a fall-through to the session cookie.
+ * `Authorization: Bearer <platform access token>`: a person's (the CLI, API callers) or a machine
+ * key's (from the jwt-bearer exchange). Any Authorization header is this resolver's to judge: a
+ * malformed one is a 401, not a fall-through to the session cookie.
  */
-export function platformTokenResolver(verify: PlatformTokenVerifier, scopes: UserScopes): PrincipalResolver {
+export function platformTokenResolver(verify: PlatformTokenVerifier): PrincipalResolver {
   return async ({ request }) => {
     const header = request.headers.get('authorization')
     if (!header) return null
     const [scheme, token] = header.split(' ')
     if (scheme?.toLowerCase() !== 'bearer' || !token) throw unauthorized('Use Authorization: Bearer <token>')
-    const account = await verify(token)
-    if (!account) {
+    const caller = await verify(token)
+    if (!caller) {
       throw appError(AuthErrors.INVALID_TOKEN, 401, {
         headers: { 'WWW-Authenticate': `Bearer realm="gatehouse", error="invalid_token"` },
       })
     }
-    return userPrincipal(account, 'bearer', scopes)
+    if ('account' in caller) return userPrincipal(caller.account, 'bearer')
+    const { keyId, workspaceId, scopes } = caller.machine
+    return {
+      kind: 'key',
+      id: `key:${keyId}`,
+      key: { id: keyId, workspaceId, scopes },
+      via: 'bearer',
+    } satisfies KeyPrincipal
   }
 }
 
@@ -51,7 +60,7 @@ export function platformTokenResolver(verify: PlatformTokenVerifier, scopes: Use
  * The dashboard session cookie. Every unsafe method must carry the session's CSRF token
  * (`X-CSRF-Token` header or `_csrf` form field) and, when sent, a same-origin `Origin`.
  */
-export function sessionResolver(core: Core, scopes: UserScopes): PrincipalResolver {
+export function sessionResolver(core: Core): PrincipalResolver {
   const cookieName = sessionCookieName(core)
   const origin = new URL(core.config.baseUrl).origin
 
@@ -67,6 +76,6 @@ export function sessionResolver(core: Core, scopes: UserScopes): PrincipalResolv
     const session = await findSession(core, cookie[cookieName]?.value as string | undefined)
     if (!session) return null
     if (UNSAFE.has(request.method)) checkCsrf(request, session, body)
-    return userPrincipal(session.account, 'session', scopes, session)
+    return userPrincipal(session.account, 'session', session)
   }
 }

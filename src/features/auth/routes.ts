@@ -106,17 +106,31 @@ export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: Id
     )
     .get(
       '/me',
-      ({ principal }) => ({
-        id: principal.account.id,
-        email: principal.account.email,
-        email_verified: principal.account.emailVerified,
-        name: principal.account.name,
-        is_platform_admin: principal.account.isPlatformAdmin,
-        auth: principal.via,
-        // Session callers need it for mutations (X-CSRF-Token); bearer callers have no CSRF exposure.
-        ...(principal.session ? { csrf_token: principal.session.csrfToken } : {}),
-      }),
-      { auth: true, response: AuthModel.me, detail: { tags, summary: 'The current user' } },
+      ({ principal }) =>
+        principal.kind === 'key'
+          ? {
+              kind: 'machine_key' as const,
+              id: principal.key.id,
+              workspace_id: principal.key.workspaceId,
+              scopes: principal.key.scopes,
+              auth: principal.via,
+            }
+          : {
+              kind: 'user' as const,
+              id: principal.account.id,
+              email: principal.account.email,
+              email_verified: principal.account.emailVerified,
+              name: principal.account.name,
+              is_platform_admin: principal.account.isPlatformAdmin,
+              auth: principal.via,
+              // Session callers need it for mutations (X-CSRF-Token); bearer callers have no CSRF exposure.
+              ...(principal.session ? { csrf_token: principal.session.csrfToken } : {}),
+            },
+      {
+        caller: true,
+        response: AuthModel.me,
+        detail: { tags, summary: 'The current caller: a person, or the machine key of the token' },
+      },
     )
     .post(
       '/device/start',

@@ -1,3 +1,4 @@
+import { deleteWorkspaceAudit } from '../../audit/record'
 import { deleteWorkspaceEvents } from '../../events/emit'
 import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
 import { deleteWorkspaceJobs } from '../../queue/queue'
@@ -6,11 +7,11 @@ import { workspaceActive, workspaceName } from './instance-state'
 import { workspaceProvision, workspaceTeardown } from './jobs'
 import { workspacePages } from './pages'
 import { workspaceRoutes } from './routes'
-import { workspaceFinder } from './scopes'
+import { workspaceAccess } from './scopes'
 
 /**
  * Workspaces and the identity instance each one owns: the instance's signing keys are its first
- * provisioning step, and its rows, events and jobs go with it (the last teardown step, since the
+ * provisioning step, and its rows, events, audit log and jobs go with it (the last teardown step, since the
  * features after it in the list are torn down first).
  */
 export const feature: Feature = {
@@ -27,9 +28,10 @@ export const feature: Feature = {
   teardown: async (core, workspaceId) => {
     await deleteWorkspaceJobs(core, workspaceId)
     await deleteWorkspaceEvents(core, workspaceId)
+    await deleteWorkspaceAudit(core, workspaceId)
     await deleteInstanceData(core, workspaceId)
   },
   jobs: (lifecycle) => [workspaceProvision(lifecycle.provision), workspaceTeardown(lifecycle.teardown)],
   identity: (core) => ({ workspaceActive: workspaceActive(core), instanceName: workspaceName(core) }),
-  workspaceFinder,
+  workspaceAccess,
 }

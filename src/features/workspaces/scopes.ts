@@ -1,21 +1,44 @@
 import type { Core } from '../../core'
-import type { WorkspaceScope } from '../../shared/plugins/auth'
+import type { AccessFinder, WorkspaceScope } from '../../shared/plugins/auth'
+import type { MemberRole } from './schema'
 import type { Workspace } from './service'
 
-// On every workspace-scoped request: raw SQL, no query building per call.
-const BY_ID = `
-  SELECT id, name, owner_id AS "ownerId", state, plan, provisioning_error AS "provisioningError",
-    provisioning_step AS "provisioningStep", created_at AS "createdAt", updated_at AS "updatedAt"
-  FROM workspaces WHERE id = $1`
+const COLUMNS = `w.id, w.name, w.owner_id AS "ownerId", w.state, w.plan, w.provisioning_error AS "provisioningError",
+    w.provisioning_step AS "provisioningStep", w.created_at AS "createdAt", w.updated_at AS "updatedAt"`
 
-/** The workspace a path names, whoever asks: the principal then says what it may do there. */
-export const workspaceFinder =
-  (core: Core) =>
-  async (id: string): Promise<Workspace | undefined> => {
-    const [row] = await core.store.query<Workspace>(BY_ID, [id])
-    return row
+// On every workspace-scoped request, one query: the workspace and the caller's role in it.
+const WITH_ROLE = `
+  SELECT ${COLUMNS}, m.role FROM workspaces w
+  LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.account_id = $2
+  WHERE w.id = $1`
+const BY_ID = `SELECT ${COLUMNS} FROM workspaces w WHERE w.id = $1`
+
+/** DESIGN "Who may do what": what each role holds. */
+export const ROLE_SCOPE: Record<MemberRole, WorkspaceScope> = {
+  owner: 'workspace:admin',
+  admin: 'workspace:admin',
+  developer: 'workspace:write',
+  viewer: 'workspace:read',
+}
+
+/**
+ * The workspace a path names and what the caller holds there: a member, the scope of their role
+ * as it is now; a machine key, its own scopes on its own workspace. Anyone else: none of their
+ * business (the guard answers 404).
+ */
+export const workspaceAccess =
+  (core: Core): AccessFinder<Workspace> =>
+  async (id, principal) => {
+    if (principal.kind === 'key') {
+      if (principal.key.workspaceId !== id) return undefined
+      const [workspace] = await core.store.query<Workspace>(BY_ID, [id])
+      return workspace && { workspace, scopes: principal.key.scopes }
+    }
+    const [row] = await core.store.query<Workspace & { role: MemberRole | null }>(WITH_ROLE, [
+      id,
+      principal.account.id,
+    ])
+    if (!row?.role) return undefined
+    const { role, ...workspace } = row
+    return { workspace, scopes: [ROLE_SCOPE[role]] }
   }
-
-/** What a signed-in person may do in a workspace: its owner holds workspace:admin. */
-export const userScopes = (account: { id: string }, workspace: { ownerId: string }): WorkspaceScope | null =>
-  workspace.ownerId === account.id ? 'workspace:admin' : null

@@ -1,11 +1,11 @@
-import { and, count, desc, eq, ne } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, ne } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { newWorkspaceId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
-import { workspaces } from './schema'
+import { workspaceMembers, workspaces } from './schema'
 
 export type Workspace = typeof workspaces.$inferSelect
 
@@ -36,23 +36,28 @@ export function createWorkspaceService(core: Core) {
   }
 
   return {
-    list(ownerId: string): Promise<Workspace[]> {
+    /** The workspaces the account is a member of, newest first. */
+    list(accountId: string): Promise<Workspace[]> {
       return core.db
-        .select()
+        .select(getTableColumns(workspaces))
         .from(workspaces)
-        .where(eq(workspaces.ownerId, ownerId))
+        .innerJoin(workspaceMembers, eq(workspaceMembers.workspaceId, workspaces.id))
+        .where(eq(workspaceMembers.accountId, accountId))
         .orderBy(desc(workspaces.createdAt), desc(workspaces.id))
     },
 
-    async count(ownerId: string): Promise<number> {
+    async count(accountId: string): Promise<number> {
       const [row] = await core.db
         .select({ n: count() })
-        .from(workspaces)
-        .where(eq(workspaces.ownerId, ownerId))
+        .from(workspaceMembers)
+        .where(eq(workspaceMembers.accountId, accountId))
       return Number(row?.n ?? 0)
     },
 
-    /** Creates the row in `provisioning` and the provisioning job in one transaction. */
+    /**
+     * Creates the row in `provisioning`, its creator as its first owner, and the provisioning job,
+     * in one transaction.
+     */
     create(ownerId: string, name: string): Promise<Workspace> {
       const now = core.clock.now()
       return core.store.tx(async (tx) => {
@@ -67,6 +72,9 @@ export function createWorkspaceService(core: Core) {
             updatedAt: now,
           })
           .returning()
+        await tx.db
+          .insert(workspaceMembers)
+          .values({ workspaceId: w!.id, accountId: ownerId, role: 'owner', createdAt: now, updatedAt: now })
         await core.jobs.enqueue(
           PROVISION_JOB,
           { workspaceId: w!.id },
@@ -121,6 +129,3 @@ export function createWorkspaceService(core: Core) {
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>
-
-/** The path's workspace, and what a signed-in person may do in it (the auth feature's resolvers ask). */
-export { userScopes, workspaceFinder } from './scopes'

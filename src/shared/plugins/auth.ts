@@ -1,3 +1,4 @@
+import type { Server } from 'bun'
 import { type Cookie, Elysia, ParseError } from 'elysia'
 import type { Account } from '../../identity'
 import { forbidden, notFound, unauthorized } from '../errors'
@@ -5,16 +6,24 @@ import { isUuid } from '../formats'
 
 /** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */
 export type WorkspaceScope = 'workspace:read' | 'workspace:write' | 'workspace:admin'
+/** What a principal may hold on a workspace: workspace scopes, and (machine keys) tenant scopes. */
+export type Scope = WorkspaceScope | `tenant:${string}:read` | `tenant:${string}:write`
 const SCOPE_RANK: Record<WorkspaceScope, number> = {
   'workspace:read': 1,
   'workspace:write': 2,
   'workspace:admin': 3,
 }
 
-/** What the guard needs to know of a workspace to ask a principal about it. */
+/** Whether `held` grants `needed` (admin ⊃ write ⊃ read). */
+export function holdsScope(held: readonly string[], needed: WorkspaceScope): boolean {
+  return held.some(
+    (s) => Object.hasOwn(SCOPE_RANK, s) && SCOPE_RANK[s as WorkspaceScope] >= SCOPE_RANK[needed],
+  )
+}
+
+/** What the guard needs to know of a workspace. */
 export interface WorkspaceRef {
   id: string
-  ownerId: string
 }
 
 /** A dashboard session as routes see it: logout and CSRF need it. */
@@ -24,19 +33,46 @@ export interface PrincipalSession {
   idToken: () => string | null
 }
 
-/**
- * Who is calling and what they may do. `kind` grows as principals do (machine keys next); routes
- * never look at it, they ask for a scope and the principal answers per workspace.
- */
-export interface Principal {
+/** A person: a platform account, by dashboard session or platform access token. */
+export interface UserPrincipal {
   kind: 'user'
+  /** `user:<account id>`: who the audit log names. */
+  id: string
   account: Account
   via: 'session' | 'bearer'
   /** Present for session callers. */
   session?: PrincipalSession
-  /** The scope held on a workspace; null when the workspace is none of this principal's business. */
-  scopeOn(workspace: WorkspaceRef): WorkspaceScope | null
 }
+
+/** A machine key, by an access token from the jwt-bearer exchange: one workspace, fixed scopes. */
+export interface KeyPrincipal {
+  kind: 'key'
+  /** `key:<key id>`: who the audit log names. */
+  id: string
+  key: { id: string; workspaceId: string; scopes: string[] }
+  via: 'bearer'
+  session?: undefined
+}
+
+/**
+ * Who is calling. Routes ask for a scope on the path's workspace; what the principal holds there is
+ * read once per request by the guard (`findAccess`), so a role change acts on the next request.
+ */
+export type Principal = UserPrincipal | KeyPrincipal
+
+/** Who did it and from where, as the audit log records it: what the guard hands every route. */
+export interface Actor {
+  /** `user:<account id>` or `key:<key id>`. */
+  id: string
+  ip: string | null
+  userAgent: string | null
+}
+
+/** The path's workspace and what a principal holds on it; undefined when it is none of its business. */
+export type AccessFinder<W> = (
+  workspaceId: string,
+  principal: Principal,
+) => Promise<{ workspace: W; scopes: readonly string[] } | undefined>
 
 /** What a resolver may read of a request. */
 export interface Credentials {
@@ -54,18 +90,24 @@ export type PrincipalResolver = (credentials: Credentials) => Principal | null |
 export interface AuthOptions<W extends WorkspaceRef> {
   /** Asked in order; the first principal found wins. */
   resolvers: PrincipalResolver[]
-  findWorkspace: (id: string) => Promise<W | undefined>
+  findAccess: AccessFinder<W>
+  /** The client's address (behind trusted proxies), for the audit log. */
+  clientIp: (request: Request, server: Server<unknown> | null) => string | null
 }
 
 /** What the guard found in `transform`, handed to the route by `resolve` once validation passed. */
 interface Grant<W> {
   principal: Principal
+  actor: Actor
   /** Set for `scope` routes. */
   workspace?: W
 }
 
-/** What a guarded route asks of its caller: any principal, or a scope on the path's workspace. */
-export type Guard = 'signed-in' | WorkspaceScope
+/**
+ * What a guarded route asks of its caller: a signed-in person, any caller (machine keys too), or a
+ * scope on the path's workspace.
+ */
+export type Guard = 'signed-in' | 'any-caller' | WorkspaceScope
 
 // The guard's `transform` hooks, each with what it asks: how a route table shows which routes are guarded.
 const guards = new WeakMap<object, Guard>()
@@ -104,7 +146,8 @@ async function parseJson({ request }: { request: Request }, contentType: string)
 
 /**
  * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
- * they need in one word: `auth: true` (any principal) or `scope: 'workspace:write'`.
+ * they need in one word: `auth: true` (a person), `caller: true` (machine keys too) or
+ * `scope: 'workspace:write'`; each gets `principal` and the `actor` its audit entries name.
  *
  * Who is calling comes before what they sent, on every route (as Stripe and GitHub answer): 401
  * (no or failed credentials), 403 (CSRF, a missing scope) and 404 (a workspace the caller cannot
@@ -113,7 +156,7 @@ async function parseJson({ request }: { request: Request }, contentType: string)
  * `transform`, where the body is already parsed (a form's `_csrf` included), and `resolve` hands the
  * route what it found.
  */
-export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }: AuthOptions<W>) {
+export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clientIp }: AuthOptions<W>) {
   async function principalOf(credentials: Credentials): Promise<Principal | null> {
     for (const resolve of resolvers) {
       const principal = await resolve(credentials)
@@ -125,8 +168,16 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }:
   const authenticate = async ({ request, cookie, body }: Credentials) => {
     const principal = await principalOf({ request, cookie, body: body === UNPARSABLE ? undefined : body })
     if (!principal) throw unauthorized()
+    // DESIGN "Machine keys": their tokens act on the JSON API only, never on a dashboard page.
+    if (principal.kind === 'key' && !new URL(request.url).pathname.startsWith('/v1/'))
+      throw forbidden('Machine tokens are accepted on the JSON API only')
     return principal
   }
+  const actorOf = (principal: Principal, request: Request, server: Server<unknown> | null): Actor => ({
+    id: principal.id,
+    ip: clientIp(request, server),
+    userAgent: request.headers.get('user-agent'),
+  })
 
   // Per request, from `transform` to `resolve`: the same Request object reaches both.
   const grants = new WeakMap<Request, Grant<W>>()
@@ -149,24 +200,28 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }:
       cookie,
       body,
       params,
-    }: Credentials & { params: Record<string, string> }) {
+      server,
+    }: Credentials & { params: Record<string, string>; server: Server<unknown> | null }) {
       const principal = await authenticate({ request, cookie, body })
       // A path id that is not a uuid names no workspace: 404 like any other, before validation
       // could answer 422, and never looked up (PostgreSQL refuses a NUL in text).
       const id = params.workspace_id ?? ''
-      const workspace = isUuid(id) ? await findWorkspace(id) : undefined
-      const held = workspace ? principal.scopeOn(workspace) : null
-      if (!workspace || !held) throw notFound('Workspace')
-      if (SCOPE_RANK[held] < SCOPE_RANK[needed]) throw forbidden(`This needs ${needed}`)
-      admit(request, body, { principal, workspace })
+      const access = isUuid(id) ? await findAccess(id, principal) : undefined
+      if (!access) throw notFound('Workspace')
+      if (!holdsScope(access.scopes, needed)) throw forbidden(`This action needs the ${needed} scope`)
+      admit(request, body, {
+        principal,
+        actor: actorOf(principal, request, server),
+        workspace: access.workspace,
+      })
     }
     guards.set(transform, needed)
     return {
       parse: parseJson,
       transform,
       resolve({ request }: { request: Request }) {
-        const { principal, workspace } = granted(request)
-        return { principal, workspace: workspace! }
+        const { principal, actor, workspace } = granted(request)
+        return { principal, actor, workspace: workspace! }
       },
     }
   }
@@ -176,17 +231,48 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findWorkspace }:
     'workspace:admin': scopeHooks('workspace:admin'),
   }
 
-  async function signedIn({ request, cookie, body }: Credentials) {
-    admit(request, body, { principal: await authenticate({ request, cookie, body }) })
+  async function signedIn({
+    request,
+    cookie,
+    body,
+    server,
+  }: Credentials & { server: Server<unknown> | null }) {
+    const principal = await authenticate({ request, cookie, body })
+    // The platform's own routes (your workspaces, creating one) are a person's: a key has one workspace.
+    if (principal.kind !== 'user') throw forbidden('This action needs a signed-in person, not a machine key')
+    admit(request, body, { principal, actor: actorOf(principal, request, server) })
   }
   guards.set(signedIn, 'signed-in')
 
+  async function anyCaller({
+    request,
+    cookie,
+    body,
+    server,
+  }: Credentials & { server: Server<unknown> | null }) {
+    const principal = await authenticate({ request, cookie, body })
+    admit(request, body, { principal, actor: actorOf(principal, request, server) })
+  }
+  guards.set(anyCaller, 'any-caller')
+
   return new Elysia({ name: 'auth' }).decorate('principalOf', principalOf).macro({
-    /** `auth: true`: any signed-in principal. */
+    /** `auth: true`: a signed-in person (a machine key gets 403). */
     auth: {
       parse: parseJson,
       transform: signedIn,
-      resolve: ({ request }) => ({ principal: granted(request).principal }),
+      resolve: ({ request }) => {
+        const { principal, actor } = granted(request)
+        return { principal: principal as UserPrincipal, actor }
+      },
+    },
+    /** `caller: true`: anyone with a credential, machine keys included (`GET /v1/auth/me`). */
+    caller: {
+      parse: parseJson,
+      transform: anyCaller,
+      resolve: ({ request }) => {
+        const { principal, actor } = granted(request)
+        return { principal, actor }
+      },
     },
     /**
      * `scope: 'workspace:read'` (or write/admin): a principal holding that scope on the

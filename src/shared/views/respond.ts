@@ -14,8 +14,8 @@ export const navigate = (request: Request, to: string) =>
     ? new Response(null, { status: 200, headers: { 'hx-redirect': to } })
     : new Response(null, { status: 303, headers: { location: to } })
 
-export const shellUser = (p: Principal): ShellUser => ({
-  name: p.account.name,
-  email: p.account.email,
-  csrf: p.session?.csrfToken ?? '',
-})
+/** The signed-in person a page's shell shows (the guard admits no machine key on a page). */
+export const shellUser = (p: Principal): ShellUser =>
+  p.kind === 'user'
+    ? { name: p.account.name, email: p.account.email, csrf: p.session?.csrfToken ?? '' }
+    : { name: p.id, email: '', csrf: '' }

@@ -1,0 +1,68 @@
+import { eq } from 'drizzle-orm'
+import type { Conn } from '../db/store'
+import type { Clock } from '../shared/clock'
+import { newId } from '../shared/ids'
+import type { Actor } from '../shared/plugins/auth'
+import { auditLog, type FieldChanges } from './schema'
+
+export type { FieldChanges } from './schema'
+
+/** One mutating action, as a service describes it; who and from where come from the guard's `actor`. */
+export interface AuditEntry {
+  workspaceId: string
+  actor: Actor
+  action: string
+  target: { type: string; id: string }
+  changes?: FieldChanges
+}
+
+/**
+ * The one way a service records what was done (`core.audit`): a row in `audit_log`, in the
+ * transaction of the change (`tx`), so an entry exists exactly when the change does.
+ */
+export type Audit = (entry: AuditEntry, opts: { tx: Conn }) => Promise<string>
+
+export function createAudit(clock: Clock): Audit {
+  return async ({ workspaceId, actor, action, target, changes = {} }, { tx }) => {
+    const at = clock.now()
+    const id = newId('aud', at)
+    await tx.db.insert(auditLog).values({
+      id,
+      workspaceId,
+      at,
+      actor: actor.id,
+      action,
+      targetType: target.type,
+      targetId: target.id,
+      ip: actor.ip,
+      userAgent: actor.userAgent,
+      changes,
+    })
+    return id
+  }
+}
+
+/**
+ * The fields of `fields` whose value differs between `before` and `after`, with both values; a
+ * field named in `secret` shows only that it changed. What a service passes as `changes`.
+ */
+export function fieldChanges<T extends Record<string, unknown>>(
+  before: Partial<T> | null,
+  after: Partial<T> | null,
+  fields: readonly (keyof T & string)[],
+  secret: readonly (keyof T & string)[] = [],
+): FieldChanges {
+  const out: FieldChanges = {}
+  for (const field of fields) {
+    const from = before?.[field]
+    const to = after?.[field]
+    if (JSON.stringify(from) === JSON.stringify(to)) continue
+    out[field] = secret.includes(field) ? { to: '(changed)' } : { from, to }
+  }
+  return out
+}
+
+/** The audit log's share of a workspace teardown. */
+export async function deleteWorkspaceAudit(core: { db: Conn['db'] }, workspaceId: string): Promise<void> {
+  await core.db.delete(auditLog).where(eq(auditLog.workspaceId, workspaceId))
+}
