@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import { type Conn, isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
@@ -200,12 +200,16 @@ export async function issueAccountToken(
   return token
 }
 
-/** Consumes a mailed token: the account it belongs to, or null when unknown, used or expired. */
+/**
+ * Consumes a mailed token: the account it belongs to, or null when unknown, used or expired (or,
+ * given `interactionUid`, issued for another sign-in).
+ */
 export async function useAccountToken(
   core: Core,
   instanceId: string,
   token: string,
   purpose: AccountTokenPurpose,
+  interactionUid?: string,
 ): Promise<Account | null> {
   const now = core.clock.now()
   return core.store.tx(async (tx) => {
@@ -218,6 +222,7 @@ export async function useAccountToken(
           eq(accountTokens.instanceId, instanceId),
           eq(accountTokens.purpose, purpose),
           isNull(accountTokens.usedAt),
+          interactionUid === undefined ? undefined : eq(accountTokens.interactionUid, interactionUid),
         ),
       )
       .returning()
@@ -225,31 +230,6 @@ export async function useAccountToken(
     const [account] = await tx.db.select().from(accounts).where(eq(accounts.id, row.accountId)).limit(1)
     return account ?? null
   })
-}
-
-/**
- * The account an interaction waits on to verify its address: the one a verification link was
- * issued to for that interaction (only the browser holding the interaction reaches it).
- */
-export async function pendingVerification(
-  core: Core,
-  instanceId: string,
-  interactionUid: string,
-): Promise<Account | null> {
-  const [row] = await core.db
-    .select({ account: accounts })
-    .from(accountTokens)
-    .innerJoin(accounts, eq(accounts.id, accountTokens.accountId))
-    .where(
-      and(
-        eq(accountTokens.instanceId, instanceId),
-        eq(accountTokens.interactionUid, interactionUid),
-        eq(accountTokens.purpose, 'verify_email'),
-      ),
-    )
-    .orderBy(desc(accountTokens.expiresAt))
-    .limit(1)
-  return row?.account ?? null
 }
 
 /**

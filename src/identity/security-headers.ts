@@ -5,7 +5,9 @@ import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
 
 /**
  * The policy of every identity-plane response. The hosted pages are self-contained: one inline
- * `<style>` and two inline scripts (the logout page's, the passkey ceremony's), allowed by hash. No `form-action`:
+ * `<style>` and two inline scripts (the logout page's, the passkey ceremony's), allowed by hash, and
+ * htmx served by the instance itself for the pages that poll it (`'self'`, and `connect-src` for
+ * the requests it makes). No `form-action`:
  * Chromium applies it to the redirects after a form post, and a sign-in form ends at whatever
  * redirect URI the app registered. oidc-provider adds the hash of its own auto-submitting form
  * (form_post responses, the device code link) to `script-src` when it finds this policy already
@@ -14,7 +16,8 @@ import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
 export const IDENTITY_CSP = cspOf({
   'default-src': ["'none'"],
   'style-src': [LAYOUT_STYLE_HASH],
-  'script-src': [AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
+  'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
+  'connect-src': ["'self'"],
   'frame-ancestors': ["'none'"],
   'base-uri': ["'none'"],
 })

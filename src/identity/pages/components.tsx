@@ -36,12 +36,21 @@ export function NewPasswordField({ label, rule }: { label: string; rule: Passwor
   )
 }
 
-/** The end of a flow that went well (verified, changed, connected, signed out). */
-export function DonePage(p: { title: string; message: string }) {
+/** The end of a flow that went well (verified, changed, connected, signed out), and where to go on. */
+export function DonePage(p: { title: string; message: string; link?: IdentityError['link'] }) {
   return (
     <Layout title={p.title}>
       <h1 safe>{p.title}</h1>
       <Alert kind="ok" message={p.message} />
+      {p.link ? (
+        <p>
+          <a href={p.link.href} safe>
+            {p.link.label}
+          </a>
+        </p>
+      ) : (
+        ''
+      )}
     </Layout>
   )
 }

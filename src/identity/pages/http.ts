@@ -48,6 +48,9 @@ export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 /** The workspace a mail is sent for: none for the platform instance. */
 export const mailWorkspace = (instanceId: string) => (instanceId === PLATFORM ? null : instanceId)
 
+/** oidc-provider's word for an interaction this browser does not hold: no cookie, or expired, or ended. */
+export const interactionGone = (e: unknown) => e instanceof Error && e.name === 'SessionNotFound'
+
 /** A mailed link that is unknown, expired or already used. */
 export const linkExpired = (message: string): IdentityError => ({
   status: 400,

@@ -1,8 +1,10 @@
 import { AppError } from '../../shared/errors'
-import type { PageContext, PageRequest } from './http'
+import { interactionGone, type PageContext, type PageRequest } from './http'
+import { interactionLinks } from './links'
 import { mfaStep, passkeySignIn } from './mfa-interaction'
 import { signIn } from './sign-in'
 import { signUp } from './sign-up'
+import { continueVerified, verificationGone } from './verify-continue'
 import { resendVerification } from './verify-email'
 
 export type InteractionDetails = Awaited<
@@ -21,18 +23,31 @@ export interface InteractionLinks {
   mfaUrl: string
   /** A sign-in with a passkey alone; null where the policy has MFA off. */
   passkeyUrl: string | null
+  /**
+   * Where a sign-in waiting on its address goes on (verify-continue.tsx); it names the app, for the
+   * page that offers to sign in again once the interaction is gone.
+   */
+  verifyUrl: string
+  clientId: string
   appName: string
 }
 
 /**
  * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/verify|/abort]`):
  * the sign-in page and its post, the sign-up page and its post, the second step of a sign-in, a
- * sign-in with a passkey alone, a new verification link, a cancel, and the consent prompt, which is
- * answered without a page.
+ * sign-in with a passkey alone, the sign-in waiting on its address (its poll, and a new link), a
+ * cancel, and the consent prompt, which is answered without a page.
  */
 export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
   const { provider } = p.instance
-  const details = await provider.interactionDetails(p.req, p.res)
+  let details: InteractionDetails
+  try {
+    details = await provider.interactionDetails(p.req, p.res)
+  } catch (e) {
+    // The waiting page polls and mails a link: once its sign-in is gone it is sent to a way back.
+    if (action === 'verify' && interactionGone(e)) return verificationGone(p)
+    throw e
+  }
   if (details.uid !== uid)
     throw new AppError('INTERACTION_MISMATCH', 400, 'This sign-in request has expired. Start again.')
   if (action === 'abort') {
@@ -43,22 +58,14 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
     return
   }
   if (details.prompt.name === 'consent') return consent(p, details)
-  const client = await provider.Client.find(String(details.params.client_id))
-  const base = `${p.prefix}/interaction/${uid}`
-  const links: InteractionLinks = {
-    uid,
-    action: `${base}/login`,
-    signUpUrl: `${base}/signup`,
-    signInUrl: base,
-    forgotUrl: `${p.prefix}/forgot-password`,
-    mfaUrl: `${base}/mfa`,
-    passkeyUrl: p.instance.policy.mfa === 'off' ? null : `${base}/passkey`,
-    appName: client?.clientName ?? 'the application',
-  }
+  const links = await interactionLinks(p, details)
   if (action === 'signup') return signUp(c, p, links)
   if (action === 'mfa') return mfaStep(c, p, details, links)
   if (action === 'passkey') return passkeySignIn(c, p, links)
-  if (action === 'verify' && p.req.method === 'POST') return resendVerification(c, p, links)
+  if (action === 'verify')
+    return p.req.method === 'POST'
+      ? resendVerification(c, p, details, links)
+      : continueVerified(c, p, details, links)
   return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
 }
 

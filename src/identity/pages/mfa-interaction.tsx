@@ -310,7 +310,7 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
   await throttle.reset(throttleKey('acct', p.instance.id, account.email))
   // As after a password: no code for an address the policy wants proven first.
   if (p.instance.policy.requireEmailVerification && !account.emailVerified) {
-    await askToVerify(c, p, account, links)
+    await askToVerify(c, p, account, links, [checked.amr])
     return
   }
   await finishLogin(c, p, account, [checked.amr])

@@ -2,11 +2,13 @@ import { AppError } from '../../shared/errors'
 import { writeError } from '../errors'
 import { LoginThrottle } from '../throttle'
 import { acceptInvite } from './accept-invite'
+import { HTMX_PATH, serveHtmx } from './assets'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
 import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
+import { verifyEmailOfSignIn } from './verify-continue'
 import { verifyEmail } from './verify-email'
 
 interface PageRoute {
@@ -18,15 +20,22 @@ interface PageRoute {
 
 /**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
- * interaction, the mailed links' pages, and a signed-in user's two-step verification (`/mfa`). The
- * device and logout pages are oidc-provider's, drawn by device.tsx and logout.tsx.
+ * interaction, the mailed links' pages, a signed-in user's two-step verification (`/mfa`), and the
+ * htmx of the pages that poll. The device and logout pages are oidc-provider's, drawn by device.tsx
+ * and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
   {
     path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|verify|abort))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![2]),
   },
+  {
+    path: /^\/interaction\/([A-Za-z0-9_-]+)\/verify-email$/,
+    methods: ['GET'],
+    run: (c, p, m) => verifyEmailOfSignIn(c, p, m![1]!),
+  },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
+  { path: HTMX_PATH, methods: ['GET'], run: serveHtmx },
   { path: '/forgot-password', run: forgotPassword },
   { path: '/reset-password', run: resetPassword },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },

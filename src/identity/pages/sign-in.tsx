@@ -96,7 +96,7 @@ export async function signIn(
   // No code for an address the policy wants proven first: the verify page, and a link by mail.
   if (policy.requireEmailVerification && !account.emailVerified) {
     await throttle.reset(accountKey)
-    await askToVerify(c, p, account, links)
+    await askToVerify(c, p, account, links, ['pwd'])
     return
   }
   const step = await secondStep(c, p, account)

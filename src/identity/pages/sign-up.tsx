@@ -87,7 +87,7 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
     return
   }
   if (policy.requireEmailVerification) {
-    await askToVerify(c, p, account, links)
+    await askToVerify(c, p, account, links, ['pwd'])
     return
   }
   await mailVerification(c, account)

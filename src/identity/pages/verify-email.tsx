@@ -1,33 +1,54 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import {
-  type Account,
-  issueAccountToken,
-  markEmailVerified,
-  pendingVerification,
-  useAccountToken,
-} from '../accounts'
+import { type Account, findAccount, issueAccountToken, markEmailVerified, useAccountToken } from '../accounts'
 import { writeError } from '../errors'
 import { issuerFor } from '../instances'
 import { minutesText, type ThrottleEntry, throttleKey } from '../throttle'
+import { HTMX_PATH } from './assets'
 import { DonePage } from './components'
+import type { Amr } from './finish-login'
 import { linkExpired, mailWorkspace, type PageContext, type PageRequest, send } from './http'
-import type { InteractionLinks } from './interaction'
+import type { InteractionDetails, InteractionLinks } from './interaction'
 
 const VERIFY_TTL_MS = 24 * 3600_000
 /** Verification mails per address: every mail takes a slot, none is given back. */
 const VERIFY_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
 
 /**
- * Mails the link that proves the address (`verifyEmail` consumes it). Issued for an interaction,
- * the token also records which account that interaction waits on (`pendingVerification`).
+ * A sign-in waiting on its address: the account whose first factor was right, its auth_epoch then
+ * (a password changed since voids the wait) and the methods it used. Kept in the interaction (a
+ * row of the store, `result.verify`), never in this process: the link, the poll and the button
+ * may each reach another node.
+ */
+export interface VerifyPending {
+  accountId: string
+  epoch: number
+  amr: Amr[]
+}
+
+export const verifyPendingOf = (details: InteractionDetails): VerifyPending | null => {
+  const pending = (details.result as { verify?: VerifyPending } | undefined)?.verify
+  return pending &&
+    typeof pending.accountId === 'string' &&
+    typeof pending.epoch === 'number' &&
+    Array.isArray(pending.amr)
+    ? pending
+    : null
+}
+
+/**
+ * Mails the link that proves the address. Issued for a sign-in, the link leads back into its
+ * interaction (verify-continue.tsx), where the interaction's cookie is sent, and names the app.
  */
 export async function mailVerification(
   { core, deps }: PageContext,
   account: Account,
-  interactionUid?: string,
+  signIn?: Pick<InteractionLinks, 'uid' | 'clientId'>,
 ) {
-  const token = await issueAccountToken(core, account, 'verify_email', VERIFY_TTL_MS, interactionUid)
-  const link = `${issuerFor(core.config, account.instanceId)}/verify-email?token=${encodeURIComponent(token)}`
+  const token = await issueAccountToken(core, account, 'verify_email', VERIFY_TTL_MS, signIn?.uid)
+  const issuer = issuerFor(core.config, account.instanceId)
+  const link = signIn
+    ? `${issuer}/interaction/${signIn.uid}/verify-email?token=${encodeURIComponent(token)}&client_id=${encodeURIComponent(signIn.clientId)}`
+    : `${issuer}/verify-email?token=${encodeURIComponent(token)}`
   await deps.sendMail(core, {
     to: account.email,
     subject: 'Verify your email address',
@@ -36,59 +57,76 @@ export async function mailVerification(
   })
 }
 
-/** A verification mail for the interaction, at most a few per address: how long to wait, or 0 once sent. */
-async function sendVerification(c: PageContext, account: Account, interactionUid: string): Promise<number> {
+/** A verification mail for the sign-in, at most a few per address: how long to wait, or 0 once sent. */
+async function sendVerification(c: PageContext, account: Account, links: InteractionLinks): Promise<number> {
   const slot: ThrottleEntry = [throttleKey('verify', account.instanceId, account.email), VERIFY_MAIL_RULE]
   const wait = await c.throttle.reserve([slot])
   if (wait > 0) return wait
   await c.throttle.fail([slot])
-  await mailVerification(c, account, interactionUid)
+  await mailVerification(c, account, links)
   return 0
 }
 
+/**
+ * The page a sign-in waits on. Its script asks the interaction every 2 s whether the address is
+ * verified (verify-continue.tsx) and moves on by itself; the button does the same without script.
+ */
 function VerifyPendingPage(p: {
   email: string
-  resendUrl: string
-  signInUrl: string
+  links: InteractionLinks
+  htmx: string
   notice?: string
   error?: string
 }) {
   return (
-    <Layout title="Verify your email">
+    <Layout title="Verify your email" htmx={p.htmx}>
       <h1>Check your email</h1>
       <p class="sub">
-        This app needs a verified email address. We sent a link to <strong safe>{p.email}</strong>: open it,
-        then continue.
+        This app needs a verified email address. We sent a link to <strong safe>{p.email}</strong>: open it on
+        any device, and this page continues by itself.
       </p>
+      <div hx-get={p.links.verifyUrl} hx-trigger="every 2s" hx-swap="none"></div>
       <Alert kind="ok" message={p.notice} />
       <Alert kind="error" message={p.error} />
-      <form method="post" action={p.resendUrl}>
+      <form method="post" action={p.links.verifyUrl}>
         <button type="submit" class="link">
           Send a new link
         </button>
       </form>
       <div class="links">
-        <a href={p.signInUrl}>I have verified my email: continue</a>
+        <a href={p.links.verifyUrl}>I have verified my email: continue</a>
       </div>
     </Layout>
   )
 }
 
-const resendUrl = (links: InteractionLinks) => `${links.signInUrl}/verify`
+/** The waiting page of a sign-in, as its request answers it. */
+export const verifyPendingPage = (
+  p: PageRequest,
+  account: Account,
+  links: InteractionLinks,
+  message: { notice?: string; error?: string } = {},
+) => VerifyPendingPage({ email: account.email, links, htmx: `${p.prefix}${HTMX_PATH}`, ...message })
 
 /**
  * Where a sign-in (or sign-up) of an unverified address ends when the login policy requires a
- * verified one: no code is issued; a link goes out by mail, and the page offers another.
+ * verified one: no code is issued; the interaction records what it waits on, a link goes out by
+ * mail, and the page offers another.
  */
-export async function askToVerify(c: PageContext, p: PageRequest, account: Account, links: InteractionLinks) {
-  const wait = await sendVerification(c, account, links.uid)
+export async function askToVerify(
+  c: PageContext,
+  p: PageRequest,
+  account: Account,
+  links: InteractionLinks,
+  amr: Amr[],
+) {
+  const verify: VerifyPending = { accountId: account.id, epoch: account.authEpoch, amr }
+  await p.instance.provider.interactionResult(p.req, p.res, { verify }, { mergeWithLastSubmission: false })
+  const wait = await sendVerification(c, account, links)
   await send(
     p.res,
     200,
-    VerifyPendingPage({
-      email: account.email,
-      resendUrl: resendUrl(links),
-      signInUrl: links.signInUrl,
+    verifyPendingPage(p, account, links, {
       error:
         wait > 0
           ? `We sent links recently. Check your inbox, or ask again in ${minutesText(wait)}.`
@@ -98,8 +136,14 @@ export async function askToVerify(c: PageContext, p: PageRequest, account: Accou
 }
 
 /** "Send a new link" on the verify page: for the account this interaction waits on, never another. */
-export async function resendVerification(c: PageContext, p: PageRequest, links: InteractionLinks) {
-  const account = await pendingVerification(c.core, p.instance.id, links.uid)
+export async function resendVerification(
+  c: PageContext,
+  p: PageRequest,
+  details: InteractionDetails,
+  links: InteractionLinks,
+) {
+  const pending = verifyPendingOf(details)
+  const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
   if (!account) {
     writeError(p.res, {
       status: 400,
@@ -109,23 +153,21 @@ export async function resendVerification(c: PageContext, p: PageRequest, links: 
     })
     return
   }
-  const page = { email: account.email, resendUrl: resendUrl(links), signInUrl: links.signInUrl }
   if (account.emailVerified) {
-    await send(
-      p.res,
-      200,
-      VerifyPendingPage({ ...page, notice: 'Your email is verified. Continue to sign in.' }),
-    )
+    await send(p.res, 200, verifyPendingPage(p, account, links, { notice: 'Your email is verified.' }))
     return
   }
-  const wait = await sendVerification(c, account, links.uid)
+  const wait = await sendVerification(c, account, links)
   await send(
     p.res,
     wait > 0 ? 429 : 200,
-    VerifyPendingPage(
+    verifyPendingPage(
+      p,
+      account,
+      links,
       wait > 0
-        ? { ...page, error: `Too many links asked for. Try again in ${minutesText(wait)}.` }
-        : { ...page, notice: 'We sent a new link. It is valid for 24 hours.' },
+        ? { error: `Too many links asked for. Try again in ${minutesText(wait)}.` }
+        : { notice: 'We sent a new link. It is valid for 24 hours.' },
     ),
   )
 }

@@ -19,15 +19,20 @@ code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px
 /** Lets the inline `<style>` below through a Content-Security-Policy without 'unsafe-inline'. */
 export const LAYOUT_STYLE_HASH = cspHash(STYLE)
 
+// The policy allows no inline style but the layout's own: htmx must not add its indicator style.
+const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false })
+
 export interface LayoutProps {
   title: string
+  /** Where the page loads htmx from: only a page that asks the server again by itself (a poll) runs script. */
+  htmx?: string
 }
 
 /**
  * The shell of every hosted page of an identity instance (self-contained: no external assets), and
  * of the control plane's pages a signed-out browser sees (they look like the sign-in they follow).
  */
-export function Layout({ title, children }: PropsWithChildren<LayoutProps>) {
+export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>) {
   return (
     <>
       {'<!doctype html>'}
@@ -38,6 +43,14 @@ export function Layout({ title, children }: PropsWithChildren<LayoutProps>) {
           <meta name="robots" content="noindex" />
           <title safe>{title}</title>
           <style>{STYLE}</style>
+          {htmx ? (
+            <>
+              <meta name="htmx-config" content={HTMX_CONFIG} />
+              <script src={htmx} defer></script>
+            </>
+          ) : (
+            ''
+          )}
         </head>
         <body>
           <main>{children}</main>

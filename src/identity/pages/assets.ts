@@ -1,0 +1,18 @@
+import htmx from '../../../node_modules/htmx.org/dist/htmx.min.js' with { type: 'file' }
+import type { PageContext, PageRequest } from './http'
+
+/** Where an instance serves htmx, below its prefix. */
+export const HTMX_PATH = '/assets/htmx.min.js'
+
+/**
+ * htmx for the hosted pages that ask the server again by themselves (the verify page's poll), from
+ * the instance itself: the pages stay self-contained on a host-based issuer too, and the plane's
+ * policy allows scripts of its own origin only. Embedded in the executable, as the dashboard's copy.
+ */
+export async function serveHtmx(_c: PageContext, p: PageRequest) {
+  p.res.writeHead(200, {
+    'content-type': 'text/javascript; charset=utf-8',
+    'cache-control': 'public, max-age=86400',
+  })
+  p.res.end(await Bun.file(htmx).bytes())
+}
