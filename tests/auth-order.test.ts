@@ -1,25 +1,14 @@
 import { beforeAll, describe, expect, it } from 'bun:test'
-import type { TObject } from '@sinclair/typebox'
 import type { App } from '../src/app'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { createWorkspaceService } from '../src/features/workspaces/service'
 import { PLATFORM, signUp } from '../src/identity'
-import { type Guard, guardOf } from '../src/shared/plugins/auth'
 import { testApp } from './support/app'
+import { type GuardedRoute, guardedRoutes, routeKey as key, pathOf } from './support/route-table'
 
 // Who you are before what you sent: on every route behind the auth guard, a caller learns that it is
 // not signed in (401), may not act (403) or cannot see the workspace (404) before anything about what
 // it sent (422). The routes come from the app's own table: a route added later is covered by itself.
-
-interface GuardedRoute {
-  method: string
-  /** As the table has it: `/v1/workspaces/:workspace_id/apps/`. */
-  path: string
-  /** What the guard asks: `signed-in` or a workspace scope. */
-  needs: Guard
-  body?: TObject
-  query?: TObject
-}
 
 /** The headers that say who is calling. */
 type Caller = Record<string, string>
@@ -50,22 +39,12 @@ beforeAll(async () => {
   stranger = { cookie: s.cookie, 'x-csrf-token': s.csrf }
   workspaceId = (await createWorkspaceService(core).create(o.id, 'Owned')).id
 
-  routes = app.routes.flatMap((r): GuardedRoute[] => {
-    const hooks = r.hooks as { transform?: unknown; body?: TObject; query?: TObject }
-    const needs = guardOf(hooks)
-    if (!needs) return []
-    return [{ method: r.method, path: r.path, needs, body: hooks.body, query: hooks.query }]
-  })
+  routes = guardedRoutes(app)
 })
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const carriesBody = (r: GuardedRoute) => UNSAFE.has(r.method)
 const dashboard = (r: GuardedRoute) => r.path.startsWith('/app/')
-const key = (r: GuardedRoute) => `${r.method} ${r.path}`
-
-/** The route's path with the workspace id given and made-up ids elsewhere. */
-const pathOf = (r: GuardedRoute, workspace: string) =>
-  r.path.replace(/:(\w+)/g, (_, name: string) => (name === 'workspace_id' ? workspace : `${name}_1`))
 
 /** A query that fails the route's schema: every property far too long, and not a number either. */
 const badQuery = (r: GuardedRoute) =>

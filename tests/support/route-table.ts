@@ -1,0 +1,34 @@
+import type { TObject } from '@sinclair/typebox'
+import type { App } from '../../src/app'
+import { type Guard, guardOf } from '../../src/shared/plugins/auth'
+
+/** A route of the app's own table, as the auth guard sees it. */
+export interface TableRoute {
+  method: string
+  /** As the table has it: `/v1/workspaces/:workspace_id/apps/`. */
+  path: string
+  /** What the guard asks: `signed-in`, `any-caller` or a workspace scope; undefined when unguarded. */
+  needs?: Guard
+  body?: TObject
+  query?: TObject
+}
+
+export type GuardedRoute = TableRoute & { needs: Guard }
+
+/** Every route of the app (its method, path, what the guard asks and its schemas). */
+export function routeTable(app: App): TableRoute[] {
+  return app.routes.map((r) => {
+    const hooks = r.hooks as { transform?: unknown; body?: TObject; query?: TObject }
+    return { method: r.method, path: r.path, needs: guardOf(hooks), body: hooks.body, query: hooks.query }
+  })
+}
+
+/** The routes behind the auth guard. */
+export const guardedRoutes = (app: App): GuardedRoute[] =>
+  routeTable(app).filter((r): r is GuardedRoute => r.needs !== undefined)
+
+export const routeKey = (r: TableRoute) => `${r.method} ${r.path}`
+
+/** The route's path with the workspace id given and made-up ids elsewhere. */
+export const pathOf = (r: TableRoute, workspace: string) =>
+  r.path.replace(/:(\w+)/g, (_, name: string) => (name === 'workspace_id' ? workspace : `${name}_1`))
