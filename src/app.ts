@@ -69,10 +69,9 @@ export function createApp(core: Core, { identity, features = productFeatures, no
         exclude: { paths: ['/docs', '/openapi.json'] },
       }),
     )
-  for (const f of features) {
-    if (f.routes) app.use(f.routes(ctx))
-    if (f.pages) app.use(f.pages(ctx))
-  }
+  // The JSON API first, then the pages: the API reference lists operations in this order.
+  for (const f of features) if (f.routes) app.use(f.routes(ctx))
+  for (const f of features) if (f.pages) app.use(f.pages(ctx))
   return app
 }
 

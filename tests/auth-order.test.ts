@@ -129,18 +129,38 @@ describe('a guarded route with a body or query that fails validation', () => {
 })
 
 describe('a guarded route with a JSON body that does not parse', () => {
-  it('answers 401 with no credentials, 404 to whoever cannot see the workspace, 422 to the owner', async () => {
+  // Elysia's parser refuses it before any hook (see the guard's comment: a parse hook of our own
+  // would hide every request body from the OpenAPI document). Its answer names no field of the
+  // schema and is the same whoever asks, so it tells a caller who may not act nothing.
+  it('answers everyone the same 422, with nothing of the route in it', async () => {
     const withBody = routes.filter(carriesBody)
-    expect(await mismatches(withBody, nobody, () => 401, { malformed: true })).toEqual([])
-    expect(await mismatches(scoped(withBody), stranger, () => 404, { malformed: true })).toEqual([])
-    // Last: a DELETE that wrongly ran would take the workspace with it.
-    const last = (r: GuardedRoute) => (r.method === 'DELETE' ? 1 : 0)
-    const ordered = [...withBody].sort((a, b) => last(a) - last(b))
-    expect(await mismatches(ordered, owner, () => 422, { malformed: true })).toEqual([])
-    const apps = withBody.find((r) => key(r) === 'POST /v1/workspaces/:workspace_id/apps/')!
-    expect(await (await send(apps, owner, { malformed: true })).json()).toEqual({
-      detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }],
-    })
+    const answers = { api: new Set<string>(), dashboard: new Set<string>() }
+    for (const caller of [nobody, stranger, owner]) {
+      for (const r of withBody) {
+        const res = await send(r, caller, { malformed: true })
+        answers[dashboard(r) ? 'dashboard' : 'api'].add(`${res.status} ${await res.text()}`)
+      }
+    }
+    expect([...answers.api]).toEqual([
+      `422 ${JSON.stringify({ detail: [{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }] })}`,
+    ])
+    expect([...answers.dashboard]).toEqual([
+      '422 <div class="alert error" role="alert">Some fields are not valid. Check them and try again.</div>',
+    ])
+  })
+})
+
+describe('the OpenAPI document', () => {
+  it('describes the request body of guarded routes', async () => {
+    const spec = (await (await app.handle(new Request('http://localhost:8080/openapi.json'))).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>
+      >
+    }
+    const create = spec.paths['/v1/workspaces/{workspace_id}/apps/']?.post?.requestBody?.content
+    expect(Object.keys(create ?? {})).toContain('application/json')
+    expect(create?.['application/json']?.schema).toMatchObject({ required: ['name', 'redirect_uris'] })
   })
 })
 

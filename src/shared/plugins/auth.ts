@@ -1,5 +1,5 @@
 import type { Server } from 'bun'
-import { type Cookie, Elysia, ParseError } from 'elysia'
+import { type Cookie, Elysia } from 'elysia'
 import type { Account } from '../../identity'
 import { forbidden, notFound, unauthorized } from '../errors'
 import { isUuid } from '../formats'
@@ -127,24 +127,6 @@ export function guardOf(hooks: { transform?: unknown }): Guard | undefined {
 }
 
 /**
- * A JSON body that does not parse. Elysia answers one (422) while parsing, before any hook; the
- * guard's routes keep it instead and answer it once the caller is let through.
- */
-const UNPARSABLE = Symbol('unparsable JSON body')
-
-/** The guard's JSON parser: Elysia's (`request.json()`), except that a failure waits for the guard. */
-async function parseJson({ request }: { request: Request }, contentType: string) {
-  // Anything else goes on to Elysia's parsers: forms are always parsed, `_csrf` included.
-  if (contentType !== 'application/json') return undefined
-  const text = await request.text()
-  try {
-    return JSON.parse(text)
-  } catch {
-    return UNPARSABLE
-  }
-}
-
-/**
  * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
  * they need in one word: `auth: true` (a person), `caller: true` (machine keys too) or
  * `scope: 'workspace:write'`; each gets `principal` and the `actor` its audit entries name.
@@ -166,7 +148,7 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
   }
 
   const authenticate = async ({ request, cookie, body }: Credentials) => {
-    const principal = await principalOf({ request, cookie, body: body === UNPARSABLE ? undefined : body })
+    const principal = await principalOf({ request, cookie, body })
     if (!principal) throw unauthorized()
     // DESIGN "Machine keys": their tokens act on the JSON API only, never on a dashboard page.
     if (principal.kind === 'key' && !new URL(request.url).pathname.startsWith('/v1/'))
@@ -181,10 +163,9 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
 
   // Per request, from `transform` to `resolve`: the same Request object reaches both.
   const grants = new WeakMap<Request, Grant<W>>()
-  /** The caller may act: only now does a body that did not parse get its answer (422). */
-  const admit = (request: Request, body: unknown, grant: Grant<W>) => {
+  /** The caller may act: the route's validation (422) comes next. */
+  const admit = (request: Request, grant: Grant<W>) => {
     grants.set(request, grant)
-    if (body === UNPARSABLE) throw new ParseError()
   }
   const granted = (request: Request): Grant<W> => {
     const grant = grants.get(request)
@@ -209,7 +190,7 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
       const access = isUuid(id) ? await findAccess(id, principal) : undefined
       if (!access) throw notFound('Workspace')
       if (!holdsScope(access.scopes, needed)) throw forbidden(`This action needs the ${needed} scope`)
-      admit(request, body, {
+      admit(request, {
         principal,
         actor: actorOf(principal, request, server),
         workspace: access.workspace,
@@ -217,7 +198,6 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     }
     guards.set(transform, needed)
     return {
-      parse: parseJson,
       transform,
       resolve({ request }: { request: Request }) {
         const { principal, actor, workspace } = granted(request)
@@ -240,7 +220,7 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     const principal = await authenticate({ request, cookie, body })
     // The platform's own routes (your workspaces, creating one) are a person's: a key has one workspace.
     if (principal.kind !== 'user') throw forbidden('This action needs a signed-in person, not a machine key')
-    admit(request, body, { principal, actor: actorOf(principal, request, server) })
+    admit(request, { principal, actor: actorOf(principal, request, server) })
   }
   guards.set(signedIn, 'signed-in')
 
@@ -251,14 +231,13 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     server,
   }: Credentials & { server: Server<unknown> | null }) {
     const principal = await authenticate({ request, cookie, body })
-    admit(request, body, { principal, actor: actorOf(principal, request, server) })
+    admit(request, { principal, actor: actorOf(principal, request, server) })
   }
   guards.set(anyCaller, 'any-caller')
 
   return new Elysia({ name: 'auth' }).decorate('principalOf', principalOf).macro({
     /** `auth: true`: a signed-in person (a machine key gets 403). */
     auth: {
-      parse: parseJson,
       transform: signedIn,
       resolve: ({ request }) => {
         const { principal, actor } = granted(request)
@@ -267,7 +246,6 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     },
     /** `caller: true`: anyone with a credential, machine keys included (`GET /v1/auth/me`). */
     caller: {
-      parse: parseJson,
       transform: anyCaller,
       resolve: ({ request }) => {
         const { principal, actor } = granted(request)
