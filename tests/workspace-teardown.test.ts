@@ -72,7 +72,10 @@ async function provisionedWorkspace(name: string): Promise<string> {
   return created.body.id
 }
 
-/** Data in every feature: an app, an invitation (and its mail), an end user with every factor, tokens. */
+/**
+ * Data in every feature: an app, an invitation (and its mail), a member invitation, an end user with
+ * every factor, tokens.
+ */
 async function fillEveryFeature(ws: string): Promise<void> {
   const core = server.core
   const app = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/apps`, {
@@ -86,6 +89,12 @@ async function fillEveryFeature(ws: string): Promise<void> {
     email: 'invited@example.com',
   })
   expect(invited.status).toBe(201)
+  // A colleague invited to manage the workspace: the invitation, its mail, and the audit row it writes.
+  const colleague = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/members`, {
+    email: 'colleague@example.com',
+    role: 'developer',
+  })
+  expect(colleague.status).toBe(201)
   await server.tick()
 
   // An end user signs up through the hosted pages (accounts, oidc-provider's rows, events), at once.

@@ -92,6 +92,15 @@ export async function findAccountByEmail(
   return account
 }
 
+/** The accounts of an instance among `ids`, in no order (a workspace's members, by their platform accounts). */
+export async function findAccounts(core: Core, instanceId: string, ids: string[]): Promise<UserAccount[]> {
+  if (ids.length === 0) return []
+  return core.db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.instanceId, instanceId), inArray(accounts.id, ids)))
+}
+
 const emailTaken = () =>
   new AppError('EMAIL_TAKEN', 409, 'An account with this email already exists. Sign in instead.')
 

@@ -1,3 +1,4 @@
+import { Elysia } from 'elysia'
 import { deleteWorkspaceAudit } from '../../audit/record'
 import { deleteWorkspaceEvents } from '../../events/emit'
 import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
@@ -6,18 +7,27 @@ import type { Feature } from '../feature'
 import { workspaceActive, workspaceName } from './instance-state'
 import { workspaceProvision, workspaceTeardown } from './jobs'
 import { workspacePages } from './pages'
+import { invitationPages, memberPages } from './pages.members'
 import { workspaceRoutes } from './routes'
+import { memberRoutes } from './routes.members'
 import { workspaceAccess } from './scopes'
 
 /**
- * Workspaces and the identity instance each one owns: the instance's signing keys are its first
- * provisioning step, and its rows, events, audit log and jobs go with it (the last teardown step, since the
- * features after it in the list are torn down first).
+ * Workspaces, their members (and invitations), and the identity instance each one owns: the
+ * instance's signing keys are its first provisioning step, and its rows, events, audit log and jobs
+ * go with it (the last teardown step, since the features after it in the list are torn down first).
+ * Members and invitations are routes and pages of their own (`*.members.*`), composed here.
  */
 export const feature: Feature = {
   name: 'workspaces',
-  routes: ({ core, auth }) => workspaceRoutes(core, auth),
-  pages: ({ core, auth, nav }) => workspacePages(core, auth, nav),
+  routes: ({ core, auth }) =>
+    new Elysia({ name: 'workspaces' }).use(workspaceRoutes(core, auth)).use(memberRoutes(core, auth)),
+  pages: ({ core, auth, nav }) =>
+    new Elysia({ name: 'workspaces-pages' })
+      .use(workspacePages(core, auth, nav))
+      .use(memberPages(core, auth))
+      .use(invitationPages(core, auth)),
+  nav: [{ label: 'Members', path: 'settings/members', place: 'settings' }],
   provision: [
     {
       name: 'signing-keys',

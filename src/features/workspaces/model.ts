@@ -28,3 +28,65 @@ export namespace WorkspaceModel {
 
   export const deleted = t.Object({ id: t.String(), state: t.Literal('deleting') })
 }
+
+/** DESIGN "Who may do what": a workspace's members (platform accounts) and pending invitations. */
+export namespace MemberModel {
+  export const role = t.Union(
+    [t.Literal('owner'), t.Literal('admin'), t.Literal('developer'), t.Literal('viewer')],
+    {
+      description:
+        'owner and admin hold workspace:admin (only an owner grants, changes or removes the owner role), developer workspace:write, viewer workspace:read',
+      errorMessage: { anyOf: 'Choose a role.' },
+    },
+  )
+
+  export const add = t.Object(
+    {
+      email: t.String({
+        minLength: 3,
+        maxLength: 320,
+        pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+        description:
+          'A platform account with this address joins at once; any other address is invited by mail',
+        errorMessage: { pattern: 'Enter a valid email address.', minLength: 'Enter an email address.' },
+      }),
+      role,
+    },
+    { additionalProperties: false },
+  )
+
+  export const update = t.Object({ role }, { additionalProperties: false })
+
+  export const out = t.Object({
+    account_id: t.Nullable(t.String({ description: 'The platform account; null while invited' })),
+    invitation_id: t.Nullable(
+      t.String({
+        description: 'inv_ + ULID while invited (cancel it with DELETE …/members/invitations/{id})',
+      }),
+    ),
+    email: t.String(),
+    name: t.String({ description: 'Empty while invited' }),
+    role,
+    status: t.Union([t.Literal('active'), t.Literal('invited')]),
+    created_at: t.String({ description: 'When they joined, or were invited' }),
+    expires_at: t.Nullable(t.String({ description: 'Invited only: the link works until then (7 days)' })),
+  })
+
+  export const list = t.Object({ items: t.Array(out), total: t.Integer() })
+
+  export const params = t.Object({
+    workspace_id: t.String({ format: 'uuid' }),
+    account_id: t.String({ maxLength: 64 }),
+  })
+
+  export const invitationParams = t.Object({
+    workspace_id: t.String({ format: 'uuid' }),
+    invitation_id: t.String({ maxLength: 64 }),
+  })
+
+  export const deleted = t.Object({ deleted: t.Boolean() })
+
+  export type Role = typeof role.static
+  export type Add = typeof add.static
+  export type Out = typeof out.static
+}
