@@ -5,11 +5,12 @@ import { auditLog } from '../src/audit/schema'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { workspaces } from '../src/features/workspaces/schema'
 import { PLATFORM, signUp } from '../src/identity'
+import { markEmailVerified } from '../src/identity/accounts'
 import { ManualClock } from '../src/shared/clock'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
-import { type Json, signUpUser } from './support/users'
+import { type Json, signUpUser, verifyPlatformEmail } from './support/users'
 
 // Issue 25, item 1 (members and roles) through the API and the invitation page: adding accounts,
 // inviting addresses by mail (a real SMTP server), accepting as the right account only, expiry on
@@ -40,8 +41,10 @@ interface Person {
   cookie: string
 }
 
+/** A platform account that proved its address (as the verification link leaves it), signed in. */
 async function person(name: string, email = `${name.toLowerCase()}-${crypto.randomUUID()}@example.com`) {
   const account = await signUp(server.core, PLATFORM, { email, password: 'a long password 1', name })
+  await markEmailVerified(server.core, account)
   return signedIn({ id: account.id, email: account.email })
 }
 
@@ -183,6 +186,24 @@ describe('adding members', () => {
         changes: { role: { to: 'developer' } },
       },
     ])
+  })
+})
+
+describe('an account that has not proved its address', () => {
+  it('is invited by mail, never added at once: anyone may sign up with an address they do not own', async () => {
+    const owner = await person('Owner')
+    const email = `squatted-${crypto.randomUUID()}@example.com`
+    const squatter = await signUp(server.core, PLATFORM, {
+      email,
+      password: 'a long password 1',
+      name: 'Mallory',
+    })
+    const ws = await workspaceOf(owner)
+    const added = await api(owner, 'POST', members(ws), { email, role: 'admin' })
+    expect(added.status).toBe(201)
+    expect(added.body).toMatchObject({ account_id: null, status: 'invited', email })
+    const mallory = await signedIn({ id: squatter.id, email })
+    expect((await api(mallory, 'GET', `/v1/workspaces/${ws}`)).status).toBe(404)
   })
 })
 
@@ -493,6 +514,7 @@ describe('roles and owners', () => {
       { email, password: 'an admin password', name: 'Eve' },
       { bearer: true },
     )
+    await verifyPlatformEmail(server, email)
     expect((await api(owner, 'POST', members(ws), { email, role: 'admin' })).status).toBe(201)
     const bearer = { bearer: eve.bearer! }
     /** With the dashboard session of Eve's browser. */

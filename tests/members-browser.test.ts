@@ -6,7 +6,7 @@ import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
-import { json, signUpUser } from './support/users'
+import { json, signUpUser, verifyPlatformEmail } from './support/users'
 
 // Issue 25, item 1 (members) in headless Chromium: Settings → Members (add an account, invite an
 // address, change a role, the last owner's refusal in the row, remove and cancel behind a
@@ -44,6 +44,8 @@ describe('Settings → Members in the dashboard', () => {
       password: 'difference-engine',
       name: 'Charles Babbage',
     })
+    // Added at once only with a proved address (the others are invited by mail).
+    await verifyPlatformEmail(server, 'charles@example.com')
     const ws = await activeWorkspace(server.core, owner.id)
     const membersUrl = `${server.baseUrl}/app/workspaces/${ws}/settings/members`
 

@@ -1,3 +1,5 @@
+import { PLATFORM } from '../../src/identity'
+import { findAccountByEmail, markEmailVerified } from '../../src/identity/accounts'
 import { Agent } from './browserless'
 import type { TestServer } from './server'
 
@@ -192,4 +194,11 @@ export async function signUpEndUser(
     )
   }
   return done.url
+}
+
+/** Marks a platform account's address proved, as following its verification link does. */
+export async function verifyPlatformEmail(server: TestServer, email: string): Promise<void> {
+  const account = await findAccountByEmail(server.core, PLATFORM, email)
+  if (!account) throw new Error(`no platform account for ${email}`)
+  await markEmailVerified(server.core, account)
 }

@@ -158,7 +158,8 @@ export function createMemberService(core: Core) {
     },
 
     /**
-     * Adds a platform account at once (`member.added`), or invites an address without one by mail
+     * Adds a platform account that proved its address at once (`member.added`), or invites any other
+     * address by mail
      * (`member.invited`: a single-use link valid 7 days, its token stored hashed, the mail queued in
      * the same transaction). 409 for a member already there or a live invitation; an expired one is
      * replaced. Only an owner adds an owner.
@@ -166,7 +167,10 @@ export function createMemberService(core: Core) {
     async add(workspace: Workspace, by: Caller, input: MemberModel.Add): Promise<MemberModel.Out> {
       if (workspace.state === 'deleting') throw appError(MemberErrors.WORKSPACE_DELETING, 409)
       const email = normalizeEmail(input.email)
-      const account = await findAccountByEmail(core, PLATFORM, email)
+      // Added at once only when the account has proved the address: anyone may sign up with an
+      // address they do not own, so an unproved one gets the mailed link like a stranger would.
+      const found = await findAccountByEmail(core, PLATFORM, email)
+      const account = found?.emailVerified ? found : undefined
       const now = core.clock.now()
       return core.store.tx(async (tx) => {
         await tx.serialize(membersKey(workspace.id))
