@@ -31,6 +31,8 @@ const PUBLIC = new Set([
   'POST /v1/auth/device/start',
   'POST /v1/auth/device/poll',
   'GET /dev/outbox',
+  // The mailed invitation: its token is the credential; signed out, the page says how to sign in.
+  'GET /app/invitation',
 ])
 
 /** The headers that say who is calling. */
