@@ -30,6 +30,8 @@ const PUBLIC = new Set([
   'POST /v1/auth/logout',
   'POST /v1/auth/device/start',
   'POST /v1/auth/device/poll',
+  // The jwt-bearer exchange: the signed assertion is the credential (RFC 7523).
+  'POST /v1/auth/token',
   'GET /dev/outbox',
   // The mailed invitation: its token is the credential; signed out, the page says how to sign in.
   'GET /app/invitation',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { importPKCS8, SignJWT } from 'jose'
 import * as oidc from 'openid-client'
 import { Secret, TOTP } from 'otpauth'
 import type { Store } from '../src/db/store'
@@ -73,8 +74,8 @@ async function provisionedWorkspace(name: string): Promise<string> {
 }
 
 /**
- * Data in every feature: an app, an invitation (and its mail), a member invitation, an end user with
- * every factor, tokens.
+ * Data in every feature: an app, an invitation (and its mail), a member invitation, a rotated machine
+ * key and a spent assertion, an end user with every factor, tokens.
  */
 async function fillEveryFeature(ws: string): Promise<void> {
   const core = server.core
@@ -95,6 +96,29 @@ async function fillEveryFeature(ws: string): Promise<void> {
     role: 'developer',
   })
   expect(colleague.status).toBe(201)
+  // A machine key, rotated (its revocation job waits), and an exchange (a spent assertion id).
+  const key = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/machine-keys`, {
+    name: 'ci',
+    scopes: ['workspace:read'],
+  })
+  expect(key.status).toBe(201)
+  const rotated = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/machine-keys/${key.body.id}/rotate`)
+  expect(rotated.status).toBe(201)
+  const file = rotated.body.key
+  const now = Math.floor(core.clock.now() / 1000)
+  const assertion = await new SignJWT({ jti: crypto.randomUUID() })
+    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
+    .setIssuer(file.key_id)
+    .setSubject(file.key_id)
+    .setAudience(file.token_url)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 300)
+    .sign(await importPKCS8(file.key_secret, 'ES256'))
+  const exchanged = await fetch(file.token_url, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
+  })
+  expect(exchanged.status).toBe(200)
   await server.tick()
 
   // An end user signs up through the hosted pages (accounts, oidc-provider's rows, events), at once.

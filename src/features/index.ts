@@ -8,6 +8,7 @@ import { feature as docs } from './docs'
 import type { Feature, WorkspaceLifecycle } from './feature'
 import { feature as health } from './health'
 import { feature as loginPolicy } from './login-policy'
+import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
 import { feature as users } from './users'
 import { feature as workspaces } from './workspaces'
@@ -26,6 +27,7 @@ export const features: Feature[] = [
   apps, // OIDC applications
   users, // a workspace's users and invitations
   loginPolicy, // how a workspace's users sign in
+  machineKeys, // keys for agents and automation, and their token exchange
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

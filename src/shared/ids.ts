@@ -19,6 +19,7 @@ export type IdPrefix =
   | 'ses'
   | 'aud'
   | 'mail'
+  | 'mk'
 
 /** Prefixed, time-sortable ids such as `evt_01J…` (ULID, Crockford base32). */
 export const newId = (prefix: IdPrefix, now: number = Date.now()): string => `${prefix}_${ulid(now)}`

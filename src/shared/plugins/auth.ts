@@ -21,6 +21,20 @@ export function holdsScope(held: readonly string[], needed: WorkspaceScope): boo
   )
 }
 
+/**
+ * Whether `held` grants `wanted`, a workspace or tenant scope: a workspace scope covers every
+ * tenant of the workspace at the same level (write covers `tenant:<slug>:write`), and a tenant's
+ * write covers its read. What a machine key may be given, and what its token may ask for.
+ */
+export function grantsScope(held: readonly string[], wanted: string): boolean {
+  if (Object.hasOwn(SCOPE_RANK, wanted)) return holdsScope(held, wanted as WorkspaceScope)
+  const tenant = /^tenant:([^:]+):(read|write)$/.exec(wanted)
+  if (!tenant) return false
+  const [, slug, level] = tenant
+  if (holdsScope(held, `workspace:${level}` as WorkspaceScope)) return true
+  return held.includes(wanted) || (level === 'read' && held.includes(`tenant:${slug}:write`))
+}
+
 /** What the guard needs to know of a workspace. */
 export interface WorkspaceRef {
   id: string
@@ -101,6 +115,8 @@ interface Grant<W> {
   actor: Actor
   /** Set for `scope` routes. */
   workspace?: W
+  /** What the principal holds on that workspace (a role's scope, or a key's scopes). */
+  scopes?: readonly string[]
 }
 
 /**
@@ -194,14 +210,15 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
         principal,
         actor: actorOf(principal, request, server),
         workspace: access.workspace,
+        scopes: access.scopes,
       })
     }
     guards.set(transform, needed)
     return {
       transform,
       resolve({ request }: { request: Request }) {
-        const { principal, actor, workspace } = granted(request)
-        return { principal, actor, workspace: workspace! }
+        const { principal, actor, workspace, scopes } = granted(request)
+        return { principal, actor, workspace: workspace!, scopes: scopes! }
       },
     }
   }

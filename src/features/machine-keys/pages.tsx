@@ -1,0 +1,100 @@
+import { Elysia } from 'elysia'
+import type { Core } from '../../core'
+import { defineForm, type FormField, formField } from '../../shared/forms'
+import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
+import { WorkspaceCrumb } from '../../shared/views/components'
+import { Shell } from '../../shared/views/layout'
+import { html, shellUser } from '../../shared/views/respond'
+import { WorkspaceModel } from '../workspaces/model'
+import type { Workspace } from '../workspaces/service'
+import { MachineKeyModel } from './model'
+import { createMachineKeyService, type KeyCaller } from './service'
+import { KeysSection } from './views'
+
+const views = { detail: { tags: ['views'] } }
+
+/** One access level chosen in a select: the model's list of scopes. */
+const accessField: FormField = { read: (raw) => (raw ? [raw] : []) }
+/** A date input (YYYY-MM-DD): midnight UTC of that day; empty is a key that never expires. */
+const dayField: FormField = { read: (raw) => (raw.trim() ? `${raw.trim()}T00:00:00Z` : null) }
+
+/** The form reads into the API's model: the rules and their messages are the API's. */
+const createForm = defineForm(MachineKeyModel.create, {
+  name: formField.text,
+  scopes: accessField,
+  expires_at: dayField,
+})
+
+/** Settings → Machine keys: the list, creating (the key file shown once), rotating and revoking. */
+export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>) {
+  const service = createMachineKeyService(core)
+  const path = '/app/workspaces/:workspace_id/settings/machine-keys'
+
+  const section = async (
+    w: Workspace,
+    caller: KeyCaller,
+    extra: Partial<Parameters<typeof KeysSection>[0]> = {},
+  ) => (
+    <KeysSection
+      workspaceId={w.id}
+      items={await service.list(w)}
+      admin={holdsScope(caller.scopes, 'workspace:admin')}
+      {...extra}
+    />
+  )
+
+  return new Elysia({ name: 'machine-key-pages' })
+    .use(auth)
+    .get(
+      path,
+      async ({ principal, scopes, workspace: w }) => {
+        const items = await service.list(w)
+        return html(
+          <Shell title={`${w.name} machine keys`} user={shellUser(principal)} section="workspaces">
+            <WorkspaceCrumb w={w} />
+            <h1>Machine keys</h1>
+            <p class="lead">
+              Credentials for scripts, CI jobs and agents: each exchanges its key for a 15-minute access token
+              to this workspace's API. A key does not sign anyone in to your apps.
+            </p>
+            <KeysSection workspaceId={w.id} items={items} admin={holdsScope(scopes, 'workspace:admin')} />
+          </Shell>,
+        )
+      },
+      { params: WorkspaceModel.params, scope: 'workspace:read', ...views },
+    )
+    .post(
+      path,
+      async ({ principal, actor, scopes, workspace: w, body }) => {
+        const caller = { principal, actor, scopes }
+        const sent = await createForm.submit(body, (input) => service.create(w, caller, input))
+        if (!sent.ok) {
+          // The date as typed, not as the model read it.
+          const values = { ...sent.values }
+          return html(await section(w, caller, { form: { values, errors: sent.errors } }), 422, {
+            'cache-control': 'no-store',
+          })
+        }
+        return html(await section(w, caller, { created: sent.result }), 200, { 'cache-control': 'no-store' })
+      },
+      { params: WorkspaceModel.params, scope: 'workspace:admin', ...views },
+    )
+    .post(
+      `${path}/:key_id/rotate`,
+      async ({ principal, actor, scopes, workspace: w, params }) => {
+        const caller = { principal, actor, scopes }
+        const created = await service.rotate(w, caller, params.key_id)
+        return html(await section(w, caller, { created }), 200, { 'cache-control': 'no-store' })
+      },
+      { params: MachineKeyModel.params, scope: 'workspace:admin', ...views },
+    )
+    .delete(
+      `${path}/:key_id`,
+      async ({ principal, actor, scopes, workspace: w, params }) => {
+        await service.revoke(w, { principal, actor, scopes }, params.key_id)
+        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
+        return html('')
+      },
+      { params: MachineKeyModel.params, scope: 'workspace:admin', ...views },
+    )
+}
