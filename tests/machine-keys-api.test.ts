@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { asc, eq } from 'drizzle-orm'
 import { decodeJwt, generateKeyPair, importPKCS8, SignJWT } from 'jose'
 import { auditLog } from '../src/audit/schema'
@@ -476,5 +478,40 @@ describe('revocation', () => {
     expect(after.body.error_description).toStartWith('This key expired at ')
     expect((await api(owner, 'GET', `${keys(ws)}/${created.id}`)).body.status).toBe('expired')
     expect((await api(owner, 'POST', `${keys(ws)}/${created.id}/rotate`)).status).toBe(409)
+  })
+})
+
+describe("README's exchange example", () => {
+  it('runs as written with a key file from SERVICE_MACHINE_KEY_PATH and lists the apps', async () => {
+    // The server's clock is the real one here: the example signs with the system time.
+    clock.set(Date.now())
+    const { owner, ws } = await workspaceWithOwner()
+    const created = await createKey(owner, ws, { scopes: ['workspace:read'] })
+    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
+    const example = /<!-- machine-key-example -->\n```ts\n([\s\S]+?)\n```/.exec(readme)?.[1]
+    expect(example).toContain('SERVICE_MACHINE_KEY_PATH')
+    // Beside node_modules, so `jose` resolves as in a user's project.
+    const dir = mkdtempSync(join(import.meta.dir, '..', '.readme-example-'))
+    try {
+      writeFileSync(join(dir, 'key.json'), JSON.stringify(created.key))
+      writeFileSync(join(dir, 'exchange.ts'), example!)
+      // Spawned, not spawnSync: the server runs in this process and must go on answering.
+      const run = Bun.spawn([process.execPath, join(dir, 'exchange.ts')], {
+        env: { ...process.env, SERVICE_MACHINE_KEY_PATH: join(dir, 'key.json') },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      const [stdout, stderr, exitCode] = await Promise.all([
+        new Response(run.stdout).text(),
+        new Response(run.stderr).text(),
+        run.exited,
+      ])
+      expect(stderr).toBe('')
+      expect(exitCode).toBe(0)
+      expect(stdout).toContain('items: []')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    expect((await api(owner, 'GET', `${keys(ws)}/${created.id}`)).body.last_used_at).not.toBeNull()
   })
 })
