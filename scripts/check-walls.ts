@@ -14,7 +14,7 @@ interface Rule {
 }
 
 /** The layers every other part may use, and which use none of them. */
-const LOW_LEVEL = ['shared/', 'db/', 'queue/', 'events/', 'audit/']
+const LOW_LEVEL = ['shared/', 'db/', 'queue/', 'events/', 'audit/', 'limits/']
 
 const featureOf = (path: string) => /^features\/([^/]+)\//.exec(path)?.[1] ?? null
 /** What a feature shows others: its service (and the types and rules of its model). */
@@ -27,7 +27,7 @@ export const RULES: Rule[] = [
       from.startsWith('features/') && to.startsWith('identity/') && to !== 'identity/index.ts',
   },
   {
-    name: 'shared/, db/, queue/, events/ and audit/ import no feature, no identity plane and no job runtime',
+    name: 'shared/, db/, queue/, events/, audit/ and limits/ import no feature, no identity plane and no job runtime',
     breaks: (from, to) =>
       LOW_LEVEL.some((dir) => from.startsWith(dir)) &&
       (to.startsWith('features/') || to.startsWith('identity/') || to.startsWith('jobs/')),

@@ -12,6 +12,7 @@ import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
+import { addressLimitPlugin, controlPlaneLimit } from './shared/plugins/rate-limit'
 import { requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
 import { baseSecurityHeaders } from './shared/security-headers'
@@ -54,6 +55,11 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     )
     .use(bodyLimitPlugin())
     .use(
+      addressLimitPlugin(core.limiter, core.config.rateLimits, (request, server) =>
+        clientAddress(request, server, core.config.trustedProxies),
+      ),
+    )
+    .use(
       openapi({
         // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
         provider: null,
@@ -84,10 +90,12 @@ export type App = ReturnType<typeof createApp>
 export function createAuth(core: Core, features: Feature[] = productFeatures) {
   const finders = features.flatMap((f) => (f.workspaceAccess ? [f.workspaceAccess(core)] : []))
   if (finders.length !== 1) throw new Error(`exactly one feature must find workspaces (${finders.length} do)`)
+  const findAccess = finders[0]!
   return authPlugin({
     resolvers: features.flatMap((f) => f.principals?.(core) ?? []),
-    findAccess: finders[0]!,
+    findAccess,
     clientIp: (request, server) => clientAddress(request, server, core.config.trustedProxies),
+    limit: controlPlaneLimit(core.limiter, core.config.rateLimits, findAccess),
   })
 }
 

@@ -34,6 +34,22 @@ export interface Config {
   trustedProxies: Cidr[]
   /** Stable id of this node; job leases are recorded as `<node id>:<boot id>:<worker>`. */
   nodeId: string
+  /** SPEC "Rate limits" (DESIGN "Rate limits"); 0 turns a limit off. */
+  rateLimits: RateLimits
+}
+
+export interface RateLimits {
+  /** Control-plane calls per minute on one workspace (`RATE_LIMIT_WORKSPACE_PER_MINUTE`). */
+  workspacePerMinute: number
+  /** Control-plane calls per minute of one organisation, all its workspaces together. */
+  organisationPerMinute: number
+  /** Unauthenticated `/v1/auth/*` calls (and failed credentials) per minute from one client address. */
+  addressPerMinute: number
+  /** `tenants:batch` calls per minute on one workspace, apart from the control-plane limit. */
+  batchPerMinute: number
+  /** Identity-plane requests per second to one instance, and the burst it may take at once. */
+  dataPlaneRps: number
+  dataPlaneBurst: number
 }
 
 /** A start-up failure the operator can fix: the CLI prints `gatehouse: <message>` and exits 2. */
@@ -278,5 +294,13 @@ export function loadConfig(env: Env = process.env): Config {
     devOutbox,
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     nodeId: loadNodeId(env, dataDir),
+    rateLimits: {
+      workspacePerMinute: int(env, 'RATE_LIMIT_WORKSPACE_PER_MINUTE', 60, 0, 1_000_000),
+      organisationPerMinute: int(env, 'RATE_LIMIT_ORGANISATION_PER_MINUTE', 600, 0, 10_000_000),
+      addressPerMinute: int(env, 'RATE_LIMIT_ADDRESS_PER_MINUTE', 60, 0, 1_000_000),
+      batchPerMinute: int(env, 'RATE_LIMIT_BATCH_PER_MINUTE', 5, 0, 1_000_000),
+      dataPlaneRps: int(env, 'RATE_LIMIT_DATA_PLANE_RPS', 50, 0, 1_000_000),
+      dataPlaneBurst: int(env, 'RATE_LIMIT_DATA_PLANE_BURST', 200, 1, 10_000_000),
+    },
   }
 }

@@ -3,6 +3,7 @@ import type { Config } from './config'
 import { openStore } from './db/client'
 import type { Db, Store } from './db/store'
 import { createEmit, type Emit } from './events/emit'
+import { createLimiter, type Limiter } from './limits/limiter'
 import { JobQueue } from './queue/queue'
 import { type Clock, systemClock } from './shared/clock'
 import { SecretBox } from './shared/crypto'
@@ -28,6 +29,8 @@ export interface Core {
   audit: Audit
   /** Tells in-memory views of an identity instance, on every node, that its rows changed. */
   instances: InstanceChanges
+  /** The one rate limiter: store-backed buckets, exact across nodes. */
+  limiter: Limiter
 }
 
 export interface CoreOptions {
@@ -54,5 +57,6 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     emit: createEmit(store, clock),
     audit: createAudit(clock),
     instances: new InstanceChanges(store),
+    limiter: createLimiter(store, clock),
   }
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { TEST_RATE_LIMITS } from './limits'
 import { freePort } from './server'
 import { tempDir } from './temp'
 
@@ -167,6 +168,7 @@ export async function startCluster(
       BASE_URL: baseUrl,
       LOG_LEVEL: 'warn',
       TEST_CONTROL_PORT: String(controlPorts[i]),
+      ...TEST_RATE_LIMITS,
       ...env,
     }
     const spawn = () =>

@@ -3,6 +3,7 @@ import { type Core, createCore } from '../../src/core'
 import { migrate } from '../../src/db/client'
 import { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
+import { TEST_RATE_LIMITS } from './limits'
 import { storeEnv } from './postgres'
 import { tempDir } from './temp'
 
@@ -18,7 +19,13 @@ export interface TestCore extends Core {
 /** A migrated store in a fresh temp dir, a manual clock and a captured log. */
 export async function testCore(env: Record<string, string> = {}): Promise<TestCore> {
   const dataDir = env.DATA_DIR ?? tempDir()
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'debug', ...(await storeEnv(dataDir)), ...env })
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'debug',
+    ...TEST_RATE_LIMITS,
+    ...(await storeEnv(dataDir)),
+    ...env,
+  })
   const clock = new ManualClock()
   const logLines: Record<string, unknown>[] = []
   const log = createLogger('debug', (line) => logLines.push(JSON.parse(line)))

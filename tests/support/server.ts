@@ -4,6 +4,7 @@ import { type RunningServer, startServer } from '../../src/server'
 import type { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
 import { tempDir } from './core'
+import { TEST_RATE_LIMITS } from './limits'
 import { storeEnv } from './postgres'
 
 export const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url)
@@ -46,6 +47,7 @@ export async function startTestServer(
     HOST: '127.0.0.1',
     BASE_URL: baseUrl,
     LOG_LEVEL: 'info',
+    ...TEST_RATE_LIMITS,
     ...(await storeEnv(dataDir)),
     ...env,
   })

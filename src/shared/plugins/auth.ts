@@ -1,7 +1,7 @@
 import type { Server } from 'bun'
 import { type Cookie, Elysia } from 'elysia'
 import type { Account } from '../../identity'
-import { forbidden, notFound, unauthorized } from '../errors'
+import { AppError, forbidden, notFound, unauthorized } from '../errors'
 import { isUuid } from '../formats'
 
 /** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */
@@ -107,6 +107,26 @@ export interface AuthOptions<W extends WorkspaceRef> {
   findAccess: AccessFinder<W>
   /** The client's address (behind trusted proxies), for the audit log. */
   clientIp: (request: Request, server: Server<unknown> | null) => string | null
+  /**
+   * Counts the call against its rate limits once the guard knows who calls (and on which
+   * workspace): the `X-RateLimit-*` headers to send, or a thrown 429. `principal` is null for a
+   * request whose credentials failed, counted per client address.
+   */
+  limit?: (call: LimitedCall<W>) => Promise<Record<string, string>>
+}
+
+/** What the rate limits of a call are decided on. */
+export interface LimitedCall<W> {
+  request: Request
+  principal: Principal | null
+  workspace?: W
+  ip: string | null
+}
+
+/** What a guard hook reads of the server and writes on the response (the rate-limit headers). */
+interface Reply {
+  server: Server<unknown> | null
+  set: { headers: Record<string, unknown> }
 }
 
 /** What the guard found in `transform`, handed to the route by `resolve` once validation passed. */
@@ -154,7 +174,12 @@ export function guardOf(hooks: { transform?: unknown }): Guard | undefined {
  * `transform`, where the body is already parsed (a form's `_csrf` included), and `resolve` hands the
  * route what it found.
  */
-export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clientIp }: AuthOptions<W>) {
+export function authPlugin<W extends WorkspaceRef>({
+  resolvers,
+  findAccess,
+  clientIp,
+  limit = async () => ({}),
+}: AuthOptions<W>) {
   async function principalOf(credentials: Credentials): Promise<Principal | null> {
     for (const resolve of resolvers) {
       const principal = await resolve(credentials)
@@ -163,13 +188,31 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     return null
   }
 
-  const authenticate = async ({ request, cookie, body }: Credentials) => {
-    const principal = await principalOf({ request, cookie, body })
-    if (!principal) throw unauthorized()
+  /** Who calls; a request without valid credentials is counted per address, then refused. */
+  const authenticate = async ({ request, cookie, body }: Credentials, server: Server<unknown> | null) => {
+    let principal: Principal | null
+    try {
+      principal = await principalOf({ request, cookie, body })
+      if (!principal) throw unauthorized()
+    } catch (e) {
+      const headers = await limit({ request, principal: null, ip: clientIp(request, server) })
+      if (e instanceof AppError) Object.assign(e.headers, headers)
+      throw e
+    }
     // DESIGN "Machine keys": their tokens act on the JSON API only, never on a dashboard page.
     if (principal.kind === 'key' && !new URL(request.url).pathname.startsWith('/v1/'))
       throw forbidden('Machine tokens are accepted on the JSON API only')
     return principal
+  }
+  /** Counts an identified call; its headers go on the response, whatever the route answers. */
+  const count = async (
+    request: Request,
+    server: Server<unknown> | null,
+    set: Reply['set'],
+    principal: Principal,
+    workspace?: W,
+  ) => {
+    Object.assign(set.headers, await limit({ request, principal, workspace, ip: clientIp(request, server) }))
   }
   const actorOf = (principal: Principal, request: Request, server: Server<unknown> | null): Actor => ({
     id: principal.id,
@@ -198,12 +241,15 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
       body,
       params,
       server,
-    }: Credentials & { params: Record<string, string>; server: Server<unknown> | null }) {
-      const principal = await authenticate({ request, cookie, body })
+      set,
+    }: Credentials & { params: Record<string, string> } & Reply) {
+      const principal = await authenticate({ request, cookie, body }, server)
       // A path id that is not a uuid names no workspace: 404 like any other, before validation
       // could answer 422, and never looked up (PostgreSQL refuses a NUL in text).
       const id = params.workspace_id ?? ''
       const access = isUuid(id) ? await findAccess(id, principal) : undefined
+      // Counted on the workspace when it is the caller's, on the organisation either way.
+      await count(request, server, set, principal, access?.workspace)
       if (!access) throw notFound('Workspace')
       if (!holdsScope(access.scopes, needed)) throw forbidden(`This action needs the ${needed} scope`)
       admit(request, {
@@ -228,26 +274,18 @@ export function authPlugin<W extends WorkspaceRef>({ resolvers, findAccess, clie
     'workspace:admin': scopeHooks('workspace:admin'),
   }
 
-  async function signedIn({
-    request,
-    cookie,
-    body,
-    server,
-  }: Credentials & { server: Server<unknown> | null }) {
-    const principal = await authenticate({ request, cookie, body })
+  async function signedIn({ request, cookie, body, server, set }: Credentials & Reply) {
+    const principal = await authenticate({ request, cookie, body }, server)
+    await count(request, server, set, principal)
     // The platform's own routes (your workspaces, creating one) are a person's: a key has one workspace.
     if (principal.kind !== 'user') throw forbidden('This action needs a signed-in person, not a machine key')
     admit(request, { principal, actor: actorOf(principal, request, server) })
   }
   guards.set(signedIn, 'signed-in')
 
-  async function anyCaller({
-    request,
-    cookie,
-    body,
-    server,
-  }: Credentials & { server: Server<unknown> | null }) {
-    const principal = await authenticate({ request, cookie, body })
+  async function anyCaller({ request, cookie, body, server, set }: Credentials & Reply) {
+    const principal = await authenticate({ request, cookie, body }, server)
+    await count(request, server, set, principal)
     admit(request, { principal, actor: actorOf(principal, request, server) })
   }
   guards.set(anyCaller, 'any-caller')

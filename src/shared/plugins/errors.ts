@@ -62,6 +62,14 @@ export function validationDetails(error: Readonly<ValidationError>): ValidationD
   return out
 }
 
+/** The rate limiter's headers the guard set before the error: they belong on every `/v1` answer. */
+const rateLimitHeadersOf = (headers: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => name.startsWith('x-ratelimit-'))
+      .map(([name, value]) => [name, String(value)]),
+  )
+
 /**
  * The one place errors become responses. Validation → 422 `{"detail":[{loc,msg,type}]}`;
  * malformed JSON → 422 `json_invalid`; AppError → its status and `{"detail": message}`; the
@@ -76,7 +84,8 @@ export const errorsPlugin = (log: Logger) =>
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       // Recorded for the access log, which reads the status after the response is sent.
       set.status = status
-      if (!dashboard) return Response.json(body, { status, headers })
+      if (!dashboard)
+        return Response.json(body, { status, headers: { ...rateLimitHeadersOf(set.headers), ...headers } })
       const detail = (body as { detail: unknown }).detail
       const message =
         typeof detail === 'string' ? detail : 'Some fields are not valid. Check them and try again.'

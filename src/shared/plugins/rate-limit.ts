@@ -1,0 +1,101 @@
+import type { Server } from 'bun'
+import { Elysia } from 'elysia'
+import type { RateLimits } from '../../config'
+import type { Limiter, RateDecision, RateRule } from '../../limits/limiter'
+import { AppError } from '../errors'
+import type { AccessFinder, LimitedCall } from './auth'
+
+const MINUTE_MS = 60_000
+
+/** SPEC "Limits": the headers of the bucket closest to its limit, on every control-plane response. */
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(d.rule.limit),
+    'x-ratelimit-remaining': String(d.remaining),
+    'x-ratelimit-reset': String(d.resetAt),
+  }
+}
+
+/** The 429 of a refused bucket: `Retry-After` in whole seconds, and which limit it was. */
+export function rateLimited(d: RateDecision): AppError {
+  return new AppError(
+    'RATE_LIMITED',
+    429,
+    `Rate limit reached: ${d.rule.limit} requests per minute per ${d.rule.name}. Retry in ${d.retryAfter} s.`,
+    { 'retry-after': String(d.retryAfter), ...rateLimitHeaders(d) },
+  )
+}
+
+/** The per-minute rules of the control plane, from configuration; a 0 turns one off. */
+export function controlPlaneRules(limits: RateLimits) {
+  const perMinute = (name: string, limit: number): RateRule | null =>
+    limit > 0 ? { name, limit, periodMs: MINUTE_MS } : null
+  return {
+    workspace: perMinute('workspace', limits.workspacePerMinute),
+    organisation: perMinute('organisation', limits.organisationPerMinute),
+    address: perMinute('client address', limits.addressPerMinute),
+    batch: perMinute('workspace (batch)', limits.batchPerMinute),
+  }
+}
+
+/**
+ * Takes one request from each bucket in order, stopping at the first that refuses (429, thrown);
+ * answers the headers of the tightest. A refused request counts in none of the later buckets.
+ */
+export async function takeAll(
+  limiter: Limiter,
+  buckets: [key: string, rule: RateRule | null][],
+): Promise<Record<string, string>> {
+  let tightest: RateDecision | null = null
+  for (const [key, rule] of buckets) {
+    if (!rule) continue
+    const decision = await limiter.take(key, rule)
+    if (!decision.allowed) throw rateLimited(decision)
+    if (!tightest || decision.remaining < tightest.remaining) tightest = decision
+  }
+  return tightest ? rateLimitHeaders(tightest) : {}
+}
+
+/**
+ * Unauthenticated `/v1/auth/*` routes (login, callback, logout, the device flow, the token exchange)
+ * count per client address, before any other work. `/v1/auth/me` is the guard's: its caller is known.
+ */
+export function addressLimitPlugin(
+  limiter: Limiter,
+  limits: RateLimits,
+  clientIp: (request: Request, server: Server<unknown> | null) => string | null,
+) {
+  const { address } = controlPlaneRules(limits)
+  return new Elysia({ name: 'address-limit' }).onRequest(async ({ request, server, set }) => {
+    const path = new URL(request.url).pathname
+    if (!path.startsWith('/v1/auth/') || path === '/v1/auth/me') return
+    Object.assign(set.headers, await takeAll(limiter, [[`addr:${clientIp(request, server) ?? ''}`, address]]))
+  })
+}
+
+/**
+ * The guard's rate limits of `/v1` (DESIGN "Rate limits"): a call on a workspace counts against that
+ * workspace and its organisation (the owning account), any other identified call against the
+ * caller's organisation (a key's: its workspace's owner), and a call whose credentials failed
+ * against its client address. Dashboard pages are not limited here.
+ */
+export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
+  limiter: Limiter,
+  limits: RateLimits,
+  findAccess: AccessFinder<W>,
+) {
+  const rules = controlPlaneRules(limits)
+  return async ({ request, principal, workspace, ip }: LimitedCall<W>): Promise<Record<string, string>> => {
+    if (!new URL(request.url).pathname.startsWith('/v1/')) return {}
+    if (!principal) return takeAll(limiter, [[`addr:${ip ?? ''}`, rules.address]])
+    const organisation =
+      workspace?.ownerId ??
+      (principal.kind === 'user'
+        ? principal.account.id
+        : (await findAccess(principal.key.workspaceId, principal))?.workspace.ownerId)
+    return takeAll(limiter, [
+      [`ws:${workspace?.id}`, workspace ? rules.workspace : null],
+      [`org:${organisation}`, organisation ? rules.organisation : null],
+    ])
+  }
+}

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { createSession, sessionCookieName } from '../src/features/auth/sessions'
+import { PLATFORM, signUp } from '../src/identity'
+import { ManualClock } from '../src/shared/clock'
+import { activeWorkspace } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+
+// Issue 26, item 4: the control plane's rate limits (SPEC "Limits", DESIGN "Rate limits") on the
+// server's ManualClock: 60 per minute per workspace, 600 per organisation (all of an owner's
+// workspaces), unauthenticated /v1/auth/* and failed credentials per client address; the
+// X-RateLimit-* headers on every /v1 answer and on none of the exempt routes.
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const clock = new ManualClock(Date.now())
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startTestServer(
+    {
+      RATE_LIMIT_WORKSPACE_PER_MINUTE: '60',
+      RATE_LIMIT_ORGANISATION_PER_MINUTE: '600',
+      RATE_LIMIT_ADDRESS_PER_MINUTE: '20',
+    },
+    undefined,
+    { clock },
+  )
+})
+afterAll(() => server.stop())
+// Each test starts a minute after the last one: every bucket is full again.
+beforeEach(() => clock.advance(10 * MINUTE))
+
+async function owner() {
+  const account = await signUp(server.core, PLATFORM, {
+    email: `o-${crypto.randomUUID()}@example.com`,
+    password: 'a long password 1',
+  })
+  const { cookie } = await createSession(server.core, account.id, null)
+  return {
+    id: account.id,
+    headers: { cookie: `${sessionCookieName(server.core)}=${cookie}`, accept: 'application/json' },
+  }
+}
+
+const get = (path: string, headers: Record<string, string> = {}) =>
+  fetch(`${server.baseUrl}${path}`, { headers })
+const limitHeaders = (res: Response) => ({
+  limit: res.headers.get('x-ratelimit-limit'),
+  remaining: res.headers.get('x-ratelimit-remaining'),
+  reset: res.headers.get('x-ratelimit-reset'),
+})
+
+describe('the control plane', () => {
+  it('refuses the 61st call on a workspace within a minute with 429 and Retry-After; the window reopens with time', async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    const start = clock.now()
+    for (let i = 1; i <= 60; i++) {
+      const res = await get(`/v1/workspaces/${ws}`, me.headers)
+      expect(res.status).toBe(200)
+      expect(limitHeaders(res)).toEqual({
+        limit: '60',
+        remaining: String(60 - i),
+        reset: String(Math.ceil((start + i * SECOND) / 1000)),
+      })
+    }
+    const refused = await get(`/v1/workspaces/${ws}`, me.headers)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(limitHeaders(refused)).toEqual({
+      limit: '60',
+      remaining: '0',
+      reset: String(Math.ceil((start + MINUTE) / 1000)),
+    })
+    expect(await refused.json()).toEqual({
+      detail: 'Rate limit reached: 60 requests per minute per workspace. Retry in 1 s.',
+    })
+    // Every route of the workspace shares its bucket; another workspace of another owner does not.
+    expect((await get(`/v1/workspaces/${ws}/apps`, me.headers)).status).toBe(429)
+    const other = await owner()
+    expect(
+      (await get(`/v1/workspaces/${await activeWorkspace(server.core, other.id)}`, other.headers)).status,
+    ).toBe(200)
+
+    clock.advance(SECOND)
+    expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(200)
+    expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(429)
+    clock.advance(MINUTE)
+    const again = await get(`/v1/workspaces/${ws}`, me.headers)
+    expect(again.status).toBe(200)
+    expect(again.headers.get('x-ratelimit-remaining')).toBe('59')
+  })
+
+  it("refuses an organisation's 601st call in a minute across its 11 workspaces", async () => {
+    const me = await owner()
+    const workspaces = []
+    for (let i = 0; i < 11; i++) workspaces.push(await activeWorkspace(server.core, me.id))
+    const statuses: number[] = []
+    let refusal: Response | undefined
+    for (const ws of workspaces) {
+      for (let i = 0; i < 60; i++) {
+        const res = await get(`/v1/workspaces/${ws}/apps`, me.headers)
+        statuses.push(res.status)
+        if (res.status === 429) refusal ??= res
+      }
+    }
+    expect(statuses.slice(0, 600).every((s) => s === 200)).toBe(true)
+    expect(statuses.slice(600).every((s) => s === 429)).toBe(true)
+    expect(refusal!.headers.get('x-ratelimit-limit')).toBe('600')
+    expect(((await refusal!.json()) as { detail: string }).detail).toContain('per organisation')
+  })
+
+  it('sends the headers on every /v1 answer, refusals included, and none on /healthz, discovery and JWKS', async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    const stranger = crypto.randomUUID()
+    for (const res of [
+      await get('/v1/workspaces', me.headers),
+      await get('/v1/auth/me', me.headers),
+      await get(`/v1/workspaces/${stranger}`, me.headers), // 404
+      await get(`/v1/workspaces/${ws}/users?limit=0`, me.headers), // 422
+      await get('/v1/workspaces', { authorization: 'Bearer nope' }), // 401
+    ]) {
+      expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/)
+      expect(res.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/)
+      expect(res.headers.get('x-ratelimit-reset')).toMatch(/^\d{10}$/)
+    }
+    for (const path of ['/healthz', `/i/${ws}/.well-known/openid-configuration`, `/i/${ws}/jwks`]) {
+      const res = await get(path)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull()
+    }
+  })
+
+  it('counts unauthenticated /v1/auth calls and failed credentials per client address', async () => {
+    for (let i = 0; i < 20; i++) {
+      expect((await fetch(`${server.baseUrl}/v1/auth/device/start`, { method: 'POST' })).status).toBe(200)
+    }
+    const refused = await fetch(`${server.baseUrl}/v1/auth/device/start`, { method: 'POST' })
+    expect(refused.status).toBe(429)
+    expect(((await refused.json()) as { detail: string }).detail).toContain('per client address')
+    expect(refused.headers.get('retry-after')).toBe('3')
+
+    clock.advance(10 * MINUTE)
+    for (let i = 0; i < 20; i++)
+      expect((await get('/v1/workspaces', { authorization: 'Bearer guess' })).status).toBe(401)
+    expect((await get('/v1/workspaces', { authorization: 'Bearer guess' })).status).toBe(429)
+    // A signed-in caller is counted on their organisation, not on the address.
+    const me = await owner()
+    expect((await get('/v1/workspaces', me.headers)).status).toBe(200)
+  })
+})
