@@ -6,6 +6,8 @@ import { AppError } from '../errors'
 import type { AccessFinder, LimitedCall } from './auth'
 
 const MINUTE_MS = 60_000
+/** The batch routes (`…/tenants:batch`), limited on their own bucket. */
+const BATCH_PATH = /^\/v1\/workspaces\/[^/]+\/[a-z-]+:batch$/
 
 /** SPEC "Limits": the headers of the bucket closest to its limit, on every control-plane response. */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
@@ -77,7 +79,8 @@ export function addressLimitPlugin(
  * The guard's rate limits of `/v1` (DESIGN "Rate limits"): a call on a workspace counts against that
  * workspace and its organisation (the owning account), any other identified call against the
  * caller's organisation (a key's: its workspace's owner), and a call whose credentials failed
- * against its client address. Dashboard pages are not limited here.
+ * against its client address. A batch call counts only against the workspace's batch bucket.
+ * Dashboard pages are not limited here.
  */
 export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
   limiter: Limiter,
@@ -86,8 +89,11 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
 ) {
   const rules = controlPlaneRules(limits)
   return async ({ request, principal, workspace, ip }: LimitedCall<W>): Promise<Record<string, string>> => {
-    if (!new URL(request.url).pathname.startsWith('/v1/')) return {}
+    const path = new URL(request.url).pathname
+    if (!path.startsWith('/v1/')) return {}
     if (!principal) return takeAll(limiter, [[`addr:${ip ?? ''}`, rules.address]])
+    // SPEC: batches have their own budget, counted apart from the control-plane limit.
+    if (workspace && BATCH_PATH.test(path)) return takeAll(limiter, [[`batch:${workspace.id}`, rules.batch]])
     const organisation =
       workspace?.ownerId ??
       (principal.kind === 'user'
