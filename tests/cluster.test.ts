@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
-import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
+import { createLocalJWKSet, importPKCS8, type JSONWebKeySet, jwtVerify, SignJWT } from 'jose'
 import * as oidc from 'openid-client'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
@@ -15,6 +15,9 @@ import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './suppo
 
 const RP = 'https://rp.example.com'
 const JOBS = 500
+const HOUR = 3_600_000
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+const REVOKE_ROTATED = 'machine_key.revoke_rotated'
 
 let cluster: Cluster
 let sql: SQL
@@ -77,6 +80,36 @@ function journalLines(): { node: number; what: string; id: string; attempt: numb
         return { node: n.index, what: what!, id: id!, attempt: Number(attempt) }
       }),
   )
+}
+
+/** A machine key's key file, as its creation (or rotation) answers it once. */
+interface KeyFile {
+  type: string
+  key_id: string
+  key_secret: string
+  workspace_id: string
+  token_url: string
+}
+
+/** A fresh assertion (its own jti) signed with the key file, exchanged at one node's POST /v1/auth/token. */
+async function exchangeAt(node: ClusterNode, file: KeyFile): Promise<{ status: number; body: Json }> {
+  const now = Math.floor(Date.now() / 1000)
+  const assertion = await new SignJWT({
+    iss: file.key_id,
+    sub: file.key_id,
+    aud: file.token_url,
+    iat: now,
+    exp: now + 300,
+    jti: crypto.randomUUID(),
+  })
+    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
+    .sign(await importPKCS8(file.key_secret, 'ES256'))
+  const res = await node.fetch(file.token_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
+  })
+  return { status: res.status, body: await res.json() }
 }
 
 const countDone = async (ids: string[]) =>
@@ -294,6 +327,115 @@ describe.skipIf(testStore !== 'postgres')(
         (await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/login-policy`, { allow_registration: true }))
           .status,
       ).toBe(200)
+    }, 30_000)
+
+    it('a machine key created through the proxy exchanges at node 1; deleted at node 2, node 3 refuses it at once', async () => {
+      const keys = `/v1/workspaces/${ws.id}/machine-keys`
+      const created = await api(null, 'POST', keys, { name: 'cluster-ci', scopes: ['workspace:read'] })
+      expect(created.status).toBe(201)
+      const file = created.body.key as KeyFile
+      expect(file).toMatchObject({
+        type: 'service_account',
+        key_id: created.body.id,
+        workspace_id: ws.id,
+        token_url: `${cluster.baseUrl}/v1/auth/token`,
+      })
+
+      const first = await exchangeAt(node1, file)
+      expect(first.status).toBe(200)
+      expect(first.body).toMatchObject({ token_type: 'Bearer', scope: 'workspace:read' })
+      // The token node 1 issued (platform-signed) is taken by the other nodes.
+      for (const n of [node2, node3]) {
+        const res = await n.fetch(keys, {
+          headers: { accept: 'application/json', authorization: `Bearer ${first.body.access_token}` },
+        })
+        expect(res.status).toBe(200)
+      }
+
+      expect(await api(node2, 'DELETE', `${keys}/${file.key_id}`)).toEqual({
+        status: 200,
+        body: { deleted: true },
+      })
+      // At once, no waiting: node 3 reads the revocation from the database.
+      const refused = await exchangeAt(node3, file)
+      expect(refused.status).toBe(400)
+      expect(refused.body.error).toBe('invalid_grant')
+      expect(refused.body.error_description).toStartWith('This key was revoked at ')
+      // Node 1 imported the key's public half for the first exchange; it refuses it all the same.
+      for (const n of [node1, node2]) {
+        const again = await exchangeAt(n, file)
+        expect({ node: n.index, status: again.status, error: again.body.error }).toEqual({
+          node: n.index,
+          status: 400,
+          error: 'invalid_grant',
+        })
+      }
+    }, 30_000)
+
+    it("a rotation's 24 h revocation job runs exactly once across the nodes; the old key is then refused at every node", async () => {
+      const keys = `/v1/workspaces/${ws.id}/machine-keys`
+      const created = await api(null, 'POST', keys, { name: 'cluster-deploy', scopes: ['workspace:write'] })
+      expect(created.status).toBe(201)
+      const old = created.body.key as KeyFile
+      const rotated = await api(null, 'POST', `${keys}/${old.key_id}/rotate`)
+      expect(rotated.status).toBe(201)
+      const fresh = rotated.body.key as KeyFile
+      expect(fresh.key_id).not.toBe(old.key_id)
+      expect((await api(node3, 'GET', `${keys}/${old.key_id}`)).body).toMatchObject({
+        status: 'rotating',
+        revokes_at: expect.any(String),
+      })
+      // Within its grace the old key still works, at every node.
+      for (const n of cluster.nodes) expect((await exchangeAt(n, old)).status).toBe(200)
+
+      // One job, due when the key's grace ends, 24 hours on.
+      const jobOf = () =>
+        sql`SELECT id, status, attempts, run_at, locked_by FROM jobs
+            WHERE kind = ${REVOKE_ROTATED} AND payload::jsonb ->> 'keyId' = ${old.key_id}`
+      const [key] = await sql`SELECT revokes_at FROM machine_keys WHERE id = ${old.key_id}`
+      expect(key.revokes_at).toBeGreaterThan(Date.now() + 23 * HOUR)
+      const queued = await jobOf()
+      expect(queued).toHaveLength(1)
+      expect(queued[0]).toMatchObject({ status: 'queued', attempts: 0, run_at: key.revokes_at })
+
+      // The nodes run on the real clock: the grace's end and the job are moved into the past together.
+      const past = Date.now() - 1000
+      await sql.begin(async (tx) => {
+        const keysMoved = await tx`UPDATE machine_keys SET revokes_at = ${past} WHERE id = ${old.key_id}`
+        const jobsMoved =
+          await tx`UPDATE jobs SET run_at = ${past} WHERE kind = ${REVOKE_ROTATED} AND id = ${queued[0].id} AND status = 'queued'`
+        expect([keysMoved.count, jobsMoved.count]).toEqual([1, 1])
+      })
+      await until(
+        'the revocation job to be done',
+        async () => (await jobOf())[0]?.status === 'done',
+        15_000,
+        50,
+      )
+      const [done] = await jobOf()
+      expect(done).toMatchObject({ id: queued[0].id, status: 'done', attempts: 1 })
+      expect(String(done.locked_by)).toMatch(/^cluster-node-[123]:/)
+      // A lease later (2 s), no other node has taken it again.
+      await Bun.sleep(2500)
+      expect(await jobOf()).toEqual([done])
+
+      const [revoked] =
+        await sql`SELECT revokes_at, revoked_at, revoked_reason FROM machine_keys WHERE id = ${old.key_id}`
+      expect(revoked).toEqual({ revokes_at: past, revoked_at: past, revoked_reason: 'rotated' })
+      for (const n of cluster.nodes) {
+        const refused = await exchangeAt(n, old)
+        expect({ node: n.index, status: refused.status, error: refused.body.error }).toEqual({
+          node: n.index,
+          status: 400,
+          error: 'invalid_grant',
+        })
+        expect(refused.body.error_description).toContain('rotated out')
+        expect(refused.body.error_description).toContain(fresh.key_id)
+      }
+      // Its replacement works on, and is the workspace's only key now.
+      for (const n of cluster.nodes) expect((await exchangeAt(n, fresh)).status).toBe(200)
+      expect((await api(null, 'GET', keys)).body).toMatchObject({ items: [{ id: fresh.key_id }], total: 1 })
+      expect((await api(node1, 'GET', `${keys}/${old.key_id}`)).status).toBe(404)
     }, 30_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {

@@ -15,8 +15,8 @@ const views = { detail: { tags: ['views'] } }
 
 /** One access level chosen in a select: the model's list of scopes. */
 const accessField: FormField = { read: (raw) => (raw ? [raw] : []) }
-/** A date input (YYYY-MM-DD): midnight UTC of that day; empty is a key that never expires. */
-const dayField: FormField = { read: (raw) => (raw.trim() ? `${raw.trim()}T00:00:00Z` : null) }
+/** A date input (YYYY-MM-DD): the key works through that day (UTC); empty is a key that never expires. */
+const dayField: FormField = { read: (raw) => (raw.trim() ? `${raw.trim()}T23:59:59Z` : null) }
 
 /** The form reads into the API's model: the rules and their messages are the API's. */
 const createForm = defineForm(MachineKeyModel.create, {

@@ -48,7 +48,7 @@ export function KeyRow({
       <td>
         <StatusBadge k={k} />
       </td>
-      <td safe>{day(k.created_at)}</td>
+      <td class="nowrap">{day(k.created_at)}</td>
       <td>{k.last_used_at ? k.last_used_at.slice(0, 16).replace('T', ' ') : 'never'}</td>
       <td>{k.expires_at ? day(k.expires_at) : 'never'}</td>
       <td class="actions">
@@ -60,7 +60,7 @@ export function KeyRow({
             hx-target="#machine-keys"
             hx-swap="outerHTML"
             hx-confirm={`Rotate ${k.name}? You get a new key file now; the old key keeps working for 24 hours.`}
-            aria-label={`Rotate ${k.name}`}
+            aria-label={`Rotate ${k.name} (${k.id})`}
           >
             Rotate
           </button>
@@ -75,7 +75,7 @@ export function KeyRow({
             hx-target="closest tr"
             hx-swap="outerHTML swap:200ms"
             hx-confirm={`Revoke ${k.name}? It stops working at once; tokens it issued end within 15 minutes.`}
-            aria-label={`Revoke ${k.name}`}
+            aria-label={`Revoke ${k.name} (${k.id})`}
           >
             Revoke
           </button>
@@ -147,7 +147,15 @@ function CreateKeyForm({
     >
       {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
       <label for="key-name">Name</label>
-      <input id="key-name" name="name" required maxlength="100" value={values.name} placeholder="ci-deploy" />
+      <input
+        id="key-name"
+        name="name"
+        type="text"
+        required
+        maxlength="100"
+        value={values.name}
+        placeholder="ci-deploy"
+      />
       <FieldError id="key-name-error" message={errors.name} />
       <label for="key-scopes">Access</label>
       <select id="key-scopes" name="scopes">
@@ -158,7 +166,7 @@ function CreateKeyForm({
         ))}
       </select>
       <FieldError id="key-scopes-error" message={errors.scopes} />
-      <label for="key-expires">Expires on (UTC; leave empty for a key that never expires)</label>
+      <label for="key-expires">Valid through (a UTC date; leave empty for a key that never expires)</label>
       <input id="key-expires" name="expires_at" type="date" value={values.expires_at} />
       <FieldError id="key-expires-error" message={errors.expires_at} />
       <p>
