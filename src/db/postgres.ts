@@ -182,6 +182,15 @@ export class PostgresStore implements Store {
     await this.client.unsafe('SELECT 1')
   }
 
+  /** Every serving node holds one LISTEN connection named `gatehouse-listen-…` (see `listen`). */
+  async liveNodes(): Promise<number> {
+    const [row] = (await this.client.unsafe(
+      `SELECT count(*) AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name LIKE 'gatehouse-listen-%' AND query ILIKE 'LISTEN%'`,
+    )) as { n: number | string }[]
+    return Math.max(1, Number(row?.n ?? 1))
+  }
+
   private listener: SQL | null = null
 
   async listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<void> {

@@ -146,6 +146,11 @@ export class SqliteStore implements Store {
 
   async listen(): Promise<void> {}
 
+  /** One node: the serve lock keeps a second process off this file. */
+  async liveNodes(): Promise<number> {
+    return 1
+  }
+
   async notify(): Promise<void> {}
 
   async close(): Promise<void> {

@@ -47,6 +47,8 @@ export interface Store extends Conn {
    */
   listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<void>
   notify(channel: string, payload: string): Promise<void>
+  /** How many nodes serve on this store now (those listening for its messages); 1 on SQLite. */
+  liveNodes(): Promise<number>
   close(): Promise<void>
 }
 

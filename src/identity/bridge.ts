@@ -15,6 +15,7 @@ import { inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
 import type { PageRequest } from './pages/http'
 import type { InstancePool } from './pool'
+import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
 import { IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
@@ -57,6 +58,7 @@ export class IdentityBridge {
     private readonly pool: InstancePool,
     private readonly addressing: InstanceAddressing,
     private readonly pages: (p: PageRequest) => Promise<boolean>,
+    private readonly limit: ReturnType<typeof createDataPlaneLimit> = async () => null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     core.instances.subscribe((instanceId) => this.invalidate(instanceId))
@@ -127,6 +129,18 @@ export class IdentityBridge {
       if (hit && hit.expires > this.core.clock.now()) {
         if (await this.pool.isServing(instanceId)) return new Response(hit.body, { headers: hit.headers })
         return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
+      }
+    }
+    // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts.
+    if (!CACHEABLE.has(route.path)) {
+      const decision = await this.limit(instanceId)
+      if (decision && !decision.allowed) {
+        const response = errorResponse(
+          rateLimitedError(decision.rps, decision.retryAfter),
+          request.headers.get('accept') ?? '',
+        )
+        response.headers.set('retry-after', String(decision.retryAfter))
+        return response
       }
     }
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'

@@ -54,4 +54,9 @@ export interface IdentityDeps {
    * an authenticator app lists). Optional: without it the issuer's address stands in.
    */
   instanceName?(workspaceId: string): Promise<string | null>
+  /**
+   * A workspace's own data-plane rate (requests per second; Pro and above), or null for the
+   * configured default. Optional: without it every instance has the default.
+   */
+  dataPlaneRps?(workspaceId: string): Promise<number | null>
 }

@@ -8,6 +8,7 @@ import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
 import { InstancePool } from './pool'
 import { buildProvider } from './provider'
+import { createDataPlaneLimit } from './rate-limit'
 
 export interface IdentityPlane {
   /** Sends a request to an instance in-process: the control plane's own calls (code exchange, device flow). */
@@ -39,7 +40,13 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     deps.workspaceActive,
     deps.loginPolicy,
   )
-  const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }))
+  const bridge = new IdentityBridge(
+    core,
+    pool,
+    addressing,
+    createPageRouter({ core, deps }),
+    createDataPlaneLimit(core, deps.dataPlaneRps),
+  )
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
     handle: (request, url, clientIp) => bridge.handle(request, url, clientIp),

@@ -1,0 +1,68 @@
+import type { Core } from '../core'
+import { LocalBuckets, type LocalDecision } from '../limits/local-buckets'
+import type { IdentityError } from './errors'
+
+/** How long a node trusts its count of live nodes and an instance's own rate. */
+const REFRESH_MS = 5_000
+
+/** The data plane's refusal: RFC 6749's `temporarily_unavailable` for clients, a page for browsers. */
+export const rateLimitedError = (rps: number, retryAfter: number): IdentityError => ({
+  status: 429,
+  title: 'Too many requests',
+  message: 'This sign-in service is receiving too many requests right now. Try again in a few seconds.',
+  json: {
+    error: 'temporarily_unavailable',
+    error_description: `Rate limit reached: ${rps} requests per second for this instance. Retry in ${retryAfter} s.`,
+  },
+})
+
+/**
+ * SPEC "Limits", the data plane: `RATE_LIMIT_DATA_PLANE_RPS` per second and a burst of
+ * `RATE_LIMIT_DATA_PLANE_BURST` per identity instance, or the workspace's own rate (Pro and
+ * above). A store round trip per request would cost more than the limit protects (DESIGN "Rate
+ * limits"), so each node keeps a token bucket per instance in memory with the rate and burst
+ * divided by the number of live nodes (counted every few seconds on the store): exact on one node,
+ * approximate across several (a load balancer that spreads one instance's traffic unevenly lets
+ * through less than the limit, never more than the limit times the nodes' imbalance).
+ */
+export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) => Promise<number | null>) {
+  const { dataPlaneRps, dataPlaneBurst } = core.config.rateLimits
+  const buckets = new LocalBuckets()
+  let nodes = 1
+  let nodesAt = Number.NEGATIVE_INFINITY
+  const own = new Map<string, { rps: number | null; at: number }>()
+
+  // Refreshed in the background: a request never waits on these reads after the first.
+  const refreshNodes = (now: number) => {
+    nodesAt = now
+    core.store.liveNodes().then(
+      (n) => {
+        nodes = n
+      },
+      () => {},
+    )
+  }
+  const refreshOwn = async (instanceId: string, now: number) => {
+    const entry = { rps: own.get(instanceId)?.rps ?? null, at: now }
+    own.set(instanceId, entry)
+    entry.rps = rpsOf ? await rpsOf(instanceId).catch(() => entry.rps) : null
+  }
+  core.instances.subscribe((instanceId) => {
+    if (instanceId === null) own.clear()
+    else own.delete(instanceId)
+  })
+
+  return async (instanceId: string): Promise<(LocalDecision & { rps: number }) | null> => {
+    if (dataPlaneRps <= 0) return null
+    const now = core.clock.now()
+    if (now - nodesAt > REFRESH_MS) refreshNodes(now)
+    const known = own.get(instanceId)
+    if (!known) await refreshOwn(instanceId, now)
+    else if (now - known.at > REFRESH_MS) void refreshOwn(instanceId, now)
+    const rps = own.get(instanceId)?.rps ?? dataPlaneRps
+    // A workspace's own rate scales its burst alike (50/s with 200 at once → 500/s with 2,000).
+    const burst = (dataPlaneBurst * rps) / dataPlaneRps
+    const decision = buckets.take(instanceId, rps / nodes, Math.max(1, burst / nodes), now)
+    return { ...decision, rps }
+  }
+}

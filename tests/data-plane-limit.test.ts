@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { issuerFor } from '../src/identity'
+import { ManualClock } from '../src/shared/clock'
+import { activeWorkspace, registerApp } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+
+// Issue 26, item 4, the data plane (SPEC "Limits"): 50 requests per second and a burst of 200 per
+// identity instance, discovery and JWKS exempt, one instance's flood leaving another untouched. The
+// server's clock stands still while the burst is sent, so the bucket does not refill meanwhile.
+const clock = new ManualClock(Date.now())
+let server: TestServer
+
+beforeAll(async () => {
+  server = await startTestServer(
+    { RATE_LIMIT_DATA_PLANE_RPS: '50', RATE_LIMIT_DATA_PLANE_BURST: '200' },
+    undefined,
+    {
+      clock,
+    },
+  )
+})
+afterAll(() => server.stop())
+beforeEach(() => clock.advance(60_000))
+
+async function instanceWithClient() {
+  const ws = await activeWorkspace(server.core)
+  const app = await registerApp(server.core, ws, { type: 'web', redirectUris: ['https://rp.example.com/cb'] })
+  const issuer = issuerFor(server.core.config, ws)
+  const token = () =>
+    fetch(`${issuer}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${app.clientId}:${app.clientSecret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    })
+  return { ws, issuer, token }
+}
+
+describe('the data plane', () => {
+  it('serves a burst of 200 token requests of 250 at once and refuses the rest with 429 and Retry-After', async () => {
+    const one = await instanceWithClient()
+    const other = await instanceWithClient()
+    const answers = await Promise.all(Array.from({ length: 250 }, () => one.token()))
+    const statuses = answers.map((r) => r.status)
+    expect(statuses.filter((s) => s === 200).length).toBe(200)
+    expect(statuses.filter((s) => s === 429).length).toBe(50)
+    const refused = answers.find((r) => r.status === 429)!
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(await refused.json()).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'Rate limit reached: 50 requests per second for this instance. Retry in 1 s.',
+    })
+
+    // Discovery and JWKS are exempt; another instance has its own bucket.
+    expect((await fetch(`${one.issuer}/.well-known/openid-configuration`)).status).toBe(200)
+    expect((await fetch(`${one.issuer}/jwks`)).status).toBe(200)
+    expect((await other.token()).status).toBe(200)
+
+    // A second later, 50 more fit, and the 51st does not.
+    clock.advance(1000)
+    const next = await Promise.all(Array.from({ length: 51 }, () => one.token()))
+    expect(next.filter((r) => r.status === 200).length).toBe(50)
+    expect(next.filter((r) => r.status === 429).length).toBe(1)
+  })
+
+  it('answers a browser a page, not JSON', async () => {
+    const one = await instanceWithClient()
+    await Promise.all(Array.from({ length: 200 }, () => one.token()))
+    const page = await fetch(`${one.issuer}/auth?client_id=x`, { headers: { accept: 'text/html' } })
+    expect(page.status).toBe(429)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    expect(await page.text()).toContain('Too many requests')
+  })
+})
