@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { readFile } from 'node:fs/promises'
 import type { Page } from 'playwright-core'
 import { ManualClock } from '../src/shared/clock'
-import { sharedBrowser } from './support/browser'
+import { signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { json, type PlatformUser, signUpUser } from './support/users'
@@ -25,20 +25,6 @@ afterAll(() => server.stop())
 /** htmx wires what a swap brought in once it settled: a test waits as a person's reading would. */
 const settled = (page: Page) =>
   page.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling, .htmx-request'))
-
-async function signedInPage() {
-  const browser = await sharedBrowser()
-  const context = await browser.newContext({ acceptDownloads: true })
-  const page = await context.newPage()
-  const errors: string[] = []
-  page.on('pageerror', (e) => errors.push(e.message))
-  await page.goto(`${server.baseUrl}/v1/auth/login`)
-  await page.getByLabel('Email').fill(ada.email)
-  await page.getByLabel('Password').fill(ada.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(`${server.baseUrl}/app/`)
-  return { context, page, errors }
-}
 
 describe('Settings → Audit log in the dashboard', () => {
   it('lists the entries, pages to older ones, filters them and downloads the same as CSV', async () => {
@@ -72,7 +58,7 @@ describe('Settings → Audit log in the dashboard', () => {
     clock.advance(1000)
     expect((await json(owner.agent, 'PATCH', `/v1/workspaces/${ws}`, { name: 'Acme Two' })).status).toBe(200)
 
-    const { context, page, errors } = await signedInPage()
+    const { context, page, errors } = await signedInPage(server.baseUrl, ada)
     const logUrl = `${server.baseUrl}/app/workspaces/${ws}/settings/audit-log`
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/settings`)
     await page.getByRole('link', { name: 'Audit log' }).click()
@@ -139,7 +125,7 @@ describe('Settings → Audit log in the dashboard', () => {
 describe('Settings → Delete workspace in the dashboard', () => {
   it('takes the workspace name typed exactly, then leaves for the workspace list', async () => {
     const ws = await activeWorkspace(server.core, owner.id)
-    const { context, page, errors } = await signedInPage()
+    const { context, page, errors } = await signedInPage(server.baseUrl, ada)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/settings`)
     const confirm = page.getByLabel('Type Acme to confirm')
     await confirm.fill('acme')

@@ -45,6 +45,15 @@ function Changes({ changes }: { changes: AuditModel.Item['changes'] }) {
   )
 }
 
+/** A link that redraws the entries in place (and, without script, loads the page it names). */
+function SwapLink({ href, id, text }: { href: string; id?: string; text: string }) {
+  return (
+    <a id={id} href={href} hx-get={href} hx-target="#audit-log" hx-swap="outerHTML" hx-push-url="true" safe>
+      {text}
+    </a>
+  )
+}
+
 /** A link narrowing the list to one actor or action, the other filters kept. */
 function FilterLink({
   workspaceId,
@@ -57,12 +66,7 @@ function FilterLink({
   set: AuditFilters
   text: string
 }) {
-  const href = pageHref(workspaceId, { ...filters, ...set })
-  return (
-    <a href={href} hx-get={href} hx-target="#audit-log" hx-swap="outerHTML" hx-push-url="true" safe>
-      {text}
-    </a>
-  )
+  return <SwapLink href={pageHref(workspaceId, { ...filters, ...set })} text={text} />
 }
 
 function EntryRow({
@@ -202,27 +206,8 @@ export function AuditResults({
       </table>
       {older || cursor ? (
         <p class="row">
-          {cursor ? (
-            <a href={newest} hx-get={newest} hx-target="#audit-log" hx-swap="outerHTML" hx-push-url="true">
-              Newest entries
-            </a>
-          ) : (
-            <span></span>
-          )}
-          {older ? (
-            <a
-              id="audit-older"
-              href={older}
-              hx-get={older}
-              hx-target="#audit-log"
-              hx-swap="outerHTML"
-              hx-push-url="true"
-            >
-              Older entries
-            </a>
-          ) : (
-            ''
-          )}
+          {cursor ? <SwapLink href={newest} text="Newest entries" /> : <span></span>}
+          {older ? <SwapLink id="audit-older" href={older} text="Older entries" /> : ''}
         </p>
       ) : (
         ''
