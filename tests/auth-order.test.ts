@@ -4,6 +4,7 @@ import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { createWorkspaceService } from '../src/features/workspaces/service'
 import { PLATFORM, signUp } from '../src/identity'
 import { testApp } from './support/app'
+import { TEST_ACTOR } from './support/core'
 import { type GuardedRoute, guardedRoutes, routeKey as key, pathOf } from './support/route-table'
 
 // Who you are before what you sent: on every route behind the auth guard, a caller learns that it is
@@ -37,7 +38,7 @@ beforeAll(async () => {
   owner = { cookie: o.cookie, 'x-csrf-token': o.csrf }
   ownerNoCsrf = { cookie: o.cookie }
   stranger = { cookie: s.cookie, 'x-csrf-token': s.csrf }
-  workspaceId = (await createWorkspaceService(core).create(o.id, 'Owned')).id
+  workspaceId = (await createWorkspaceService(core).create(o.id, TEST_ACTOR, 'Owned')).id
 
   routes = guardedRoutes(app)
 })

@@ -446,7 +446,7 @@ describe.skipIf(testStore !== 'postgres')(
         expect((await discovery(n)).status).toBe(200)
       }
       const sentAt = performance.now()
-      const deleted = await api(node1, 'DELETE', `/v1/workspaces/${ws.id}`)
+      const deleted = await api(node1, 'DELETE', `/v1/workspaces/${ws.id}`, { confirm: 'Analytical' })
       const answeredAt = performance.now()
       expect(deleted.status).toBe(202)
       const goneAt = await Promise.all(

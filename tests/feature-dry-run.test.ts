@@ -102,7 +102,7 @@ it('is served, provisioned and torn down', async () => {
   const home = await (await owner.agent.request(\`/app/workspaces/\${ws}\`)).text()
   expect(home).toContain(\`href="/app/workspaces/\${ws}/notes"\`)
   expect(await count(ws)).toBe(1)
-  expect((await json(owner.agent, 'DELETE', \`/v1/workspaces/\${ws}\`)).status).toBe(202)
+  expect((await json(owner.agent, 'DELETE', \`/v1/workspaces/\${ws}\`, { confirm: 'Notes' })).status).toBe(202)
   await server.tick()
   expect(await count(ws)).toBe(0)
 })

@@ -8,7 +8,7 @@ import type { Workspace } from '../src/features/workspaces/service'
 import { DEFAULT_LOGIN_POLICY } from '../src/identity'
 import { authPlugin, type Principal, type WorkspaceScope } from '../src/shared/plugins/auth'
 import { errorsPlugin } from '../src/shared/plugins/errors'
-import { testCore } from './support/core'
+import { TEST_ACTOR, testCore } from './support/core'
 import { startTestServer, type TestServer } from './support/server'
 import { json, type PlatformUser, signUpUser, waitForState } from './support/users'
 
@@ -195,7 +195,9 @@ describe('the workspace lifecycle', () => {
     const created = await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Short Lived' })
     const id = String((await waitForState(alice.agent, created.body.id, 'active')).id)
     expect(await sql('SELECT workspace_id FROM login_policies WHERE workspace_id = $1', id)).toHaveLength(1)
-    expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${id}`)).status).toBe(202)
+    expect(
+      (await json(alice.agent, 'DELETE', `/v1/workspaces/${id}`, { confirm: 'Short Lived' })).status,
+    ).toBe(202)
     const deadline = Date.now() + 15_000
     while ((await sql('SELECT id FROM workspaces WHERE id = $1', id)).length > 0 && Date.now() < deadline)
       await Bun.sleep(50)
@@ -207,7 +209,9 @@ describe('the workspace lifecycle', () => {
     const core = server.core
     const service = createLoginPolicyService(core)
     const deleting = { id: crypto.randomUUID(), state: 'deleting' } as Workspace
-    await expect(service.update(deleting, { allow_password: false })).rejects.toMatchObject({ status: 409 })
+    await expect(service.update(deleting, TEST_ACTOR, { allow_password: false })).rejects.toMatchObject({
+      status: 409,
+    })
   })
 })
 

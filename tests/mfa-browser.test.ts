@@ -9,6 +9,7 @@ import { setPassword } from '../src/identity/accounts'
 import { identityDeps } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
+import { TEST_ACTOR } from './support/core'
 import { activeWorkspace, pkceAuthorization, publicClient } from './support/instances'
 import { setPolicy } from './support/policy'
 import { freePort, startTestServer, type TestServer } from './support/server'
@@ -197,7 +198,7 @@ describe('mfa: required on a workspace', () => {
 
   it("keeps the address's failures when a second factor succeeds with the account lock off", async () => {
     const { ws, config } = await workspace('required')
-    await createLoginPolicyService(server.core).update({ id: ws, state: 'active' } as Workspace, {
+    await createLoginPolicyService(server.core).update({ id: ws, state: 'active' } as Workspace, TEST_ACTOR, {
       lockout_threshold: 0,
     })
     const user = { email: 'hedy@example.com', password: 'correct horse battery', name: 'Hedy' }

@@ -6,6 +6,7 @@ import { workspaceMembers } from '../src/features/workspaces/schema'
 import { createWorkspaceService } from '../src/features/workspaces/service'
 import { createMachineTokenIssuer, PLATFORM, signUp } from '../src/identity'
 import { testApp } from './support/app'
+import { TEST_ACTOR } from './support/core'
 import { type GuardedRoute, pathOf, routeKey, routeTable, type TableRoute } from './support/route-table'
 
 // Issue 25: the isolation and scope matrix, generated from the app's route table (a route added
@@ -85,8 +86,8 @@ beforeAll(async () => {
   }
   const ownerA = await person('owner-a@example.com')
   const ownerB = await person('owner-b@example.com')
-  wsA = (await workspaces.create(ownerA.id, 'A')).id
-  const wsB = (await workspaces.create(ownerB.id, 'B')).id
+  wsA = (await workspaces.create(ownerA.id, TEST_ACTOR, 'A')).id
+  const wsB = (await workspaces.create(ownerB.id, TEST_ACTOR, 'B')).id
   for (const role of ['viewer', 'developer'] as const) {
     const member = await person(`${role}@example.com`)
     const now = core.clock.now()

@@ -10,6 +10,7 @@ import { findAccount } from '../src/identity'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
+import { TEST_ACTOR } from './support/core'
 import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
@@ -488,9 +489,13 @@ describe('events', () => {
     ).toEqual([])
 
     // A workspace that signs in through external providers only takes no password at acceptance.
-    await createLoginPolicyService(server.core).update({ id: s.ws, state: 'active' } as Workspace, {
-      allow_password: false,
-    })
+    await createLoginPolicyService(server.core).update(
+      { id: s.ws, state: 'active' } as Workspace,
+      TEST_ACTOR,
+      {
+        allow_password: false,
+      },
+    )
     const refused = await accept(link, 'a password anyway 1')
     expect(refused.status).toBe(403)
     const [row] = await server.core.store.query<{ password_hash: string | null; status: string }>(

@@ -185,7 +185,7 @@ describe('deleting a workspace', () => {
     // A table listed here is new: give it a row in fillEveryFeature, so its teardown is tested.
     expect(empty).toEqual([])
 
-    const deleted = await json(owner.agent, 'DELETE', `/v1/workspaces/${ws}`)
+    const deleted = await json(owner.agent, 'DELETE', `/v1/workspaces/${ws}`, { confirm: 'Doomed' })
     expect(deleted.status).toBe(202)
     await server.tick()
     expect((await json(owner.agent, 'GET', `/v1/workspaces/${ws}`)).status).toBe(404)

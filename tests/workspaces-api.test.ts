@@ -267,7 +267,32 @@ describe('DELETE /v1/workspaces/{id}', () => {
       (await outbox()) > 0 ? true : undefined,
     )
 
-    const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
+    // Deleting takes the workspace's exact name: without it, or with another, nothing happens (422).
+    const missing = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
+    expect(missing.status).toBe(422)
+    expect(missing.body).toEqual({ detail: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] })
+    const empty = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, {})
+    expect(empty.status).toBe(422)
+    expect(empty.body.detail).toEqual([
+      { loc: ['body', 'confirm'], msg: expect.any(String), type: 'missing' },
+    ])
+    for (const confirm of ['doomed', 'Doomed ', 'Acme']) {
+      const wrong = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, { confirm })
+      expect(wrong.status).toBe(422)
+      expect(wrong.body).toEqual({
+        detail: [
+          {
+            loc: ['body', 'confirm'],
+            msg: "Type the workspace's exact name to confirm its deletion",
+            type: 'confirm_mismatch',
+          },
+        ],
+      })
+    }
+    expect(await stateInDb(ws.id)).toBe('active')
+    expect((await discovery(ws.auth_url)).status).toBe(200)
+
+    const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, { confirm: 'Doomed' })
     expect(del.status).toBe(202)
     expect(del.body).toEqual({ id: ws.id, state: 'deleting' })
     // The instance stops serving at once, before the purge.
@@ -285,7 +310,9 @@ describe('DELETE /v1/workspaces/{id}', () => {
     expect(await outbox()).toBe(0)
     const list = await json(alice.agent, 'GET', '/v1/workspaces')
     expect((list.body.items as { id: string }[]).map((w) => w.id)).not.toContain(ws.id)
-    expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)).status).toBe(404)
+    expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, { confirm: 'Doomed' })).status).toBe(
+      404,
+    )
   })
 })
 

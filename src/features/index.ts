@@ -2,6 +2,7 @@
 // kinds, purges and teardown steps, provisioning runs their steps, and the server hands the
 // identity plane what they provide. A new feature is its folder and one line here.
 import { feature as apps } from './apps'
+import { feature as audit } from './audit'
 import { feature as auth } from './auth'
 import { feature as dashboard } from './dashboard'
 import { feature as docs } from './docs'
@@ -28,6 +29,7 @@ export const features: Feature[] = [
   users, // a workspace's users and invitations
   loginPolicy, // how a workspace's users sign in
   machineKeys, // keys for agents and automation, and their token exchange
+  audit, // reading a workspace's audit log (every feature writes it through core.audit)
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

@@ -203,8 +203,14 @@ export async function acceptInvitation(
  * Deletes an account of a workspace instance at once: its sessions, grants, codes and tokens go
  * with it (a refresh token it held fails with invalid_grant from now on), then its mailed tokens
  * and the account itself, recorded as `user.deleted`. False when there was no such account.
+ * `recorded` runs in the same transaction when an account was deleted (the caller's audit entry).
  */
-export async function deleteAccount(core: Core, instanceId: string, accountId: string): Promise<boolean> {
+export async function deleteAccount(
+  core: Core,
+  instanceId: string,
+  accountId: string,
+  recorded?: (tx: Conn, account: UserAccount) => Promise<unknown>,
+): Promise<boolean> {
   if (instanceId === PLATFORM) throw new Error('platform accounts are not deleted here')
   return core.store.tx(async (tx) => {
     const [account] = await tx.db
@@ -215,6 +221,7 @@ export async function deleteAccount(core: Core, instanceId: string, accountId: s
     await revokeAccountPayloads(tx, instanceId, accountId)
     await tx.db.delete(accountTokens).where(eq(accountTokens.accountId, accountId))
     await core.emit('user.deleted', instanceId, userEventData(account), { tx })
+    await recorded?.(tx, account)
     return true
   })
 }

@@ -3,11 +3,15 @@ import { type Core, createCore } from '../../src/core'
 import { migrate } from '../../src/db/client'
 import { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
+import type { Actor } from '../../src/shared/plugins/auth'
 import { TEST_RATE_LIMITS } from './limits'
 import { storeEnv } from './postgres'
 import { tempDir } from './temp'
 
 export { tempDir }
+
+/** Who a test's direct service call is recorded as in the audit log (a route hands the guard's). */
+export const TEST_ACTOR: Actor = { id: 'user:test', ip: null, userAgent: null }
 
 export interface TestCore extends Core {
   clock: ManualClock

@@ -1,5 +1,6 @@
 import { createLoginPolicyService } from '../../src/features/login-policy/service'
 import type { Workspace } from '../../src/features/workspaces/service'
+import { TEST_ACTOR } from './core'
 import type { TestServer } from './server'
 
 /**
@@ -12,5 +13,9 @@ export async function setPolicy(
   workspaceId: string,
   patch: { mfa?: 'off' | 'optional' | 'required' },
 ) {
-  await createLoginPolicyService(server.core).update({ id: workspaceId, state: 'active' } as Workspace, patch)
+  await createLoginPolicyService(server.core).update(
+    { id: workspaceId, state: 'active' } as Workspace,
+    TEST_ACTOR,
+    patch,
+  )
 }

@@ -60,8 +60,8 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/app/workspaces/:workspace_id/apps',
-      async ({ workspace, body }) => {
-        const created = await createForm.submit(body, (input) => service.create(workspace, input))
+      async ({ workspace, actor, body }) => {
+        const created = await createForm.submit(body, (input) => service.create(workspace, actor, input))
         if (!created.ok) {
           const { values, errors } = created
           return html(<AppForm workspaceId={workspace.id} values={values} errors={errors} />, 422)
@@ -73,8 +73,8 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/app/workspaces/:workspace_id/apps/:app_id',
-      async ({ workspace, params: p }) => {
-        await service.remove(workspace, p.app_id)
+      async ({ workspace, actor, params: p }) => {
+        await service.remove(workspace, actor, p.app_id)
         // An empty 200: htmx swaps the row out (a 204 would leave it in place).
         return html('')
       },

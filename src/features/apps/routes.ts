@@ -21,9 +21,9 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .post(
       '/',
-      async ({ workspace, body, set }) => {
+      async ({ workspace, actor, body, set }) => {
         set.status = 201
-        return (await service.create(workspace, body)).credentials
+        return (await service.create(workspace, actor, body)).credentials
       },
       {
         params: WorkspaceModel.params,
@@ -35,8 +35,8 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/:app_id',
-      async ({ workspace, params }) => {
-        await service.remove(workspace, params.app_id)
+      async ({ workspace, actor, params }) => {
+        await service.remove(workspace, actor, params.app_id)
         return { deleted: true }
       },
       {

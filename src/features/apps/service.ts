@@ -1,10 +1,12 @@
 import { and, eq } from 'drizzle-orm'
+import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
+import type { Actor } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { AppsErrors } from './errors'
 import type { AppModel } from './model'
@@ -28,6 +30,18 @@ export const appOut = (a: ListedApp) => ({
   post_logout_redirect_uris: a.postLogoutRedirectUris,
   dev_mode: a.devMode,
 })
+
+type AppView = ReturnType<typeof appOut>
+
+/** What the audit log shows of an app: never its secret (only a digest is stored anyway). */
+const AUDITED = [
+  'name',
+  'client_id',
+  'app_type',
+  'redirect_uris',
+  'post_logout_redirect_uris',
+  'dev_mode',
+] as const satisfies readonly (keyof AppView)[]
 
 interface ListRow {
   id: string
@@ -66,10 +80,10 @@ export function createAppService(core: Core) {
     },
 
     /**
-     * Creates the client: the app as listed, and its credentials; a web app's secret is in them
-     * this once (stored as a SHA-256 digest).
+     * Creates the client (`app.created`): the app as listed, and its credentials; a web app's
+     * secret is in them this once (stored as a SHA-256 digest, and never in the audit entry).
      */
-    async create(workspace: Workspace, input: AppModel.Create) {
+    async create(workspace: Workspace, actor: Actor, input: AppModel.Create) {
       if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
       const name = displayName(input.name)
       const appType = input.app_type ?? 'web'
@@ -78,22 +92,35 @@ export function createAppService(core: Core) {
       checkRedirectUris('post_logout_redirect_uris', input.post_logout_redirect_uris ?? [], appType, devMode)
       const now = core.clock.now()
       const clientSecret = appType === 'web' ? randomToken(32) : null
-      const [row] = await core.db
-        .insert(apps)
-        .values({
-          id: newId('app', now),
-          workspaceId: workspace.id,
-          name,
-          clientId: randomToken(18),
-          clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
-          appType,
-          redirectUris: input.redirect_uris,
-          postLogoutRedirectUris: input.post_logout_redirect_uris ?? [],
-          devMode,
-          createdAt: now,
-        })
-        .returning()
-      if (!row) throw new Error('the app was not stored')
+      const row = await core.store.tx(async (tx) => {
+        const [created] = await tx.db
+          .insert(apps)
+          .values({
+            id: newId('app', now),
+            workspaceId: workspace.id,
+            name,
+            clientId: randomToken(18),
+            clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+            appType,
+            redirectUris: input.redirect_uris,
+            postLogoutRedirectUris: input.post_logout_redirect_uris ?? [],
+            devMode,
+            createdAt: now,
+          })
+          .returning()
+        if (!created) throw new Error('the app was not stored')
+        await core.audit(
+          {
+            workspaceId: workspace.id,
+            actor,
+            action: 'app.created',
+            target: { type: 'app', id: created.id },
+            changes: fieldChanges(null, appOut(created), AUDITED),
+          },
+          { tx },
+        )
+        return created
+      })
       const issuer = issuerFor(core.config, workspace.id)
       return {
         app: appOut(row),
@@ -109,9 +136,28 @@ export function createAppService(core: Core) {
       }
     },
 
-    /** Idempotent: deleting an app that is already gone is not an error (SPEC). */
-    async remove(workspace: Workspace, appId: string): Promise<void> {
-      await core.db.delete(apps).where(and(eq(apps.workspaceId, workspace.id), eq(apps.id, appId)))
+    /**
+     * Idempotent: deleting an app that is already gone is not an error (SPEC), and records nothing;
+     * deleting one records `app.deleted`.
+     */
+    async remove(workspace: Workspace, actor: Actor, appId: string): Promise<void> {
+      await core.store.tx(async (tx) => {
+        const [gone] = await tx.db
+          .delete(apps)
+          .where(and(eq(apps.workspaceId, workspace.id), eq(apps.id, appId)))
+          .returning()
+        if (!gone) return
+        await core.audit(
+          {
+            workspaceId: workspace.id,
+            actor,
+            action: 'app.deleted',
+            target: { type: 'app', id: gone.id },
+            changes: fieldChanges(appOut(gone), null, ['name', 'client_id', 'app_type']),
+          },
+          { tx },
+        )
+      })
       // The instance forgets the client now: its next token request is refused.
       await core.instances.changed(workspace.id)
     },

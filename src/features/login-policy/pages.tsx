@@ -59,8 +59,8 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       path,
-      async ({ principal, workspace: w, body, request }) => {
-        const saved = await policyForm.submit(body, (input) => service.update(w, input))
+      async ({ principal, actor, workspace: w, body, request }) => {
+        const saved = await policyForm.submit(body, (input) => service.update(w, actor, input))
         const form = saved.ok ? (
           <LoginPolicyForm workspaceId={w.id} values={policyValues(saved.result)} saved />
         ) : (

@@ -18,7 +18,7 @@ export function loginPolicyRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       response: LoginPolicyModel.view,
       detail: { tags, summary: 'Get the login policy' },
     })
-    .patch('/', ({ workspace, body }) => service.update(workspace, body), {
+    .patch('/', ({ workspace, actor, body }) => service.update(workspace, actor, body), {
       params: LoginPolicyModel.params,
       body: LoginPolicyModel.update,
       // Security settings (MFA, lockout, verification): an administrator's, not a developer's.

@@ -1,11 +1,13 @@
 import { eq } from 'drizzle-orm'
+import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from '../../identity'
 import { appError } from '../../shared/errors'
+import type { Actor } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { LoginPolicyErrors } from './errors'
-import type { LoginPolicyModel } from './model'
+import { LoginPolicyModel } from './model'
 import { loginPolicies } from './schema'
 
 type Row = typeof loginPolicies.$inferSelect
@@ -37,6 +39,9 @@ export const loginPolicyOut = (p: LoginPolicy): LoginPolicyModel.View => ({
   lockout_minutes: p.lockoutMinutes,
   session_lifetime_hours: p.sessionLifetimeHours,
 })
+
+/** Every field of LoginPolicyView, as the audit log names them (none is a secret). */
+const POLICY_FIELDS = Object.keys(LoginPolicyModel.view.properties) as (keyof LoginPolicyModel.View)[]
 
 /** The fields a LoginPolicyUpdate sets; an omitted one keeps its value. */
 const changesOf = (u: LoginPolicyModel.Update): Partial<LoginPolicy> => {
@@ -82,17 +87,36 @@ export function createLoginPolicyService(core: Core) {
     /**
      * Applies the fields given, keeping the others (read and written under the workspace's lock, so
      * two partial changes at once both land), then makes every node rebuild the instance with it.
+     * `login_policy.updated` names the fields that changed, before and after; a save that changes
+     * nothing records nothing.
      */
-    async update(workspace: Workspace, input: LoginPolicyModel.Update): Promise<LoginPolicyModel.View> {
+    async update(
+      workspace: Workspace,
+      actor: Actor,
+      input: LoginPolicyModel.Update,
+    ): Promise<LoginPolicyModel.View> {
       if (workspace.state === 'deleting') throw appError(LoginPolicyErrors.WORKSPACE_DELETING, 409)
       const now = core.clock.now()
       const policy = await core.store.tx(async (tx) => {
         await tx.serialize(`login-policy:${workspace.id}`)
-        const next: LoginPolicy = { ...(await read(tx, workspace.id)), ...changesOf(input) }
+        const before = await read(tx, workspace.id)
+        const next: LoginPolicy = { ...before, ...changesOf(input) }
         await tx.db
           .insert(loginPolicies)
           .values({ workspaceId: workspace.id, ...next, updatedAt: now })
           .onConflictDoUpdate({ target: loginPolicies.workspaceId, set: { ...next, updatedAt: now } })
+        const changes = fieldChanges(loginPolicyOut(before), loginPolicyOut(next), POLICY_FIELDS)
+        if (Object.keys(changes).length > 0)
+          await core.audit(
+            {
+              workspaceId: workspace.id,
+              actor,
+              action: 'login_policy.updated',
+              target: { type: 'login_policy', id: workspace.id },
+              changes,
+            },
+            { tx },
+          )
         return next
       })
       await core.instances.changed(workspace.id)

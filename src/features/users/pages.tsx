@@ -93,9 +93,9 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/app/workspaces/:workspace_id/users/invite',
-      async ({ workspace, body }) => {
+      async ({ workspace, actor, body }) => {
         try {
-          const sent = await inviteForm.submit(body, (input) => service.invite(workspace, input))
+          const sent = await inviteForm.submit(body, (input) => service.invite(workspace, actor, input))
           if (!sent.ok) {
             const { values, errors } = sent
             return html(<InviteForm workspaceId={workspace.id} values={values} errors={errors} />, 422)
@@ -117,8 +117,8 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/app/workspaces/:workspace_id/users/:user_id',
-      async ({ workspace, params: p }) => {
-        await service.remove(workspace, p.user_id)
+      async ({ workspace, actor, params: p }) => {
+        await service.remove(workspace, actor, p.user_id)
         // An empty 200: htmx swaps the row out (a 204 would leave it in place).
         return html('')
       },
@@ -126,8 +126,8 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/app/workspaces/:workspace_id/users/:user_id/mfa',
-      async ({ workspace, params: p }) => {
-        await service.resetMfa(workspace, p.user_id)
+      async ({ workspace, actor, params: p }) => {
+        await service.resetMfa(workspace, actor, p.user_id)
         return html(<span role="status">MFA reset.</span>)
       },
       { params: UserModel.params, scope: 'workspace:admin', ...views },

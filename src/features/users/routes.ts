@@ -22,9 +22,9 @@ export function userRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .post(
       '/invite',
-      async ({ workspace, body, set }) => {
+      async ({ workspace, actor, body, set }) => {
         set.status = 201
-        return (await service.invite(workspace, body)).invited
+        return (await service.invite(workspace, actor, body)).invited
       },
       {
         params: WorkspaceModel.params,
@@ -39,8 +39,8 @@ export function userRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/:user_id',
-      async ({ workspace, params }) => {
-        await service.remove(workspace, params.user_id)
+      async ({ workspace, actor, params }) => {
+        await service.remove(workspace, actor, params.user_id)
         return { deleted: true }
       },
       {
@@ -52,8 +52,8 @@ export function userRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/:user_id/mfa',
-      async ({ workspace, params }) => {
-        await service.resetMfa(workspace, params.user_id)
+      async ({ workspace, actor, params }) => {
+        await service.resetMfa(workspace, actor, params.user_id)
         return { reset: true }
       },
       {

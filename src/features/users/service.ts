@@ -1,4 +1,6 @@
+import { type FieldChanges, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
 import {
   accountMfaSummary,
   deleteAccount,
@@ -12,6 +14,7 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
+import type { Actor } from '../../shared/plugins/auth'
 import { sendMail } from '../mail/service'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
@@ -30,6 +33,13 @@ export const userOut = (a: UserAccount): UserModel.Out => ({
   created_at: isoTime(a.createdAt),
   last_sign_in_at: a.lastSignInAt == null ? null : isoTime(a.lastSignInAt),
 })
+
+/**
+ * What the audit log shows of a user coming or going: who they are, never a password, a token or
+ * an invitation link.
+ */
+const who = (a: { email: string; name: string }) => ({ email: a.email, name: a.name })
+const WHO = ['email', 'name'] as const
 
 export const invitedOut = (i: Invitation) => ({
   id: i.account.id,
@@ -72,6 +82,20 @@ function invitationMail(workspace: Workspace, i: Invitation) {
  * through the identity plane's index (listing, invitation, deletion, MFA reset).
  */
 export function createUserService(core: Core) {
+  /** A user's audit entry, in the change's transaction. */
+  const record = (
+    tx: Conn,
+    workspace: Workspace,
+    actor: Actor,
+    action: string,
+    account: { id: string },
+    changes: FieldChanges,
+  ) =>
+    core.audit(
+      { workspaceId: workspace.id, actor, action, target: { type: 'user', id: account.id }, changes },
+      { tx },
+    )
+
   return {
     async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
       const limit = query.limit ?? DEFAULT_LIMIT
@@ -93,28 +117,41 @@ export function createUserService(core: Core) {
     },
 
     /**
-     * Invites a user: an `invited` account and a mail with a single-use link valid 7 days, sent
-     * through the workspace's mail path and queued in the same transaction. 409 for a known address.
+     * Invites a user (`user.invited`): an `invited` account and a mail with a single-use link valid
+     * 7 days, sent through the workspace's mail path and queued in the same transaction. 409 for a
+     * known address. The audit entry names the address, never the link.
      */
-    async invite(workspace: Workspace, input: UserModel.Invite) {
+    async invite(workspace: Workspace, actor: Actor, input: UserModel.Invite) {
       if (workspace.state === 'deleting') throw appError(UsersErrors.WORKSPACE_DELETING, 409)
       if (workspace.state !== 'active') throw appError(UsersErrors.WORKSPACE_NOT_ACTIVE, 409)
-      const invitation = await inviteAccount(core, workspace.id, input, (tx, i) =>
-        sendMail(core, invitationMail(workspace, i), { tx }),
-      )
+      const invitation = await inviteAccount(core, workspace.id, input, async (tx, i) => {
+        await sendMail(core, invitationMail(workspace, i), { tx })
+        await record(tx, workspace, actor, 'user.invited', i.account, fieldChanges(null, who(i.account), WHO))
+      })
       if (!invitation) throw appError(UsersErrors.EMAIL_TAKEN, 409, { loc: ['body', 'email'] })
       return { invited: invitedOut(invitation), user: userOut(invitation.account) }
     },
 
-    /** Idempotent (SPEC): a user already gone is not an error. Ends their sessions and tokens at once. */
-    async remove(workspace: Workspace, userId: string): Promise<void> {
-      await deleteAccount(core, workspace.id, userId)
+    /**
+     * Idempotent (SPEC): a user already gone is not an error, and records nothing; deleting one
+     * records `user.deleted`. Ends their sessions and tokens at once.
+     */
+    async remove(workspace: Workspace, actor: Actor, userId: string): Promise<void> {
+      await deleteAccount(core, workspace.id, userId, (tx, account) =>
+        record(tx, workspace, actor, 'user.deleted', account, fieldChanges(who(account), null, WHO)),
+      )
     },
 
-    /** Removes the user's second factors; they enrol again at their next sign-in. 404 for an unknown user. */
-    async resetMfa(workspace: Workspace, userId: string): Promise<void> {
-      if (!(await findAccount(core, workspace.id, userId))) throw appError(UsersErrors.USER_NOT_FOUND, 404)
-      await resetAccountMfa(core, workspace.id, userId)
+    /**
+     * Removes the user's second factors (`user.mfa_reset`); they enrol again at their next sign-in.
+     * 404 for an unknown user.
+     */
+    async resetMfa(workspace: Workspace, actor: Actor, userId: string): Promise<void> {
+      const account = await findAccount(core, workspace.id, userId)
+      if (!account) throw appError(UsersErrors.USER_NOT_FOUND, 404)
+      await resetAccountMfa(core, workspace.id, userId, (tx) =>
+        record(tx, workspace, actor, 'user.mfa_reset', account, {}),
+      )
     },
   }
 }

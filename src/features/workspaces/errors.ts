@@ -13,3 +13,8 @@ export const MemberErrors = defineErrorCodes({
   INVITATION_OTHER_ACCOUNT: 'This invitation is for another email address',
   EMAIL_NOT_VERIFIED: 'Verify your email address before accepting this invitation',
 })
+
+/** What a workspace itself refuses. */
+export const WorkspaceErrors = defineErrorCodes({
+  CONFIRM_MISMATCH: "Type the workspace's exact name to confirm its deletion",
+})

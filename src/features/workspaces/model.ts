@@ -27,6 +27,18 @@ export namespace WorkspaceModel {
   export const params = t.Object({ workspace_id: t.String({ format: 'uuid' }) })
 
   export const deleted = t.Object({ id: t.String(), state: t.Literal('deleting') })
+
+  /** SPEC: deleting a workspace needs a confirmation; the caller types its name back. */
+  export const remove = t.Object(
+    {
+      confirm: t.String({
+        maxLength: 200,
+        description: "The workspace's exact name (case and spaces count); anything else answers 422",
+        errorMessage: { maxLength: "Type the workspace's exact name." },
+      }),
+    },
+    { additionalProperties: false },
+  )
 }
 
 /** DESIGN "Who may do what": a workspace's members (platform accounts) and pending invitations. */

@@ -2,18 +2,27 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
-import type { AuthPlugin } from '../../shared/plugins/auth'
+import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import { WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import type { NavEntry } from '../feature'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
-import { NewWorkspaceForm, StatusFragment, WorkspaceCards, WorkspaceFacts } from './views'
+import { createMemberService } from './service.members'
+import {
+  DeleteWorkspaceForm,
+  NewWorkspaceForm,
+  StatusFragment,
+  WorkspaceCards,
+  WorkspaceFacts,
+} from './views'
 
 const views = { detail: { tags: ['views'] } }
 const params = WorkspaceModel.params
 const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
+/** Typed exactly as the API compares it: untrimmed, so "Acme " is not "Acme". */
+const deleteForm = defineForm(WorkspaceModel.remove, { confirm: { read: (raw) => raw } })
 
 /** Settings sections that later releases fill in. */
 const SETTINGS = ['Identity providers', 'Email (SMTP)', 'Branding', 'Billing']
@@ -27,6 +36,12 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
   const settings = nav.filter((e) => e.place === 'settings')
 
   const service = createWorkspaceService(core)
+  const members = createMemberService(core)
+  /** Whether the danger zone is shown: owners and admins hold workspace:admin (DESIGN "Who may do what"). */
+  const mayAdminister = async (w: Workspace, p: Principal) => {
+    const role = p.kind === 'user' ? await members.roleOf(w.id, p.account.id) : undefined
+    return role === 'owner' || role === 'admin'
+  }
 
   return new Elysia({ name: 'workspace-pages' })
     .use(auth)
@@ -102,9 +117,9 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
     )
     .post(
       '/app/workspaces',
-      async ({ principal, body, request }) => {
+      async ({ principal, actor, body, request }) => {
         const created = await createForm.submit(body, ({ name }) =>
-          service.create(principal.account.id, name),
+          service.create(principal.account.id, actor, name),
         )
         if (!created.ok) {
           return html(<NewWorkspaceForm name={created.values.name} error={created.errors.name} />, 422)
@@ -157,12 +172,12 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
     )
     .post(
       '/app/workspaces/:workspace_id/retry-provisioning',
-      async ({ workspace }) => html(<StatusFragment w={await service.retry(workspace)} />),
+      async ({ workspace, actor }) => html(<StatusFragment w={await service.retry(workspace, actor)} />),
       { params, scope: 'workspace:admin', ...views },
     )
     .get(
       '/app/workspaces/:workspace_id/settings',
-      ({ principal, workspace: w }) =>
+      async ({ principal, workspace: w }) =>
         html(
           <Shell title={`${w.name} settings`} user={shellUser(principal)} section="workspaces">
             <WorkspaceCrumb w={w} />
@@ -184,8 +199,36 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
                 ))}
               </ul>
             </div>
+            {(await mayAdminister(w, principal)) ? (
+              <div class="panel danger-zone">
+                <h2>Delete workspace</h2>
+                <DeleteWorkspaceForm w={w} csrf={shellUser(principal).csrf} />
+              </div>
+            ) : (
+              ''
+            )}
           </Shell>,
         ),
       { params, scope: 'workspace:read', ...views },
+    )
+    .post(
+      '/app/workspaces/:workspace_id/delete',
+      async ({ principal, actor, workspace: w, body, request }) => {
+        const deleted = await deleteForm.submit(body, ({ confirm }) => service.remove(w, actor, confirm))
+        if (!deleted.ok) {
+          const { values, errors } = deleted
+          const form = (
+            <DeleteWorkspaceForm
+              w={w}
+              csrf={shellUser(principal).csrf}
+              typed={values.confirm}
+              error={errors.confirm}
+            />
+          )
+          return html(form, 422)
+        }
+        return navigate(request, '/app/workspaces')
+      },
+      { params, scope: 'workspace:admin', ...views },
     )
 }

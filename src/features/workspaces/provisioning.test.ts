@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { testCore } from '../../../tests/support/core'
+import { TEST_ACTOR, testCore } from '../../../tests/support/core'
 import { instanceKeys } from '../../identity/schema'
 import { workspaceLifecycle } from '..'
 import type { ProvisionStep, TeardownStep } from '../feature'
@@ -14,7 +14,7 @@ const PROVISION_STEPS = workspaceLifecycle().provision
 const setup = async () => {
   const core = await testCore()
   const service = createWorkspaceService(core)
-  const w = await service.create('usr_owner', 'Acme')
+  const w = await service.create('usr_owner', TEST_ACTOR, 'Acme')
   const find = async () => (await core.db.select().from(workspaces).where(eq(workspaces.id, w.id)))[0]
   const row = async () => (await find())!
   const setRow = async (set: Partial<typeof workspaces.$inferInsert>) => {

@@ -23,9 +23,9 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/',
-      async ({ principal, body, set }) => {
+      async ({ principal, actor, body, set }) => {
         set.status = 201
-        return out(await service.create(principal.account.id, body.name))
+        return out(await service.create(principal.account.id, actor, body.name))
       },
       {
         auth: true,
@@ -40,32 +40,45 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       response: WorkspaceModel.out,
       detail: { tags, summary: 'Get a workspace' },
     })
-    .patch('/:workspace_id', async ({ workspace, body }) => out(await service.rename(workspace, body.name)), {
-      params: WorkspaceModel.params,
-      body: WorkspaceModel.update,
-      scope: 'workspace:write',
-      response: WorkspaceModel.out,
-      detail: { tags, summary: 'Rename a workspace' },
-    })
+    .patch(
+      '/:workspace_id',
+      async ({ workspace, actor, body }) => out(await service.rename(workspace, actor, body.name)),
+      {
+        params: WorkspaceModel.params,
+        body: WorkspaceModel.update,
+        scope: 'workspace:write',
+        response: WorkspaceModel.out,
+        detail: { tags, summary: 'Rename a workspace' },
+      },
+    )
     .delete(
       '/:workspace_id',
-      async ({ workspace, set }) => {
+      async ({ workspace, actor, body, set }) => {
+        const w = await service.remove(workspace, actor, body.confirm)
         set.status = 202
-        const w = await service.remove(workspace)
         return { id: w.id, state: 'deleting' as const }
       },
       {
         params: WorkspaceModel.params,
+        body: WorkspaceModel.remove,
         scope: 'workspace:admin',
         response: { 202: WorkspaceModel.deleted },
-        detail: { tags, summary: 'Delete a workspace (its instance is torn down in the background)' },
+        detail: {
+          tags,
+          summary: 'Delete a workspace, confirmed by its name (its instance is torn down in the background)',
+          description:
+            'The body must carry the workspace\'s exact name: `{"confirm": "Acme"}`. A missing body or ' +
+            '`confirm`, or any other value, answers 422 (`loc: ["body", "confirm"]` for a wrong name) and ' +
+            'deletes nothing. The instance stops serving at once; its data, audit log included, is ' +
+            'purged by a background job. Deleting a workspace already being deleted answers 202 again.',
+        },
       },
     )
     .post(
       '/:workspace_id/retry-provisioning',
-      async ({ workspace, set }) => {
+      async ({ workspace, actor, set }) => {
         set.status = 202
-        return out(await service.retry(workspace))
+        return out(await service.retry(workspace, actor))
       },
       {
         params: WorkspaceModel.params,

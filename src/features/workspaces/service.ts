@@ -1,9 +1,14 @@
 import { and, count, desc, eq, getTableColumns, ne } from 'drizzle-orm'
+import { type FieldChanges, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
+import { appError, notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
+import type { Actor } from '../../shared/plugins/auth'
+import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import { workspaceMembers, workspaces } from './schema'
 
@@ -26,14 +31,9 @@ export const workspaceOut = (core: Core, w: Workspace) => ({
  * (`scopes.ts`): the operations here take the workspace row it resolved.
  */
 export function createWorkspaceService(core: Core) {
-  const setState = async (id: string, set: Partial<Workspace>): Promise<Workspace> => {
-    const [row] = await core.db
-      .update(workspaces)
-      .set({ ...set, updatedAt: core.clock.now() })
-      .where(eq(workspaces.id, id))
-      .returning()
-    return row!
-  }
+  /** The workspace's own audit entry (`workspace.*`), in the change's transaction. */
+  const record = (tx: Conn, w: Workspace, actor: Actor, action: string, changes?: FieldChanges) =>
+    core.audit({ workspaceId: w.id, actor, action, target: { type: 'workspace', id: w.id }, changes }, { tx })
 
   return {
     /** The workspaces the account is a member of, newest first. */
@@ -56,9 +56,9 @@ export function createWorkspaceService(core: Core) {
 
     /**
      * Creates the row in `provisioning`, its creator as its first owner, and the provisioning job,
-     * in one transaction.
+     * in one transaction (`workspace.created`).
      */
-    create(ownerId: string, name: string): Promise<Workspace> {
+    create(ownerId: string, actor: Actor, name: string): Promise<Workspace> {
       const now = core.clock.now()
       return core.store.tx(async (tx) => {
         const [w] = await tx.db
@@ -80,17 +80,38 @@ export function createWorkspaceService(core: Core) {
           { workspaceId: w!.id },
           { workspaceId: w!.id, maxAttempts: 3, tx },
         )
+        await record(tx, w!, actor, 'workspace.created', fieldChanges(null, w!, ['name']))
         return w!
       })
     },
 
-    rename(w: Workspace, name: string): Promise<Workspace> {
-      return setState(w.id, { name: displayName(name) })
+    /** Renames it (`workspace.renamed`, the name before and after; the same name records nothing). */
+    rename(w: Workspace, actor: Actor, name: string): Promise<Workspace> {
+      return core.store.tx(async (tx) => {
+        // Read under the lock: two renames at once each record the name they really replaced.
+        await tx.serialize(`workspace:${w.id}`)
+        const [before] = await tx.db.select().from(workspaces).where(eq(workspaces.id, w.id)).limit(1)
+        const [after] = await tx.db
+          .update(workspaces)
+          .set({ name: displayName(name), updatedAt: core.clock.now() })
+          .where(eq(workspaces.id, w.id))
+          .returning()
+        if (!before || !after) throw notFound('Workspace')
+        const changes = fieldChanges(before, after, ['name'])
+        if (Object.keys(changes).length > 0) await record(tx, w, actor, 'workspace.renamed', changes)
+        return after
+      })
     },
 
-    /** Moves to `deleting`; a job tears the instance down and purges the data. Idempotent. */
-    async remove(w: Workspace): Promise<Workspace> {
+    /**
+     * Moves to `deleting` (`workspace.deleted`); a job tears the instance down and purges the data,
+     * this audit log included. Idempotent. `confirm` must be the workspace's exact name (422), so a
+     * stray call or a wrong id deletes nothing (SPEC: "delete the workspace (with confirmation)").
+     */
+    async remove(w: Workspace, actor: Actor, confirm: string): Promise<Workspace> {
       const id = w.id
+      if (confirm !== w.name)
+        throw appError(WorkspaceErrors.CONFIRM_MISMATCH, 422, { loc: ['body', 'confirm'] })
       if (w.state === 'deleting') return w
       const updated = await core.store.tx(async (tx) => {
         // Only the request that moves it to `deleting` enqueues the teardown: two deletes at once
@@ -100,17 +121,22 @@ export function createWorkspaceService(core: Core) {
           .set({ state: 'deleting', updatedAt: core.clock.now() })
           .where(and(eq(workspaces.id, id), ne(workspaces.state, 'deleting')))
           .returning()
+        if (!row) return { ...w, state: 'deleting' as const }
         // No `workspaceId` on the job: its row would outlive the workspace it deletes.
-        if (row) await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { tx })
-        return row ?? { ...w, state: 'deleting' as const }
+        await core.jobs.enqueue(TEARDOWN_JOB, { workspaceId: id }, { tx })
+        await record(tx, w, actor, 'workspace.deleted', fieldChanges(w, null, ['name']))
+        return row
       })
       // The instance stops serving with this request, not when the teardown job runs.
       await core.instances.changed(id)
       return updated
     },
 
-    /** Re-runs provisioning from `provisioning_failed`; in any other state a no-op (SPEC). */
-    async retry(w: Workspace): Promise<Workspace> {
+    /**
+     * Re-runs provisioning from `provisioning_failed` (`workspace.provisioning_retried`, with the
+     * error it had); in any other state a no-op (SPEC) that records nothing.
+     */
+    async retry(w: Workspace, actor: Actor): Promise<Workspace> {
       const id = w.id
       if (w.state !== 'provisioning_failed') return w
       return core.store.tx(async (tx) => {
@@ -122,6 +148,11 @@ export function createWorkspaceService(core: Core) {
         // Two retries at once (on two nodes): the one that moved the state enqueues.
         if (!updated) return w
         await core.jobs.enqueue(PROVISION_JOB, { workspaceId: id }, { workspaceId: id, maxAttempts: 3, tx })
+        const changes = fieldChanges(workspaceOut(core, w), workspaceOut(core, updated), [
+          'state',
+          'provisioning_error',
+        ])
+        await record(tx, w, actor, 'workspace.provisioning_retried', changes)
         return updated
       })
     },

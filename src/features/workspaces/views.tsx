@@ -152,3 +152,51 @@ export function WorkspaceFacts({ w, issuer }: { w: Workspace; issuer: string }) 
     </dl>
   )
 }
+
+/**
+ * The danger zone's form: deleting takes typing the workspace's name (SPEC: "delete the workspace
+ * (with confirmation)"), as the API's `confirm` does. Redrawn with the error when the name is wrong.
+ */
+export function DeleteWorkspaceForm({
+  w,
+  csrf,
+  typed = '',
+  error,
+}: {
+  w: Workspace
+  csrf: string
+  typed?: string
+  error?: string
+}) {
+  const action = `/app/workspaces/${w.id}/delete`
+  return (
+    <form id="delete-workspace" method="post" action={action} hx-post={action} hx-swap="outerHTML">
+      <p class="hint">
+        Deleting stops its identity instance at once: every app and user of it stops signing in. Its data,
+        audit log included, is then removed for good.
+      </p>
+      <input type="hidden" name="_csrf" value={csrf} />
+      <label for="ws-delete-confirm">
+        Type <strong safe>{w.name}</strong> to confirm
+      </label>
+      <input
+        id="ws-delete-confirm"
+        name="confirm"
+        type="text"
+        value={typed}
+        autocomplete="off"
+        spellcheck="false"
+        maxlength={String(WorkspaceModel.remove.properties.confirm.maxLength)}
+        required
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? 'ws-delete-confirm-error' : undefined}
+      />
+      <FieldError id="ws-delete-confirm-error" message={error} />
+      <p>
+        <button class="btn danger" type="submit">
+          Delete workspace
+        </button>
+      </p>
+    </form>
+  )
+}

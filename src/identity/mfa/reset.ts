@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
 import { signOutEverywhere } from '../accounts'
 import { PLATFORM } from '../instances'
 import { accountPasskeys, accountRecoveryCodes, accountTotp, webauthnChallenges } from '../schema'
@@ -11,9 +12,14 @@ import { accountPasskeys, accountRecoveryCodes, accountTotp, webauthnChallenges 
  * (`signOutEverywhere`, as a password change does): whoever holds a session or a token of theirs
  * signs in again. Under a policy of `required` the user enrols again at the next sign-in.
  * Idempotent. Platform accounts are not reset here: their dashboard sessions are the control
- * plane's to end.
+ * plane's to end. `recorded` runs in the same transaction (the caller's audit entry).
  */
-export async function resetAccountMfa(core: Core, instanceId: string, accountId: string): Promise<void> {
+export async function resetAccountMfa(
+  core: Core,
+  instanceId: string,
+  accountId: string,
+  recorded?: (tx: Conn) => Promise<unknown>,
+): Promise<void> {
   if (instanceId === PLATFORM) throw new Error('platform accounts are not reset here')
   await core.store.tx(async (tx) => {
     await tx.db
@@ -31,5 +37,6 @@ export async function resetAccountMfa(core: Core, instanceId: string, accountId:
       .delete(webauthnChallenges)
       .where(and(eq(webauthnChallenges.instanceId, instanceId), eq(webauthnChallenges.accountId, accountId)))
     await signOutEverywhere(tx, instanceId, accountId)
+    await recorded?.(tx)
   })
 }
