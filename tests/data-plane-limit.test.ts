@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
-import { issuerFor } from '../src/identity'
+import { eq } from 'drizzle-orm'
+import { createSession, sessionCookieName } from '../src/features/auth/sessions'
+import { workspaceMembers, workspaces } from '../src/features/workspaces/schema'
+import { issuerFor, PLATFORM, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
@@ -72,5 +75,52 @@ describe('the data plane', () => {
     expect(page.status).toBe(429)
     expect(page.headers.get('content-type')).toContain('text/html')
     expect(await page.text()).toContain('Too many requests')
+  })
+
+  it("takes a Pro workspace's own rate (its burst scaled alike) at once, and refuses it on Free with 422", async () => {
+    const one = await instanceWithClient()
+    const account = await signUp(server.core, PLATFORM, {
+      email: `o-${crypto.randomUUID()}@example.com`,
+      password: 'a long password 1',
+    })
+    await server.core.db.insert(workspaceMembers).values({
+      workspaceId: one.ws,
+      accountId: account.id,
+      role: 'owner',
+      createdAt: clock.now(),
+      updatedAt: clock.now(),
+    })
+    const { cookie, csrfToken } = await createSession(server.core, account.id, null)
+    const patch = (body: unknown) =>
+      fetch(`${server.baseUrl}/v1/workspaces/${one.ws}`, {
+        method: 'PATCH',
+        headers: {
+          cookie: `${sessionCookieName(server.core)}=${cookie}`,
+          'x-csrf-token': csrfToken,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(body),
+      })
+    const free = await patch({ data_plane_rps: 100 })
+    expect(free.status).toBe(422)
+    expect(((await free.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toEqual([
+      'body',
+      'data_plane_rps',
+    ])
+
+    await server.core.db.update(workspaces).set({ plan: 'pro' }).where(eq(workspaces.id, one.ws))
+    const pro = await patch({ data_plane_rps: 100 })
+    expect(pro.status).toBe(200)
+    expect(((await pro.json()) as { data_plane_rps: number }).data_plane_rps).toBe(100)
+    // 100/s with a burst of 400: 450 at once, 400 served.
+    const statuses = (await Promise.all(Array.from({ length: 450 }, () => one.token()))).map((r) => r.status)
+    expect(statuses.filter((s) => s === 200).length).toBe(400)
+    expect(statuses.filter((s) => s === 429).length).toBe(50)
+
+    // Back to the default: the next second brings 50, not 100.
+    expect((await patch({ data_plane_rps: null })).status).toBe(200)
+    clock.advance(1000)
+    const next = (await Promise.all(Array.from({ length: 60 }, () => one.token()))).map((r) => r.status)
+    expect(next.filter((s) => s === 200).length).toBe(50)
   })
 })

@@ -74,6 +74,7 @@ describe('POST /v1/workspaces', () => {
       created_at: expect.stringMatching(ISO),
       updated_at: expect.stringMatching(ISO),
       provisioning_error: null,
+      data_plane_rps: null,
     })
 
     // While not active the instance does not serve.
@@ -168,7 +169,7 @@ describe('PATCH /v1/workspaces/{id}', () => {
     for (const [body, loc] of [
       [{ name: '' }, ['body', 'name']],
       [{ name: 'n'.repeat(101) }, ['body', 'name']],
-      [{}, ['body', 'name']],
+      [{ data_plane_rps: 0 }, ['body', 'data_plane_rps']],
       ['not json', ['body']],
     ] as [unknown, string[]][]) {
       const bad = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, body)
@@ -176,6 +177,10 @@ describe('PATCH /v1/workspaces/{id}', () => {
       expect(bad.body.detail[0].loc).toEqual(loc)
     }
     expect((await json(alice.agent, 'GET', `/v1/workspaces/${ws.id}`)).body.name).toBe('New Name')
+    // Partial: an empty body changes nothing.
+    const same = await json(alice.agent, 'PATCH', `/v1/workspaces/${ws.id}`, {})
+    expect(same.status).toBe(200)
+    expect(same.body).toMatchObject({ name: 'New Name', data_plane_rps: null })
   })
 
   it('ignores unknown fields on rename: the state cannot be set by a client', async () => {

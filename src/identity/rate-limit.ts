@@ -30,7 +30,8 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
   const buckets = new LocalBuckets()
   let nodes = 1
   let nodesAt = Number.NEGATIVE_INFINITY
-  const own = new Map<string, { rps: number | null; at: number }>()
+  /** Each instance's own rate as last read; `loaded` once a read came back. */
+  const own = new Map<string, { rps: number | null; at: number; loaded: boolean; ready: Promise<void> }>()
 
   // Refreshed in the background: a request never waits on these reads after the first.
   const refreshNodes = (now: number) => {
@@ -42,10 +43,26 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
       () => {},
     )
   }
-  const refreshOwn = async (instanceId: string, now: number) => {
-    const entry = { rps: own.get(instanceId)?.rps ?? null, at: now }
+  /** Reads an instance's own rate; until the first read is back, every request of it waits on it. */
+  const readOwn = (instanceId: string, now: number) => {
+    const previous = own.get(instanceId)
+    const entry = {
+      rps: previous?.rps ?? null,
+      at: now,
+      loaded: previous?.loaded ?? false,
+      ready: Promise.resolve(),
+    }
+    entry.ready = (rpsOf?.(instanceId) ?? Promise.resolve(null)).then(
+      (rps) => {
+        entry.rps = rps
+        entry.loaded = true
+      },
+      () => {
+        entry.loaded = true
+      },
+    )
     own.set(instanceId, entry)
-    entry.rps = rpsOf ? await rpsOf(instanceId).catch(() => entry.rps) : null
+    return entry
   }
   core.instances.subscribe((instanceId) => {
     if (instanceId === null) own.clear()
@@ -56,10 +73,10 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     if (dataPlaneRps <= 0) return null
     const now = core.clock.now()
     if (now - nodesAt > REFRESH_MS) refreshNodes(now)
-    const known = own.get(instanceId)
-    if (!known) await refreshOwn(instanceId, now)
-    else if (now - known.at > REFRESH_MS) void refreshOwn(instanceId, now)
-    const rps = own.get(instanceId)?.rps ?? dataPlaneRps
+    let entry = own.get(instanceId)
+    if (!entry || now - entry.at > REFRESH_MS) entry = readOwn(instanceId, now)
+    if (!entry.loaded) await entry.ready
+    const rps = entry.rps ?? dataPlaneRps
     // A workspace's own rate scales its burst alike (50/s with 200 at once → 500/s with 2,000).
     const burst = (dataPlaneBurst * rps) / dataPlaneRps
     const decision = buckets.take(instanceId, rps / nodes, Math.max(1, burst / nodes), now)

@@ -17,4 +17,5 @@ export const MemberErrors = defineErrorCodes({
 /** What a workspace itself refuses. */
 export const WorkspaceErrors = defineErrorCodes({
   CONFIRM_MISMATCH: "Type the workspace's exact name to confirm its deletion",
+  RATE_NEEDS_PLAN: "Raising the identity plane's rate needs the Pro plan or above",
 })

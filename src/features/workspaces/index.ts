@@ -4,7 +4,7 @@ import { deleteWorkspaceEvents } from '../../events/emit'
 import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
 import { deleteWorkspaceJobs } from '../../queue/queue'
 import type { Feature } from '../feature'
-import { workspaceActive, workspaceName } from './instance-state'
+import { workspaceActive, workspaceDataPlaneRps, workspaceName } from './instance-state'
 import { workspaceProvision, workspaceTeardown } from './jobs'
 import { workspacePages } from './pages'
 import { invitationPages, memberPages } from './pages.members'
@@ -42,6 +42,10 @@ export const feature: Feature = {
     await deleteInstanceData(core, workspaceId)
   },
   jobs: (lifecycle) => [workspaceProvision(lifecycle.provision), workspaceTeardown(lifecycle.teardown)],
-  identity: (core) => ({ workspaceActive: workspaceActive(core), instanceName: workspaceName(core) }),
+  identity: (core) => ({
+    workspaceActive: workspaceActive(core),
+    instanceName: workspaceName(core),
+    dataPlaneRps: workspaceDataPlaneRps(core),
+  }),
   workspaceAccess,
 }

@@ -23,3 +23,14 @@ export function workspaceName(core: Core): (workspaceId: string) => Promise<stri
     return row?.name ?? null
   }
 }
+
+/** A workspace's own identity-plane rate (Pro and above), or null for the default (the identity plane asks). */
+export function workspaceDataPlaneRps(core: Core): (workspaceId: string) => Promise<number | null> {
+  return async (workspaceId) => {
+    const [row] = await core.store.query<{ rps: number | null }>(
+      'SELECT data_plane_rps AS rps FROM workspaces WHERE id = $1',
+      [workspaceId],
+    )
+    return row?.rps == null ? null : Number(row.rps)
+  }
+}

@@ -9,7 +9,21 @@ export namespace WorkspaceModel {
 
   const name = nameField(100)
   export const create = t.Object({ name }, { additionalProperties: false })
-  export const update = t.Object({ name }, { additionalProperties: false })
+  /** The identity plane's requests per second for this workspace (Pro and above). */
+  const dataPlaneRps = t.Nullable(
+    t.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      description:
+        "Identity-plane requests per second for this workspace's instance (its burst scales alike), " +
+        'on Pro and above (422 on Free); null returns to the default (50/s, burst 200)',
+    }),
+  )
+  export const update = t.Object(
+    { name: t.Optional(name), data_plane_rps: t.Optional(dataPlaneRps) },
+    { additionalProperties: false },
+  )
+  export type Update = typeof update.static
 
   export const out = t.Object({
     id: t.String({ format: 'uuid' }),
@@ -20,6 +34,7 @@ export namespace WorkspaceModel {
     created_at: t.String(),
     updated_at: t.String(),
     provisioning_error: t.Nullable(t.String()),
+    data_plane_rps: t.Nullable(t.Integer({ description: 'null: the default data-plane rate' })),
   })
 
   export const list = t.Object({ items: t.Array(out), total: t.Integer() })

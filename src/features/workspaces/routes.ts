@@ -42,13 +42,17 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .patch(
       '/:workspace_id',
-      async ({ workspace, actor, body }) => out(await service.rename(workspace, actor, body.name)),
+      async ({ workspace, actor, body }) => out(await service.update(workspace, actor, body)),
       {
         params: WorkspaceModel.params,
         body: WorkspaceModel.update,
         scope: 'workspace:write',
         response: WorkspaceModel.out,
-        detail: { tags, summary: 'Rename a workspace' },
+        detail: {
+          tags,
+          summary:
+            'Change a workspace: its name, and on Pro and above its identity-plane rate (omitted fields keep their value)',
+        },
       },
     )
     .delete(

@@ -1,4 +1,4 @@
-import { epochMs, index, primaryKey, table, text, uniqueIndex } from '../../db/columns'
+import { epochMs, index, integer, primaryKey, table, text, uniqueIndex } from '../../db/columns'
 
 export type WorkspaceState = 'provisioning' | 'provisioning_failed' | 'active' | 'deleting'
 export type Plan = 'free' | 'pro' | 'enterprise'
@@ -14,6 +14,8 @@ export const workspaces = table(
     state: text('state').$type<WorkspaceState>().notNull().default('provisioning'),
     plan: text('plan').$type<Plan>().notNull().default('free'),
     provisioningError: text('provisioning_error'),
+    /** The identity plane's own rate (requests per second) on Pro and above; null: the default. */
+    dataPlaneRps: integer('data_plane_rps'),
     /** Last provisioning step completed, so a retry resumes after it. */
     provisioningStep: text('provisioning_step'),
     createdAt: epochMs('created_at').notNull(),

@@ -4,7 +4,8 @@ import type { MemberRole } from './schema'
 import type { Workspace } from './service'
 
 const COLUMNS = `w.id, w.name, w.owner_id AS "ownerId", w.state, w.plan, w.provisioning_error AS "provisioningError",
-    w.provisioning_step AS "provisioningStep", w.created_at AS "createdAt", w.updated_at AS "updatedAt"`
+    w.provisioning_step AS "provisioningStep", w.data_plane_rps AS "dataPlaneRps", w.created_at AS "createdAt",
+    w.updated_at AS "updatedAt"`
 
 // On every workspace-scoped request, one query: the workspace and the caller's role in it.
 const WITH_ROLE = `

@@ -10,6 +10,7 @@ import { displayName } from '../../shared/names'
 import type { Actor } from '../../shared/plugins/auth'
 import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
+import type { WorkspaceModel } from './model'
 import { workspaceMembers, workspaces } from './schema'
 
 export type Workspace = typeof workspaces.$inferSelect
@@ -24,6 +25,7 @@ export const workspaceOut = (core: Core, w: Workspace) => ({
   created_at: isoTime(w.createdAt),
   updated_at: isoTime(w.updatedAt),
   provisioning_error: w.provisioningError,
+  data_plane_rps: w.dataPlaneRps,
 })
 
 /**
@@ -85,22 +87,38 @@ export function createWorkspaceService(core: Core) {
       })
     },
 
-    /** Renames it (`workspace.renamed`, the name before and after; the same name records nothing). */
-    rename(w: Workspace, actor: Actor, name: string): Promise<Workspace> {
-      return core.store.tx(async (tx) => {
-        // Read under the lock: two renames at once each record the name they really replaced.
+    /**
+     * Changes what the update names: the name (`workspace.renamed` when only it changed) and the
+     * identity plane's rate (`workspace.updated`; Pro and above, 422 on Free). What did not change
+     * records nothing. Every node's identity plane follows at once.
+     */
+    async update(w: Workspace, actor: Actor, input: WorkspaceModel.Update): Promise<Workspace> {
+      if (input.data_plane_rps != null && w.plan === 'free')
+        throw appError(WorkspaceErrors.RATE_NEEDS_PLAN, 422, { loc: ['body', 'data_plane_rps'] })
+      const set: Partial<Workspace> = {}
+      if (input.name !== undefined) set.name = displayName(input.name)
+      if (input.data_plane_rps !== undefined) set.dataPlaneRps = input.data_plane_rps
+      const { after, rateChanged } = await core.store.tx(async (tx) => {
+        // Read under the lock: two updates at once each record the values they really replaced.
         await tx.serialize(`workspace:${w.id}`)
         const [before] = await tx.db.select().from(workspaces).where(eq(workspaces.id, w.id)).limit(1)
         const [after] = await tx.db
           .update(workspaces)
-          .set({ name: displayName(name), updatedAt: core.clock.now() })
+          .set({ ...set, updatedAt: core.clock.now() })
           .where(eq(workspaces.id, w.id))
           .returning()
         if (!before || !after) throw notFound('Workspace')
-        const changes = fieldChanges(before, after, ['name'])
-        if (Object.keys(changes).length > 0) await record(tx, w, actor, 'workspace.renamed', changes)
-        return after
+        const fields = (x: Workspace) => ({ name: x.name, data_plane_rps: x.dataPlaneRps })
+        const changes = fieldChanges(fields(before), fields(after), ['name', 'data_plane_rps'])
+        const changed = Object.keys(changes)
+        if (changed.length === 1 && changed[0] === 'name')
+          await record(tx, w, actor, 'workspace.renamed', changes)
+        else if (changed.length > 0) await record(tx, w, actor, 'workspace.updated', changes)
+        return { after, rateChanged: 'data_plane_rps' in changes }
       })
+      // Every node's identity plane reads the new rate with its next request.
+      if (rateChanged) await core.instances.changed(w.id)
+      return after
     },
 
     /**
