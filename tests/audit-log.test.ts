@@ -642,7 +642,8 @@ describe('the CSV export', () => {
     expect(apps.total).toBe(1)
     const none = await csvOf(owner, ws, { actor: 'key:mk_nobody' })
     expect(none.records).toEqual([])
-    expect(none.text).toBe(`${HEADER.join(',')}\r\n`)
+    // Every field quoted, the header's too (a `;` list separator cannot split one).
+    expect(none.text).toBe(`${HEADER.map((h) => `"${h}"`).join(',')}\r\n`)
     const bad = await call(owner, 'GET', logPath(ws, { format: 'csv', since: 'soon' }))
     expect(bad.status).toBe(422)
     expect(bad.body.detail[0].loc).toEqual(['query', 'since'])

@@ -123,4 +123,39 @@ describe('the data plane', () => {
     const next = (await Promise.all(Array.from({ length: 60 }, () => one.token()))).map((r) => r.status)
     expect(next.filter((s) => s === 200).length).toBe(50)
   })
+
+  it('is a plan setting: a developer gets 403, and a workspace back on Free has the default whatever it set', async () => {
+    const one = await instanceWithClient()
+    const member = async (role: 'owner' | 'developer') => {
+      const account = await signUp(server.core, PLATFORM, {
+        email: `${role}-${crypto.randomUUID()}@example.com`,
+        password: 'a long password 1',
+      })
+      const now = clock.now()
+      await server.core.db
+        .insert(workspaceMembers)
+        .values({ workspaceId: one.ws, accountId: account.id, role, createdAt: now, updatedAt: now })
+      const { cookie, csrfToken } = await createSession(server.core, account.id, null)
+      return (body: unknown) =>
+        fetch(`${server.baseUrl}/v1/workspaces/${one.ws}`, {
+          method: 'PATCH',
+          headers: {
+            cookie: `${sessionCookieName(server.core)}=${cookie}`,
+            'x-csrf-token': csrfToken,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(body),
+        })
+    }
+    await server.core.db.update(workspaces).set({ plan: 'pro' }).where(eq(workspaces.id, one.ws))
+    const developer = await member('developer')
+    expect((await developer({ data_plane_rps: 100 })).status).toBe(403)
+    expect((await developer({ name: 'Renamed' })).status).toBe(200)
+    expect((await (await member('owner'))({ data_plane_rps: 100 })).status).toBe(200)
+
+    await server.core.db.update(workspaces).set({ plan: 'free' }).where(eq(workspaces.id, one.ws))
+    await server.core.instances.changed(one.ws)
+    const statuses = (await Promise.all(Array.from({ length: 250 }, () => one.token()))).map((r) => r.status)
+    expect(statuses.filter((s) => s === 200).length).toBe(200)
+  })
 })

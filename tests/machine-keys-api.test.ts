@@ -515,3 +515,62 @@ describe("README's exchange example", () => {
     expect((await api(owner, 'GET', `${keys(ws)}/${created.id}`)).body.last_used_at).not.toBeNull()
   })
 })
+
+describe('a key whose token outlives it', () => {
+  it('cannot mint credentials once its key was revoked or is rotating, though its token still reads', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const revoked = await createKey(owner, ws, { name: 'stolen', scopes: ['workspace:admin'] })
+    const token = { bearer: (await exchangeKey(revoked.key)).body.access_token as string }
+    const victim = await createKey(owner, ws, { name: 'other' })
+    expect((await api(owner, 'DELETE', `${keys(ws)}/${revoked.id}`)).status).toBe(200)
+
+    expect((await api(token, 'GET', keys(ws))).status).toBe(200)
+    const minted = await api(token, 'POST', keys(ws), { name: 'backdoor', scopes: ['workspace:admin'] })
+    expect(minted.status).toBe(403)
+    expect(minted.body.detail).toContain('cannot create or rotate keys')
+    expect((await api(token, 'POST', `${keys(ws)}/${victim.id}/rotate`)).status).toBe(403)
+
+    const rotating = await createKey(owner, ws, { name: 'suspect', scopes: ['workspace:admin'] })
+    const rotatingToken = { bearer: (await exchangeKey(rotating.key)).body.access_token as string }
+    expect((await api(owner, 'POST', `${keys(ws)}/${rotating.id}/rotate`)).status).toBe(201)
+    expect(
+      (await api(rotatingToken, 'POST', keys(ws), { name: 'x', scopes: ['workspace:read'] })).status,
+    ).toBe(403)
+  })
+
+  it('cannot rotate a key that would outlive it, nor add members or change roles', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const forever = await createKey(owner, ws, { name: 'forever' })
+    const short = await createKey(owner, ws, {
+      name: 'short',
+      scopes: ['workspace:admin'],
+      expires_at: new Date(clock.now() + HOUR).toISOString(),
+    })
+    const token = { bearer: (await exchangeKey(short.key)).body.access_token as string }
+    const rotated = await api(token, 'POST', `${keys(ws)}/${forever.id}/rotate`)
+    expect(rotated.status).toBe(403)
+    expect(rotated.body).toEqual({ detail: 'A key cannot rotate a key that would outlive it' })
+
+    const invited = await api(token, 'POST', `/v1/workspaces/${ws}/members`, {
+      email: `attacker-${crypto.randomUUID()}@example.com`,
+      role: 'admin',
+    })
+    expect(invited.status).toBe(403)
+    expect(invited.body.detail).toContain('by people, not by machine keys')
+    const developer = await person({ ws, role: 'developer' })
+    const promoted = await api(token, 'PATCH', `/v1/workspaces/${ws}/members/${developer.id}`, {
+      role: 'admin',
+    })
+    expect(promoted.status).toBe(403)
+  })
+
+  it('refuses a scope request that is not a list of scopes with invalid_scope', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const created = await createKey(owner, ws, { scopes: ['workspace:read'] })
+    for (const scope of ['tenant:<img/src=x>:read', 'workspace:read '.repeat(21)]) {
+      const res = await exchangeKey(created.key, { scope })
+      expect(res.status).toBe(400)
+      expect(res.body.error).toBe('invalid_scope')
+    }
+  })
+})

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { LocalBuckets, type LocalDecision } from '../limits/local-buckets'
 import type { IdentityError } from './errors'
@@ -31,7 +32,12 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
   let nodes = 1
   let nodesAt = Number.NEGATIVE_INFINITY
   /** Each instance's own rate as last read; `loaded` once a read came back. */
-  const own = new Map<string, { rps: number | null; at: number; loaded: boolean; ready: Promise<void> }>()
+  // Bounded: requests to made-up instance ids reach this before the pool says they do not exist.
+  const own = new LRUCache<string, { rps: number | null; at: number; loaded: boolean; ready: Promise<void> }>(
+    {
+      max: 20_000,
+    },
+  )
 
   // Refreshed in the background: a request never waits on these reads after the first.
   const refreshNodes = (now: number) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import {
+  addressBucket,
   type Cidr,
   clientAddress,
   formatIp,
@@ -150,5 +151,15 @@ describe('clientAddress', () => {
     expect(clientAddress(request, server, cidrs('127.0.0.1'))).toBe('198.51.100.7')
     expect(clientAddress(request, server, [])).toBe('127.0.0.1')
     expect(clientAddress(request, null, cidrs('127.0.0.1'))).toBe('')
+  })
+})
+
+describe('addressBucket', () => {
+  it('counts IPv4 per address and IPv6 per /64', () => {
+    expect(addressBucket('203.0.113.9')).toBe('203.0.113.9')
+    expect(addressBucket('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64')
+    expect(addressBucket('2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64')
+    expect(addressBucket('2001:db8:1:3::1')).toBe('2001:db8:1:3::/64')
+    expect(addressBucket('::ffff:203.0.113.9')).toBe('203.0.113.9')
   })
 })

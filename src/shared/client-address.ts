@@ -150,3 +150,16 @@ export function clientAddress(
   const peer = server?.requestIP(request)?.address ?? ''
   return resolveClientAddress(peer, request.headers.get('x-forwarded-for'), trusted)
 }
+
+/**
+ * Who a per-address limit counts: an IPv4 address itself, an IPv6 address by its /64 (one
+ * subscriber's prefix: anyone holds 2⁶⁴ addresses of their own /64, RFC 6177).
+ */
+export function addressBucket(address: string): string {
+  if (!address.includes(':')) return address
+  const bytes = parseIp(address)
+  if (!bytes || isV4Mapped(bytes)) return bytes ? formatIp(bytes) : address
+  const prefix = new Uint8Array(16)
+  prefix.set(bytes.slice(0, 8))
+  return `${formatIp(prefix)}/64`
+}

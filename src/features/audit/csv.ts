@@ -17,11 +17,15 @@ export const CSV_HEADER = [
 // a leading apostrophe makes it text, which is what the export means.
 const FORMULA = /^[=+\-@\t\r]/
 
-/** One field, as RFC 4180 §2 quotes it (rules 5–7), neutralised against formula injection. */
+/**
+ * One field, quoted as RFC 4180 §2 allows (rules 5–7), neutralised against formula injection. Every
+ * field is quoted: a spreadsheet whose list separator is `;` (German, French, Dutch locales) splits
+ * an unquoted field at it, and the part after could start a formula.
+ */
 export function csvCell(value: string | null): string {
   const text = value ?? ''
   const safe = FORMULA.test(text) ? `'${text}` : text
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe
+  return `"${safe.replaceAll('"', '""')}"`
 }
 
 /** One record, CRLF-terminated (RFC 4180 §2 rule 1). */

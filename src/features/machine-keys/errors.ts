@@ -9,4 +9,7 @@ export const MachineKeyErrors = defineErrorCodes({
   KEY_EXPIRED: 'This key has expired; create a new one',
   TOO_MANY_KEYS: 'This workspace has too many machine keys; delete unused ones first',
   WORKSPACE_DELETING: 'This workspace is being deleted',
+  CALLER_NOT_ACTIVE:
+    'The key of this token was revoked, rotated or has expired: it cannot create or rotate keys any more',
+  OUTLIVES_CALLER: 'A key cannot rotate a key that would outlive it',
 })

@@ -5,6 +5,7 @@ import { createMachineTokenIssuer } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError, defineErrorCodes } from '../../shared/errors'
 import { grantsScope } from '../../shared/plugins/auth'
+import { SCOPE_PATTERN } from './model'
 import { keyRow, keyStatus, type MachineKey, tokenUrl } from './service'
 
 /** RFC 7523 §2.1: the grant type of a JWT used as an authorization grant. */
@@ -18,6 +19,10 @@ const CLOCK_SKEW_S = 60
 /** `last_used_at` moves at most once a minute: a busy key does not write its row on every exchange. */
 const LAST_USED_STEP_MS = 60_000
 const KEY_ID = /^mk_[0-9A-HJKMNP-TV-Z]{26}$/
+const VALID_SCOPE = new RegExp(SCOPE_PATTERN)
+const MAX_SCOPES = 20
+/** Spent assertion ids are kept this long past their `exp` (and its leeway): a node whose clock runs behind the purging node's still finds them. */
+const JTI_KEPT_MS = 5 * 60_000
 
 /**
  * The exchange's refusals, by RFC 6749 §5.2's `error` codes (the code in lower case is the `error`
@@ -129,6 +134,10 @@ export function createKeyExchange(core: Core) {
     if (refused) throw invalidGrant(refused)
 
     const asked = scope?.split(' ').filter(Boolean) ?? []
+    if (asked.length > MAX_SCOPES || asked.some((s) => !VALID_SCOPE.test(s)))
+      throw appError(ExchangeErrors.INVALID_SCOPE, 400, {
+        message: `scope is a space-separated list of at most ${MAX_SCOPES} scopes of this key`,
+      })
     const notHeld = asked.find((s) => !grantsScope(key.scopes, s))
     if (notHeld !== undefined)
       throw appError(ExchangeErrors.INVALID_SCOPE, 400, { message: `This key does not hold ${notHeld}` })
@@ -138,7 +147,7 @@ export function createKeyExchange(core: Core) {
     const spent = await core.store.exec(
       `INSERT INTO machine_key_assertions (key_id, jti, workspace_id, expires_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT DO NOTHING`,
-      [key.id, payload.jti, key.workspaceId, (payload.exp + CLOCK_SKEW_S) * 1000],
+      [key.id, payload.jti, key.workspaceId, (payload.exp + CLOCK_SKEW_S) * 1000 + JTI_KEPT_MS],
     )
     if (spent === 0)
       throw invalidGrant('This assertion was used already (jti); sign a new one for each exchange')

@@ -110,6 +110,20 @@ export function createMachineKeyService(core: Core) {
     },
   })
 
+  /**
+   * When a calling key stops working (its expiry, or its rotation's end), or null for a person or a
+   * key without an end. A key whose own key was revoked, rotated out or expired may not make
+   * credentials with the token it still holds (403): its token stays valid for reads and
+   * ordinary writes until its 15 minutes end (SPEC), but never mints what would outlive it.
+   */
+  async function callerKeyEnd(by: KeyCaller): Promise<number | null> {
+    if (by.principal.kind !== 'key') return null
+    const own = await keyRow(core.store, by.principal.key.id)
+    if (!own || keyStatus(own, core.clock.now()) !== 'active')
+      throw appError(MachineKeyErrors.CALLER_NOT_ACTIVE, 403)
+    return own.expiresAt
+  }
+
   /** Serialises changes to one workspace's keys across nodes (the key count, a rotation's check). */
   const keysLock = (tx: Conn, workspaceId: string) => tx.serialize(`machine-keys:${workspaceId}`)
 
@@ -151,12 +165,11 @@ export function createMachineKeyService(core: Core) {
       const expiresAt = input.expires_at ? Date.parse(input.expires_at) : null
       if (expiresAt !== null && !(expiresAt > core.clock.now()))
         throw appError(MachineKeyErrors.EXPIRES_IN_PAST, 422, { loc: ['body', 'expires_at'] })
-      // A key cannot outlive the key that made it: that would be a way round its expiry.
-      const creator = by.principal.kind === 'key' ? await keyRow(core.store, by.principal.key.id) : undefined
-      if (creator?.expiresAt != null && (expiresAt === null || expiresAt > creator.expiresAt))
+      const end = await callerKeyEnd(by)
+      if (end !== null && (expiresAt === null || expiresAt > end))
         throw appError(MachineKeyErrors.EXPIRES_IN_PAST, 422, {
           loc: ['body', 'expires_at'],
-          message: `A key created by a key must expire by ${isoTime(creator.expiresAt)}, when its creator does`,
+          message: `A key created by a key must expire by ${isoTime(end)}, when its creator does`,
         })
       const pair = await keyPair()
       return core.store.tx(async (tx) => {
@@ -200,6 +213,10 @@ export function createMachineKeyService(core: Core) {
         if (!old || status === 'revoked') throw appError(MachineKeyErrors.KEY_NOT_FOUND, 404)
         if (status === 'rotating') throw appError(MachineKeyErrors.ALREADY_ROTATING, 409)
         if (status === 'expired') throw appError(MachineKeyErrors.KEY_EXPIRED, 409)
+        // A key rotating a key gets its key file: the new key may not outlive the caller either.
+        const end = await callerKeyEnd(by)
+        if (end !== null && (old.expiresAt === null || old.expiresAt > end))
+          throw appError(MachineKeyErrors.OUTLIVES_CALLER, 403)
         // Not counted against the limit: the old key goes within the day.
         const revokesAt = now + ROTATION_GRACE_MS
         const { row, secret } = await insertKey(tx, workspace, by, pair, {

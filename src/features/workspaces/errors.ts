@@ -7,6 +7,7 @@ export const MemberErrors = defineErrorCodes({
   MEMBER_NOT_FOUND: 'Member not found',
   LAST_OWNER: 'A workspace needs an owner: make someone else an owner first',
   OWNER_ONLY: 'Only an owner can grant, change or remove the owner role',
+  PEOPLE_ONLY: 'Members are added and their roles changed by people, not by machine keys',
   WORKSPACE_DELETING: 'This workspace is being deleted',
   INVITATION_INVALID: 'This invitation link is not valid: it was used, cancelled or never existed',
   INVITATION_EXPIRED: 'This invitation has expired',

@@ -24,11 +24,14 @@ export function workspaceName(core: Core): (workspaceId: string) => Promise<stri
   }
 }
 
-/** A workspace's own identity-plane rate (Pro and above), or null for the default (the identity plane asks). */
+/**
+ * A workspace's own identity-plane rate, or null for the default (the identity plane asks). Only on
+ * a paid plan: a workspace back on Free has the default whatever it had set.
+ */
 export function workspaceDataPlaneRps(core: Core): (workspaceId: string) => Promise<number | null> {
   return async (workspaceId) => {
     const [row] = await core.store.query<{ rps: number | null }>(
-      'SELECT data_plane_rps AS rps FROM workspaces WHERE id = $1',
+      "SELECT CASE WHEN plan = 'free' THEN NULL ELSE data_plane_rps END AS rps FROM workspaces WHERE id = $1",
       [workspaceId],
     )
     return row?.rps == null ? null : Number(row.rps)

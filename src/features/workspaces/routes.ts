@@ -42,7 +42,8 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .patch(
       '/:workspace_id',
-      async ({ workspace, actor, body }) => out(await service.update(workspace, actor, body)),
+      async ({ workspace, actor, scopes, body }) =>
+        out(await service.update(workspace, { actor, scopes }, body)),
       {
         params: WorkspaceModel.params,
         body: WorkspaceModel.update,

@@ -85,6 +85,14 @@ async function memberRow(tx: Conn, workspaceId: string, accountId: string): Prom
   return row
 }
 
+/**
+ * Granting access is a person's act: a key's token (which outlives its key's revocation by up to
+ * 15 minutes) must not turn itself into a member that never expires.
+ */
+function refuseKeys(by: Caller): void {
+  if (by.principal.kind === 'key') throw appError(MemberErrors.PEOPLE_ONLY, 403)
+}
+
 /** Owners alone grant, change or remove the owner role (read in the transaction: a role as it is now). */
 async function requireOwner(tx: Conn, workspaceId: string, by: Principal): Promise<void> {
   const own = by.kind === 'user' ? await memberRow(tx, workspaceId, by.account.id) : undefined
@@ -166,6 +174,7 @@ export function createMemberService(core: Core) {
      */
     async add(workspace: Workspace, by: Caller, input: MemberModel.Add): Promise<MemberModel.Out> {
       if (workspace.state === 'deleting') throw appError(MemberErrors.WORKSPACE_DELETING, 409)
+      refuseKeys(by)
       const email = normalizeEmail(input.email)
       // Added at once only when the account has proved the address: anyone may sign up with an
       // address they do not own, so an unproved one gets the mailed link like a stranger would.
@@ -250,6 +259,7 @@ export function createMemberService(core: Core) {
       accountId: string,
       role: MemberRole,
     ): Promise<MemberModel.Out> {
+      refuseKeys(by)
       const now = core.clock.now()
       const changed = await core.store.tx(async (tx) => {
         await tx.serialize(membersKey(workspace.id))

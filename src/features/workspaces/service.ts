@@ -4,10 +4,10 @@ import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
-import { appError, notFound } from '../../shared/errors'
+import { appError, forbidden, notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
-import type { Actor } from '../../shared/plugins/auth'
+import { type Actor, holdsScope } from '../../shared/plugins/auth'
 import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import type { WorkspaceModel } from './model'
@@ -92,7 +92,15 @@ export function createWorkspaceService(core: Core) {
      * identity plane's rate (`workspace.updated`; Pro and above, 422 on Free). What did not change
      * records nothing. Every node's identity plane follows at once.
      */
-    async update(w: Workspace, actor: Actor, input: WorkspaceModel.Update): Promise<Workspace> {
+    async update(
+      w: Workspace,
+      by: { actor: Actor; scopes: readonly string[] },
+      input: WorkspaceModel.Update,
+    ): Promise<Workspace> {
+      const { actor } = by
+      // The rate is a plan setting (SPEC: plan changes need workspace:admin), not a developer's.
+      if (input.data_plane_rps !== undefined && !holdsScope(by.scopes, 'workspace:admin'))
+        throw forbidden('Changing data_plane_rps needs the workspace:admin scope')
       if (input.data_plane_rps != null && w.plan === 'free')
         throw appError(WorkspaceErrors.RATE_NEEDS_PLAN, 422, { loc: ['body', 'data_plane_rps'] })
       const set: Partial<Workspace> = {}

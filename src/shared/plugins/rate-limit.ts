@@ -2,6 +2,7 @@ import type { Server } from 'bun'
 import { Elysia } from 'elysia'
 import type { RateLimits } from '../../config'
 import type { Limiter, RateDecision, RateRule } from '../../limits/limiter'
+import { addressBucket } from '../client-address'
 import { AppError } from '../errors'
 import type { AccessFinder, LimitedCall } from './auth'
 
@@ -71,7 +72,10 @@ export function addressLimitPlugin(
   return new Elysia({ name: 'address-limit' }).onRequest(async ({ request, server, set }) => {
     const path = new URL(request.url).pathname
     if (!path.startsWith('/v1/auth/') || path === '/v1/auth/me') return
-    Object.assign(set.headers, await takeAll(limiter, [[`addr:${clientIp(request, server) ?? ''}`, address]]))
+    Object.assign(
+      set.headers,
+      await takeAll(limiter, [[`addr:${addressBucket(clientIp(request, server) ?? '')}`, address]]),
+    )
   })
 }
 
@@ -91,7 +95,7 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
   return async ({ request, principal, workspace, ip }: LimitedCall<W>): Promise<Record<string, string>> => {
     const path = new URL(request.url).pathname
     if (!path.startsWith('/v1/')) return {}
-    if (!principal) return takeAll(limiter, [[`addr:${ip ?? ''}`, rules.address]])
+    if (!principal) return takeAll(limiter, [[`addr:${addressBucket(ip ?? '')}`, rules.address]])
     // SPEC: batches have their own budget, counted apart from the control-plane limit.
     if (workspace && BATCH_PATH.test(path)) return takeAll(limiter, [[`batch:${workspace.id}`, rules.batch]])
     const organisation =
