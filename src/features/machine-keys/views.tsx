@@ -48,7 +48,9 @@ export function KeyRow({
       <td>
         <StatusBadge k={k} />
       </td>
-      <td class="nowrap">{day(k.created_at)}</td>
+      <td class="nowrap" safe>
+        {day(k.created_at)}
+      </td>
       <td>{k.last_used_at ? k.last_used_at.slice(0, 16).replace('T', ' ') : 'never'}</td>
       <td>{k.expires_at ? day(k.expires_at) : 'never'}</td>
       <td class="actions">
