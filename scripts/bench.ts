@@ -5,6 +5,8 @@
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
+//   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
+//   scoped-read-machine-vs-session          apps-list with a machine key's token vs with a session cookie
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
@@ -30,9 +32,17 @@
 // counted in the server's CPU per request. The servers run as child processes: this process's
 // tables are declared for one dialect (src/db/columns.ts), so a PostgreSQL server is seeded by a
 // child (scripts/bench/seed.ts) started with its env.
+// `machine-key-exchange` creates a machine key through the product's API (a seeded dashboard session
+// of the workspace's owner) and spends one assertion per exchange (jti is single use): they are
+// signed before each load, outside its window, in a pool sized from the rate the last load reached
+// (scripts/bench/machine-keys.ts), so signing takes no CPU from the measured load. Its baseline is a
+// bare Bun.serve handler doing only what any exchange must: verify the ES256 assertion and sign an
+// ES256 token, with jose (scripts/bench/baseline-machine-exchange.ts). `scoped-read-machine-vs-session`
+// seeds both sides alike (a session, a workspace with apps, a machine key exchanged once) and reads
+// the apps with the key's access token (subject) or the session cookie (baseline).
 // Servers run as separate processes on loopback, each with its own env (never this process's
-// DATABASE_URL: SQLite in a temp DATA_DIR unless a scenario gives a database); this process drives
-// the load. A throughput run measures baseline, then subject and baseline again for each round (3 by
+// DATABASE_URL: SQLite in a temp DATA_DIR unless a scenario gives a database; rate limits on, at
+// maxima no scenario reaches, unless RATE_LIMIT_* is set here); this process drives the load. A throughput run measures baseline, then subject and baseline again for each round (3 by
 // default; one server process at a time), compares each subject run with the mean of the baselines
 // just before and after it, and reports the median round: drift during the run (thermal, noisy
 // neighbours) shows up as a spread between rounds instead of deciding the result.
@@ -63,6 +73,14 @@ import {
 } from './bench/checked-load'
 import { type CpuUsage, cpuWindow } from './bench/cpu'
 import { formatLoad, formatRate, type MakeRequest } from './bench/load'
+import {
+  AssertionPool,
+  createMachineKey,
+  exchangeOnce,
+  exchangeRequest,
+  holderKey,
+  machineToken,
+} from './bench/machine-keys'
 import { measureProvisioning, type Percentiles } from './bench/provisioning'
 import {
   type BenchWorkspace,
@@ -125,6 +143,11 @@ interface Target {
   unit?: string
   /** Runs once after start and before the warm-up; throws when the server is not what we expect. */
   verify?: () => Promise<string | undefined>
+  /**
+   * Runs before each load (the warm-up, the measurement) and outside its window, given its seconds:
+   * makes what the load will send (single-use assertions). The measurement's note, if any, is printed.
+   */
+  prepare?: (seconds: number) => Promise<string | undefined>
   /** The server process, for CPU accounting. */
   pid?: number
   /** The PostgreSQL postmaster the server uses, if any: its backends' CPU counts as the server's. */
@@ -266,6 +289,23 @@ interface GatehouseOptions {
 }
 
 /**
+ * The rate limits of bench servers: on, so the limiter's work on every request (its bucket upserts)
+ * is part of what is measured, as a deployment pays it, but at their configurable maxima, which no
+ * scenario reaches (1,000,000 a minute is 16,667/s on one workspace or address). RATE_LIMIT_* in
+ * this process's environment win (e.g. 0: off, to see what the limiter costs).
+ */
+const BENCH_RATE_LIMITS = {
+  RATE_LIMIT_WORKSPACE_PER_MINUTE: '1000000',
+  RATE_LIMIT_ORGANISATION_PER_MINUTE: '10000000',
+  RATE_LIMIT_ADDRESS_PER_MINUTE: '1000000',
+  RATE_LIMIT_BATCH_PER_MINUTE: '1000000',
+  RATE_LIMIT_DATA_PLANE_RPS: '1000000',
+  RATE_LIMIT_DATA_PLANE_BURST: '10000000',
+}
+const benchRateLimits = () =>
+  Object.fromEntries(Object.entries(BENCH_RATE_LIMITS).map(([k, v]) => [k, process.env[k] ?? v]))
+
+/**
  * Starts `gatehouse serve` on a port picked here, so BASE_URL (and every issuer) names the URL the
  * bench calls. Its stdout (the access log) goes to a file in its temp DATA_DIR rather than through
  * a pipe this process would have to drain while it drives the load; readiness is a 200 on /healthz,
@@ -284,6 +324,7 @@ async function startGatehouse(opts: GatehouseOptions = {}): Promise<Gatehouse> {
     // Known to this process too: it seals the instance keys it writes into the same store.
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: logLevel,
+    ...benchRateLimits(),
     // Never the environment's own: SQLite in DATA_DIR unless the scenario gives a database.
     DATABASE_URL: opts.databaseUrl ?? '',
     ...(opts.nodeId ? { NODE_ID: opts.nodeId } : {}),
@@ -427,6 +468,128 @@ const bareHello: Side = {
     const s = await start([BUN, 'scripts/bench/baseline-hello.ts'])
     return getTarget(`${s.url}/`, s.proc.pid, () => stopProcess(s.proc))
   },
+}
+
+/**
+ * Assertions signed ahead per second of load: twice the best rate seen, and at least twice 10,000/s
+ * (the floor's rate on an idle 2-core machine is near that; a warm-up on a busy machine is slower than
+ * the measurement after it). A pool that ran dry would cap the rate it measures.
+ */
+const EXCHANGE_POOL = { minRate: 10_000, headroom: 2 }
+
+/**
+ * POST {token_url} grant_type=jwt-bearer, each with an assertion of `pool` never sent before; every
+ * answer must carry an access token. verify() checks it is an ES256 JWT and that a replayed
+ * assertion is refused, so both sides keep jti single use.
+ */
+function machineExchangeTarget(pool: AssertionPool, pid: number, stop: () => Promise<void>): Target {
+  const { token_url: url } = pool.file
+  return {
+    unit: 'exchanges/s',
+    make: () => exchangeRequest(pool.file, pool.take()),
+    check: expectAccessToken,
+    async verify() {
+      const assertion = await pool.sign()
+      const first = await exchangeOnce(pool.file, assertion)
+      const problem = expectAccessToken(first.status, first.text)
+      if (problem) throw new Error(`${url}: ${problem}`)
+      const header = decodeProtectedHeader(String(first.body.access_token))
+      if (header.alg !== 'ES256') throw new Error(`${url}: access token signed with ${header.alg}`)
+      const replay = await exchangeOnce(pool.file, assertion)
+      if (replay.status !== 400 || replay.body.error !== 'invalid_grant')
+        throw new Error(
+          `${url}: a replayed assertion answered ${replay.status}: ${replay.text.slice(0, 160)}`,
+        )
+      return `access token: JWT, alg ${header.alg}, typ ${header.typ}; a replayed assertion: 400 invalid_grant`
+    },
+    async prepare(forSeconds) {
+      const t0 = performance.now()
+      await pool.ready(forSeconds)
+      const seen = pool.observedRate ? `, best rate so far ${formatRate(pool.observedRate)}/s` : ''
+      return `${pool.size} assertions ready, signed ahead in ${((performance.now() - t0) / 1000).toFixed(1)} s (for ${forSeconds} s${seen})`
+    },
+    pid,
+    stop,
+  }
+}
+
+/**
+ * The floor of the exchange: a bare Bun.serve handler verifying ES256 assertions of a key made here
+ * and signing ES256 tokens, with jose (scripts/bench/baseline-machine-exchange.ts).
+ */
+const bareExchange: Side = {
+  name: 'bare ES256 exchange',
+  async start() {
+    const key = await holderKey()
+    const s = await start([BUN, 'scripts/bench/baseline-machine-exchange.ts'], {
+      BENCH_KEY_ID: key.keyId,
+      BENCH_PUBLIC_JWK: key.publicJwk,
+    })
+    const pool = await AssertionPool.of(key.file(`${s.url}/v1/auth/token`), EXCHANGE_POOL)
+    return machineExchangeTarget(pool, s.proc.pid, () => stopProcess(s.proc))
+  },
+}
+
+/**
+ * A Gatehouse with a dashboard session and an active workspace the session's account owns, with
+ * `apps` web apps: what the control plane's API is called with.
+ */
+async function gatehouseWithOwnedWorkspace(apps: number) {
+  const gh = await startGatehouse()
+  try {
+    const session = await seedSession(gh.env)
+    const ws = await seedWorkspace(gh.env, { ownerId: session.accountId, apps })
+    return { gh, session, ws }
+  } catch (e) {
+    await gh.stop()
+    throw e
+  }
+}
+
+/** How apps-list reads are authenticated: the owner's dashboard session, or a machine key's token. */
+type AppsListCaller = 'session' | 'machine token'
+
+/**
+ * GET /v1/workspaces/{id}/apps (APPS_LISTED apps) of a fresh Gatehouse as `caller`. For a machine
+ * token, or with `seedKey`, a workspace:read machine key is created through the API and exchanged
+ * once, so that both sides of a comparison hold the same rows and have run the same setup.
+ */
+async function startAppsList(caller: AppsListCaller, opts: { seedKey?: boolean } = {}): Promise<Target> {
+  const { gh, session, ws } = await gatehouseWithOwnedWorkspace(APPS_LISTED)
+  try {
+    let headers: Record<string, string> = { cookie: session.cookie }
+    let who = `session cookie ${session.cookie.split('=')[0]} of platform account ${session.accountId}`
+    if (caller === 'machine token' || opts.seedKey) {
+      const file = await createMachineKey(gh.url, session, ws.workspaceId, ['workspace:read'])
+      const token = await machineToken(file)
+      if (caller === 'machine token') {
+        headers = { authorization: `Bearer ${token}` }
+        who = `access token (${decodeProtectedHeader(token).alg}) of machine key ${file.key_id}, workspace:read`
+      }
+    }
+    const url = `${gh.url}/v1/workspaces/${ws.workspaceId}/apps`
+    const check = expectTotal(APPS_LISTED)
+    return {
+      make: () => new Request(url, { headers }),
+      check,
+      async verify() {
+        // Without the credential the route must refuse, or the load below would not measure auth.
+        const anonymous = await fetch(url)
+        await anonymous.body?.cancel()
+        if (anonymous.status !== 401)
+          throw new Error(`${url} without a credential answered ${anonymous.status}`)
+        const res = await fetch(url, { headers })
+        const problem = check(res.status, await res.text())
+        if (problem) throw new Error(`${url}: ${problem}`)
+        return `${who}; ${APPS_LISTED} apps listed (401 without it)`
+      },
+      pid: gh.pid,
+      stop: gh.stop,
+    }
+  } catch (e) {
+    await gh.stop()
+    throw e
+  }
 }
 
 /**
@@ -776,39 +939,39 @@ const scenarios: Record<string, Scenario> = {
     minRate: 5_000,
     unit: 'req/s',
     baseline: bareHello,
+    subject: { name: 'gatehouse: apps-list', start: () => startAppsList('session') },
+  },
+  'machine-key-exchange': {
+    description:
+      'POST /v1/auth/token grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7523, form-encoded), each with a fresh ES256 assertion of a machine key created through the API (the rate-limit bucket of the client address, key lookup, signature and claims, a single-use jti row, last_used_at, an ES256 access token) through the full server on SQLite vs the crypto floor: a bare Bun.serve handler verifying the same kind of assertion and signing the same kind of token with jose, jti single use in memory (no framework, store or log)',
+    method: `exchanges/s counts 200 answers with an access_token (p50/p95/p99 per exchange). Every request spends an assertion signed before its load, outside the measured window (unique jti, exp = iat + 3600): the load's seconds × ${EXCHANGE_POOL.headroom} × the best rate seen (at least ${EXCHANGE_POOL.minRate}/s). Ratio = gatehouse / floor. Target 0.4: the floor is HTTP and the two ES256 operations (about 120 µs of server CPU per exchange here); the product must also make two durable writes per exchange, the jti row (RFC 7523 §3) and the client address's rate-limit bucket (SPEC "Rate limits"), about 60 µs each on SQLite, and run its framework and access log (30-50 µs): about 300 µs, a ratio of 0.4. Below it, an exchange spends on something neither asks for`,
+    minRate: 3_000,
+    minRatio: 0.4,
+    unit: 'exchanges/s',
+    baseline: bareExchange,
     subject: {
-      name: 'gatehouse: apps-list',
+      name: 'gatehouse: exchange',
       async start() {
-        const gh = await startGatehouse()
+        const { gh, session, ws } = await gatehouseWithOwnedWorkspace(1)
         try {
-          const session = await seedSession(gh.env)
-          const ws = await seedWorkspace(gh.env, { ownerId: session.accountId, apps: APPS_LISTED })
-          const url = `${gh.url}/v1/workspaces/${ws.workspaceId}/apps`
-          const headers = { cookie: session.cookie }
-          const check = expectTotal(APPS_LISTED)
-          return {
-            make: () => new Request(url, { headers }),
-            check,
-            async verify() {
-              // Without the cookie the route must refuse, or the load below would not measure auth.
-              const anonymous = await fetch(url)
-              await anonymous.body?.cancel()
-              if (anonymous.status !== 401)
-                throw new Error(`${url} without a session answered ${anonymous.status}`)
-              const res = await fetch(url, { headers })
-              const problem = check(res.status, await res.text())
-              if (problem) throw new Error(`${url}: ${problem}`)
-              return `session cookie ${session.cookie.split('=')[0]} of platform account ${session.accountId}; ${APPS_LISTED} apps listed (401 without it)`
-            },
-            pid: gh.pid,
-            stop: gh.stop,
-          }
+          const file = await createMachineKey(gh.url, session, ws.workspaceId, ['workspace:read'])
+          return machineExchangeTarget(await AssertionPool.of(file, EXCHANGE_POOL), gh.pid, gh.stop)
         } catch (e) {
           await gh.stop()
           throw e
         }
       },
     },
+  },
+  'scoped-read-machine-vs-session': {
+    description: `GET /v1/workspaces/{id}/apps (scope workspace:read, ${APPS_LISTED} apps) with Authorization: Bearer <a machine key's access token from POST /v1/auth/token> (ES256 JWT verified locally, the workspace by id) vs the same read with the owner's dashboard session cookie (session and account, then workspace and role, from the store); the same gatehouse build on SQLite in separate processes, seeded alike (a session, the workspace, a machine key exchanged once)`,
+    minRatio: 0.9,
+    unit: 'req/s',
+    baseline: {
+      name: 'gatehouse: session cookie',
+      start: () => startAppsList('session', { seedKey: true }),
+    },
+    subject: { name: 'gatehouse: machine token', start: () => startAppsList('machine token') },
   },
   provisioning: {
     kind: 'latency',
@@ -924,7 +1087,12 @@ async function measure(side: Side, label: string): Promise<Measured> {
   try {
     const note = await target.verify?.()
     if (note) console.log(`  ${label}: ${note}`)
-    if (warmup > 0) await loadOf(target, warmup)
+    if (warmup > 0) {
+      await target.prepare?.(warmup)
+      await loadOf(target, warmup)
+    }
+    const prepared = await target.prepare?.(seconds)
+    if (prepared) console.log(`  ${label}: ${prepared}`)
     const done = cpuWindow(target.pid, { databasePid: target.databasePid })
     const load = await loadOf(target, seconds)
     const cpu = done()

@@ -1,4 +1,5 @@
-import { importJWK, jwtVerify, SignJWT } from 'jose'
+import { importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
+import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { type Account, findAccount } from './accounts'
 import { issuerFor, PLATFORM } from './instances'
@@ -38,14 +39,28 @@ export function createPlatformTokenVerifier(core: Core): (token: string) => Prom
   core.instances.subscribe((instanceId) => {
     if (instanceId === null || instanceId === PLATFORM) jwks = null
   })
+  // A token verified once is not verified again while it lives: the signature check is most of an
+  // API call's cost. Only what is fixed by the signature is kept; the account is read every time.
+  const verified = new LRUCache<string, JWTPayload>({ max: 2000 })
+  core.instances.subscribe((instanceId) => {
+    if (instanceId === null || instanceId === PLATFORM) verified.clear()
+  })
+  const verify = async (token: string): Promise<JWTPayload> => {
+    const now = core.clock.now()
+    const known = verified.get(token)
+    if (known && typeof known.exp === 'number' && known.exp * 1000 > now) return known
+    const { payload } = await jwtVerify(token, keySet(), {
+      issuer,
+      audience,
+      algorithms: ['ES256', 'RS256'],
+      currentDate: new Date(now),
+    })
+    verified.set(token, payload)
+    return payload
+  }
   return async (token) => {
     try {
-      const { payload } = await jwtVerify(token, keySet(), {
-        issuer,
-        audience,
-        algorithms: ['ES256', 'RS256'],
-        currentDate: new Date(core.clock.now()),
-      })
+      const payload = await verify(token)
       if (typeof payload.sub !== 'string') return null
       if (payload.sub.startsWith(KEY_SUBJECT)) {
         const { workspace_id: workspaceId, scope } = payload

@@ -1,17 +1,12 @@
 import type { Core } from '../core'
 import { type Feature, features, workspaceLifecycle } from '../features'
 import { purgeExpiredIdentityRows } from '../identity'
-import { purgeRateLimits } from '../limits/limiter'
 import { purgeFinishedPeriodicJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
-/** What the periodic purge removes beyond the features' own: the identity plane's, the queue's and the limiter's rows. */
-const CORE_PURGES: Purge[] = [
-  purgeExpiredIdentityRows,
-  purgeFinishedPeriodicJobs,
-  (core) => purgeRateLimits(core.store, core.clock),
-]
+/** What the periodic purge removes beyond the features' own: the identity plane's and the queue's rows. */
+const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedPeriodicJobs]
 
 /** Every job kind of these features (each defined in its feature's `jobs.ts`), and the purge. */
 export function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {

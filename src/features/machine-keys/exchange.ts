@@ -151,10 +151,11 @@ export function createKeyExchange(core: Core) {
     )
     if (spent === 0)
       throw invalidGrant('This assertion was used already (jti); sign a new one for each exchange')
-    await core.store.exec(
-      'UPDATE machine_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)',
-      [now, key.id, now - LAST_USED_STEP_MS],
-    )
+    if (key.lastUsedAt === null || key.lastUsedAt <= now - LAST_USED_STEP_MS)
+      await core.store.exec(
+        'UPDATE machine_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)',
+        [now, key.id, now - LAST_USED_STEP_MS],
+      )
     // Never past the key's own end: its expiry, or its rotation's grace.
     const ends = [key.expiresAt, key.revokesAt].filter((t): t is number => t !== null)
     const ttl = Math.min(MACHINE_TOKEN_TTL_S, ...ends.map((t) => Math.floor((t - now) / 1000)))

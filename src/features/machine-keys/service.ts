@@ -277,10 +277,28 @@ export function createMachineKeyService(core: Core) {
 
 export type MachineKeyService = ReturnType<typeof createMachineKeyService>
 
-/** One key by id, whatever its workspace or state (the exchange's lookup). */
+// The exchange's lookup, on its hot path: raw SQL (drizzle builds its statement anew each call).
+const KEY_BY_ID = `
+  SELECT id, workspace_id AS "workspaceId", name, scopes, public_jwk AS "publicJwk", expires_at AS "expiresAt",
+    created_at AS "createdAt", created_by AS "createdBy", last_used_at AS "lastUsedAt", revokes_at AS "revokesAt",
+    replaced_by AS "replacedBy", revoked_at AS "revokedAt", revoked_reason AS "revokedReason"
+  FROM machine_keys WHERE id = $1`
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
+
+/** One key by id, whatever its workspace or state (the exchange's lookup, and a calling key's own). */
 export async function keyRow(conn: Conn, keyId: string): Promise<MachineKey | undefined> {
-  const [row] = await conn.db.select().from(machineKeys).where(eq(machineKeys.id, keyId)).limit(1)
-  return row
+  const [row] = await conn.query<Record<string, unknown>>(KEY_BY_ID, [keyId])
+  if (!row) return undefined
+  return {
+    ...(row as unknown as MachineKey),
+    scopes: JSON.parse(String(row.scopes)) as string[],
+    expiresAt: num(row.expiresAt),
+    createdAt: Number(row.createdAt),
+    lastUsedAt: num(row.lastUsedAt),
+    revokesAt: num(row.revokesAt),
+    revokedAt: num(row.revokedAt),
+  }
 }
 
 /** Machine keys' share of a workspace teardown. */
