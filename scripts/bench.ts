@@ -7,6 +7,7 @@
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
 //   scoped-read-machine-vs-session          apps-list with a machine key's token vs with a session cookie
+//   apps-list-limiter                       apps-list with the control-plane limiter on vs off
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
@@ -302,6 +303,12 @@ const BENCH_RATE_LIMITS = {
   RATE_LIMIT_DATA_PLANE_RPS: '1000000',
   RATE_LIMIT_DATA_PLANE_BURST: '10000000',
 }
+/** Every limit off: what the limiter's cost is measured against. */
+const LIMITER_OFF = Object.fromEntries(
+  Object.keys(BENCH_RATE_LIMITS)
+    .filter((k) => k !== 'RATE_LIMIT_DATA_PLANE_BURST')
+    .map((k) => [k, '0']),
+)
 const benchRateLimits = () =>
   Object.fromEntries(Object.entries(BENCH_RATE_LIMITS).map(([k, v]) => [k, process.env[k] ?? v]))
 
@@ -534,8 +541,8 @@ const bareExchange: Side = {
  * A Gatehouse with a dashboard session and an active workspace the session's account owns, with
  * `apps` web apps: what the control plane's API is called with.
  */
-async function gatehouseWithOwnedWorkspace(apps: number) {
-  const gh = await startGatehouse()
+async function gatehouseWithOwnedWorkspace(apps: number, env: Record<string, string> = {}) {
+  const gh = await startGatehouse({ env })
   try {
     const session = await seedSession(gh.env)
     const ws = await seedWorkspace(gh.env, { ownerId: session.accountId, apps })
@@ -554,8 +561,11 @@ type AppsListCaller = 'session' | 'machine token'
  * token, or with `seedKey`, a workspace:read machine key is created through the API and exchanged
  * once, so that both sides of a comparison hold the same rows and have run the same setup.
  */
-async function startAppsList(caller: AppsListCaller, opts: { seedKey?: boolean } = {}): Promise<Target> {
-  const { gh, session, ws } = await gatehouseWithOwnedWorkspace(APPS_LISTED)
+async function startAppsList(
+  caller: AppsListCaller,
+  opts: { seedKey?: boolean; env?: Record<string, string> } = {},
+): Promise<Target> {
+  const { gh, session, ws } = await gatehouseWithOwnedWorkspace(APPS_LISTED, opts.env)
   try {
     let headers: Record<string, string> = { cookie: session.cookie }
     let who = `session cookie ${session.cookie.split('=')[0]} of platform account ${session.accountId}`
@@ -941,10 +951,21 @@ const scenarios: Record<string, Scenario> = {
     baseline: bareHello,
     subject: { name: 'gatehouse: apps-list', start: () => startAppsList('session') },
   },
+  'apps-list-limiter': {
+    description: `GET /v1/workspaces/{id}/apps with a dashboard session cookie (${APPS_LISTED} apps), the control-plane limiter on (every call takes from its workspace's and its organisation's buckets, at limits it never reaches) vs the same server with the limiter off (RATE_LIMIT_*=0)`,
+    method: 'req/s of the same route, same seeding, separate processes; ratio = limiter on / limiter off',
+    minRatio: 0.95,
+    unit: 'req/s',
+    baseline: {
+      name: 'gatehouse: limiter off',
+      start: () => startAppsList('session', { env: LIMITER_OFF }),
+    },
+    subject: { name: 'gatehouse: limiter on', start: () => startAppsList('session') },
+  },
   'machine-key-exchange': {
     description:
       'POST /v1/auth/token grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (RFC 7523, form-encoded), each with a fresh ES256 assertion of a machine key created through the API (the rate-limit bucket of the client address, key lookup, signature and claims, a single-use jti row, last_used_at, an ES256 access token) through the full server on SQLite vs the crypto floor: a bare Bun.serve handler verifying the same kind of assertion and signing the same kind of token with jose, jti single use in memory (no framework, store or log)',
-    method: `exchanges/s counts 200 answers with an access_token (p50/p95/p99 per exchange). Every request spends an assertion signed before its load, outside the measured window (unique jti, exp = iat + 3600): the load's seconds × ${EXCHANGE_POOL.headroom} × the best rate seen (at least ${EXCHANGE_POOL.minRate}/s). Ratio = gatehouse / floor. Target 0.4: the floor is HTTP and the two ES256 operations (about 120 µs of server CPU per exchange here); the product must also make two durable writes per exchange, the jti row (RFC 7523 §3) and the client address's rate-limit bucket (SPEC "Rate limits"), about 60 µs each on SQLite, and run its framework and access log (30-50 µs): about 300 µs, a ratio of 0.4. Below it, an exchange spends on something neither asks for`,
+    method: `exchanges/s counts 200 answers with an access_token (p50/p95/p99 per exchange). Every request spends an assertion signed before its load, outside the measured window (unique jti, exp = iat + 3600): the load's seconds × ${EXCHANGE_POOL.headroom} × the best rate seen (at least ${EXCHANGE_POOL.minRate}/s). Ratio = gatehouse / floor. Target 0.4: the floor is HTTP and the two ES256 operations (about 120 µs of server CPU per exchange here); the product must also make a durable write per exchange, the jti row (RFC 7523 §3, about 60 µs on SQLite), take from the client address's rate-limit bucket (SPEC "Rate limits"), read the key, and run its framework and access log (30-50 µs): about 300 µs, a ratio of 0.4. Below it, an exchange spends on something neither asks for`,
     minRate: 3_000,
     minRatio: 0.4,
     unit: 'exchanges/s',

@@ -93,7 +93,10 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
 ) {
   const rules = controlPlaneRules(limits)
   return async ({ request, principal, workspace, ip }: LimitedCall<W>): Promise<Record<string, string>> => {
-    const path = new URL(request.url).pathname
+    // The path without parsing the URL again (this runs on every guarded call): after `scheme://host`.
+    const url = request.url
+    const query = url.indexOf('?')
+    const path = url.slice(url.indexOf('/', url.indexOf('//') + 2), query < 0 ? undefined : query)
     if (!path.startsWith('/v1/')) return {}
     if (!principal) return takeAll(limiter, [[`addr:${addressBucket(ip ?? '')}`, rules.address]])
     // SPEC: batches have their own budget, counted apart from the control-plane limit.
