@@ -54,4 +54,10 @@ export interface IdentityDeps {
    * an authenticator app lists). Optional: without it the issuer's address stands in.
    */
   instanceName?(workspaceId: string): Promise<string | null>
+  /**
+   * The slugs of the tenants an account of a workspace instance belongs to: the `tenants` claim of
+   * its ID tokens and userinfo, released by the `tenants` scope (DESIGN "Tenants"). Optional:
+   * without it the claim is never released.
+   */
+  tenantsOf?(instanceId: string, accountId: string): Promise<string[]>
 }

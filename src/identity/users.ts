@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { newId } from '../shared/ids'
 import { displayName } from '../shared/names'
+import { likePrefix } from '../shared/pages'
 import {
   type Account,
   addressTaken,
@@ -32,9 +33,6 @@ export interface AccountPage {
   /** Whether accounts follow the last one of `items`. */
   more: boolean
 }
-
-/** `%` and `_` match literally in a prefix search. */
-const likePrefix = (q: string) => `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /**
  * A page of an instance's accounts in creation order (ids are time-ordered ULIDs), those after the
@@ -202,9 +200,16 @@ export async function acceptInvitation(
 /**
  * Deletes an account of a workspace instance at once: its sessions, grants, codes and tokens go
  * with it (a refresh token it held fails with invalid_grant from now on), then its mailed tokens
- * and the account itself, recorded as `user.deleted`. False when there was no such account.
+ * and the account itself, recorded as `user.deleted`. `also` runs in the same transaction, for
+ * what the control plane keeps of the user (their tenant memberships). False when there was no
+ * such account.
  */
-export async function deleteAccount(core: Core, instanceId: string, accountId: string): Promise<boolean> {
+export async function deleteAccount(
+  core: Core,
+  instanceId: string,
+  accountId: string,
+  also?: (tx: Conn) => Promise<unknown>,
+): Promise<boolean> {
   if (instanceId === PLATFORM) throw new Error('platform accounts are not deleted here')
   return core.store.tx(async (tx) => {
     const [account] = await tx.db
@@ -214,6 +219,7 @@ export async function deleteAccount(core: Core, instanceId: string, accountId: s
     if (!account) return false
     await revokeAccountPayloads(tx, instanceId, accountId)
     await tx.db.delete(accountTokens).where(eq(accountTokens.accountId, accountId))
+    await also?.(tx)
     await core.emit('user.deleted', instanceId, userEventData(account), { tx })
     return true
   })

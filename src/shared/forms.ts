@@ -49,6 +49,7 @@ const KEYWORDS: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ArrayMaxItems]: 'maxItems',
   [ValueErrorType.Union]: 'anyOf',
   [ValueErrorType.Integer]: 'type',
+  [ValueErrorType.Object]: 'type',
   [ValueErrorType.IntegerMinimum]: 'minimum',
   [ValueErrorType.IntegerMaximum]: 'maximum',
 }

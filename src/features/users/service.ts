@@ -12,13 +12,12 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
+import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
 import { sendMail } from '../mail/service'
+import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
 import type { UserModel } from './model'
-
-export const DEFAULT_LIMIT = 50
-export const MAX_LIMIT = 200
 
 export const userOut = (a: UserAccount): UserModel.Out => ({
   id: a.id,
@@ -38,16 +37,6 @@ export const invitedOut = (i: Invitation) => ({
   invited_at: isoTime(i.account.invitedAt ?? i.account.createdAt),
   expires_at: isoTime(i.expiresAt),
 })
-
-// The cursor is the id of the last user of a page, opaque to clients (base64url).
-const ID = /^[A-Za-z0-9_-]{1,64}$/
-const encodeCursor = (id: string) => Buffer.from(id, 'utf8').toString('base64url')
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8')
-  if (!ID.test(id) || encodeCursor(id) !== cursor)
-    throw appError(UsersErrors.CURSOR_INVALID, 422, { loc: ['query', 'cursor'] })
-  return id
-}
 
 function invitationMail(workspace: Workspace, i: Invitation) {
   const expires = isoTime(i.expiresAt).slice(0, 16).replace('T', ' ')
@@ -74,9 +63,7 @@ function invitationMail(workspace: Workspace, i: Invitation) {
 export function createUserService(core: Core) {
   return {
     async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-        throw appError(UsersErrors.LIMIT_INVALID, 422, { loc: ['query', 'limit'] })
+      const limit = pageLimit(query.limit)
       const after = query.cursor ? decodeCursor(query.cursor) : null
       const page = await listAccounts(core, workspace.id, { limit, after, q: query.q })
       const last = page.items.at(-1)
@@ -106,9 +93,12 @@ export function createUserService(core: Core) {
       return { invited: invitedOut(invitation), user: userOut(invitation.account) }
     },
 
-    /** Idempotent (SPEC): a user already gone is not an error. Ends their sessions and tokens at once. */
+    /**
+     * Idempotent (SPEC): a user already gone is not an error. Ends their sessions and tokens at once,
+     * and their tenant memberships go in the same transaction.
+     */
     async remove(workspace: Workspace, userId: string): Promise<void> {
-      await deleteAccount(core, workspace.id, userId)
+      await deleteAccount(core, workspace.id, userId, (tx) => removeUserFromTenants(tx, workspace.id, userId))
     },
 
     /** Removes the user's second factors; they enrol again at their next sign-in. 404 for an unknown user. */

@@ -1,0 +1,329 @@
+import type { FieldErrors, FormValues } from '../../shared/forms'
+import { Alert, FieldError } from '../../shared/views/components'
+import type { TenantModel } from './model'
+
+type CreateField = keyof TenantModel.Create
+const emptyCreate: FormValues<CreateField> = { slug: '', name: '', metadata: '' }
+
+export const tenantsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/tenants`
+const day = (iso: string) => iso.slice(0, 10)
+
+/** A link to the first page and one to the next, when a list has more than one page. */
+export function Pager({ first, next, id }: { first: string | null; next: string | null; id: string }) {
+  if (!first && !next) return ''
+  return (
+    <p class="row">
+      {first ? <a href={first}>First page</a> : <span></span>}
+      {next ? (
+        <a id={id} href={next}>
+          Next page
+        </a>
+      ) : (
+        ''
+      )}
+    </p>
+  )
+}
+
+export function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
+  return (
+    <tr id={`tenant-${tenant.id}`}>
+      <td>
+        <a href={`${tenantsPath(workspaceId)}/${tenant.id}`} safe>
+          {tenant.name}
+        </a>
+      </td>
+      <td>
+        <code safe>{tenant.slug}</code>
+      </td>
+      <td safe>{day(tenant.created_at)}</td>
+    </tr>
+  )
+}
+
+export function TenantTable({
+  workspaceId,
+  tenants,
+  q,
+}: {
+  workspaceId: string
+  tenants: TenantModel.Out[]
+  q: string
+}) {
+  const empty = q ? `No tenant's slug or name starts with “${q}”.` : 'No tenants yet.'
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Slug</th>
+          <th>Created</th>
+        </tr>
+      </thead>
+      <tbody id="tenant-rows">
+        {tenants.length === 0 ? (
+          <tr id="tenants-empty">
+            <td colspan="3" class="empty" safe>
+              {empty}
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
+        {tenants.map((tenant) => (
+          <TenantRow workspaceId={workspaceId} tenant={tenant} />
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+/** Search by slug or name prefix: a plain GET form, so the URL can be shared and paged. */
+export function TenantSearch({ workspaceId, q }: { workspaceId: string; q: string }) {
+  return (
+    <form id="tenant-search" method="get" action={tenantsPath(workspaceId)}>
+      <label for="tenant-q">Search</label>
+      <input id="tenant-q" name="q" type="search" maxlength="320" placeholder="Slug or name" value={q} />{' '}
+      <button class="btn secondary" type="submit">
+        Search
+      </button>
+    </form>
+  )
+}
+
+/** The create form; re-rendered with inline errors (422, 409) and the values kept, or emptied with a note. */
+export function CreateTenantForm({
+  workspaceId,
+  values = emptyCreate,
+  errors = {},
+  created,
+}: {
+  workspaceId: string
+  values?: FormValues<CreateField>
+  errors?: FieldErrors<CreateField>
+  created?: TenantModel.Out
+}) {
+  const action = tenantsPath(workspaceId)
+  return (
+    <form
+      id="tenant-form"
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#tenant-create"
+      hx-swap="innerHTML"
+    >
+      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
+      {created ? (
+        <Alert kind="ok">
+          <span safe>{`Tenant ${created.name} created.`}</span>
+        </Alert>
+      ) : (
+        ''
+      )}
+      <label for="tenant-name">Name</label>
+      <input
+        id="tenant-name"
+        name="name"
+        required
+        maxlength="200"
+        value={values.name}
+        placeholder="Acme Inc."
+      />
+      <FieldError id="tenant-name-error" message={errors.name} />
+      <label for="tenant-slug">Slug (lower-case letters, digits and hyphens; it never changes)</label>
+      <input id="tenant-slug" name="slug" required maxlength="63" value={values.slug} placeholder="acme" />
+      <FieldError id="tenant-slug-error" message={errors.slug} />
+      <label for="tenant-metadata">Metadata (a JSON object, optional)</label>
+      <textarea id="tenant-metadata" name="metadata" rows="3" placeholder='{"plan": "gold"}' safe>
+        {values.metadata}
+      </textarea>
+      <FieldError id="tenant-metadata-error" message={errors.metadata} />
+      <p>
+        <button class="btn" type="submit">
+          Create tenant
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** After a creation: the emptied form with a note, and the new row joining the table. */
+export function TenantCreated({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
+  return (
+    <>
+      <CreateTenantForm workspaceId={workspaceId} created={tenant} />
+      {/* Table parts outside a table must travel inside <template> or the HTML parser drops them. */}
+      <template>
+        <tbody hx-swap-oob="beforeend:#tenant-rows">
+          <TenantRow workspaceId={workspaceId} tenant={tenant} />
+        </tbody>
+        <tr id="tenants-empty" hx-swap-oob="delete"></tr>
+      </template>
+    </>
+  )
+}
+
+/** What the tenant page shows of the tenant itself. */
+export function TenantFacts({ tenant }: { tenant: TenantModel.Out }) {
+  const metadata = Object.keys(tenant.metadata).length ? JSON.stringify(tenant.metadata, null, 2) : ''
+  return (
+    <dl>
+      <dt>Slug</dt>
+      <dd>
+        <code safe>{tenant.slug}</code>
+      </dd>
+      <dt>Id</dt>
+      <dd>
+        <code safe>{tenant.id}</code>
+      </dd>
+      <dt>Created</dt>
+      <dd safe>{day(tenant.created_at)}</dd>
+      <dt>Metadata</dt>
+      <dd>{metadata ? <pre safe>{metadata}</pre> : <span class="hint">none</span>}</dd>
+    </dl>
+  )
+}
+
+export function MemberRow({
+  path,
+  member,
+  write,
+}: {
+  /** The tenant's page. */
+  path: string
+  member: TenantModel.Member
+  write: boolean
+}) {
+  const who = member.name || member.email || member.user_id
+  return (
+    <tr id={`tenant-member-${member.user_id}`}>
+      <td safe>{member.email}</td>
+      <td safe>{member.name}</td>
+      <td>
+        <code class="hint" safe>
+          {member.user_id}
+        </code>
+      </td>
+      <td safe>{day(member.added_at)}</td>
+      <td class="actions">
+        {write ? (
+          <button
+            type="button"
+            class="btn danger small"
+            hx-delete={`${path}/members/${member.user_id}`}
+            hx-target="closest tr"
+            hx-swap="outerHTML swap:200ms"
+            hx-confirm={`Remove ${who} from this tenant?`}
+            aria-label={`Remove ${who}`}
+          >
+            Remove
+          </button>
+        ) : (
+          ''
+        )}
+      </td>
+    </tr>
+  )
+}
+
+export function MemberTable({
+  path,
+  members,
+  write,
+}: {
+  path: string
+  members: TenantModel.Member[]
+  write: boolean
+}) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Email</th>
+          <th>Name</th>
+          <th>User id</th>
+          <th>Added</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody id="tenant-member-rows">
+        {members.length === 0 ? (
+          <tr id="tenant-members-empty">
+            <td colspan="5" class="empty">
+              No members yet.
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
+        {members.map((member) => (
+          <MemberRow path={path} member={member} write={write} />
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+/** Adds a user of the workspace, named by email or by id. */
+export function AddMemberForm({
+  path,
+  value = '',
+  error,
+  added,
+}: {
+  path: string
+  value?: string
+  error?: string
+  added?: TenantModel.Member
+}) {
+  const action = `${path}/members`
+  return (
+    <form
+      id="tenant-member-form"
+      method="post"
+      action={action}
+      hx-post={action}
+      hx-target="#tenant-member-add"
+      hx-swap="innerHTML"
+    >
+      {added ? (
+        <Alert kind="ok">
+          <span safe>{`${added.email || added.user_id} is now a member.`}</span>
+        </Alert>
+      ) : (
+        ''
+      )}
+      <label for="tenant-member-user">Email or user id</label>
+      <input
+        id="tenant-member-user"
+        name="user"
+        required
+        maxlength="320"
+        value={value}
+        placeholder="ada@example.com or usr_…"
+      />
+      <FieldError id="tenant-member-user-error" message={error} />
+      <p>
+        <button class="btn" type="submit">
+          Add member
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** After adding: the emptied form with a note, and the new row joining the table. */
+export function MemberAdded({ path, member }: { path: string; member: TenantModel.Member }) {
+  return (
+    <>
+      <AddMemberForm path={path} added={member} />
+      <template>
+        <tbody hx-swap-oob="beforeend:#tenant-member-rows">
+          <MemberRow path={path} member={member} write={true} />
+        </tbody>
+        <tr id="tenant-members-empty" hx-swap-oob="delete"></tr>
+      </template>
+    </>
+  )
+}
