@@ -92,11 +92,15 @@ export type App = ReturnType<typeof createApp>
 function withLiteralColons(openapiPlugin: AnyElysia) {
   return new Elysia({ name: 'openapi-literal-colons' })
     .onAfterHandle(({ response }) => {
-      const paths = (response as { paths?: Record<string, unknown> } | null)?.paths
-      for (const path of Object.keys(paths ?? {})) {
-        const literal = path.replace(/([^/])\{(\w+)\}/g, '$1:$2')
-        if (literal === path || !paths) continue
-        paths[literal] = paths[path]
+      type Operation = { parameters?: { name: string; in: string }[] }
+      const paths = (response as { paths?: Record<string, Record<string, Operation>> } | null)?.paths ?? {}
+      for (const path of Object.keys(paths)) {
+        const literals = [...path.matchAll(/[^/]\{(\w+)\}/g)].map((m) => m[1])
+        if (!literals.length) continue
+        const operations = paths[path]!
+        for (const op of Object.values(operations))
+          op.parameters = op.parameters?.filter((p) => !(p.in === 'path' && literals.includes(p.name)))
+        paths[path.replace(/([^/])\{(\w+)\}/g, '$1:$2')] = operations
         delete paths[path]
       }
     })

@@ -23,17 +23,22 @@ export namespace TenantModel {
 
   export const metadata = t.Record(t.String(), t.Unknown(), {
     description: 'A JSON object of your own, at most 4 KiB',
-    errorMessage: { type: 'Enter a JSON object, e.g. {"plan": "gold"}.' },
   })
 
+  /**
+   * Metadata as sent: checked to be a JSON object by the service. Declared as an object, Elysia's
+   * body normaliser would copy an array or a string into one (`[1]` → `{"0": 1}`) before validating.
+   */
+  const metadataIn = t.Unknown({ description: 'A JSON object of your own, at most 4 KiB; null is `{}`' })
+
   export const create = t.Object(
-    { slug, name: nameField(200), metadata: t.Optional(metadata) },
+    { slug, name: nameField(200), metadata: t.Optional(metadataIn) },
     { additionalProperties: false },
   )
   export type Create = typeof create.static
 
   export const update = t.Object(
-    { name: t.Optional(nameField(200)), metadata: t.Optional(metadata) },
+    { name: t.Optional(nameField(200)), metadata: t.Optional(metadataIn) },
     { additionalProperties: false },
   )
   export type Update = typeof update.static
@@ -85,6 +90,12 @@ export namespace TenantModel {
   export const membersQuery = t.Omit(listQuery, ['q'])
 
   export const deleted = t.Object({ deleted: t.Literal(true) })
+
+  /** The path of `tenants:batch`: Elysia reads its colon as a parameter, `batch`, whose value is the literal. */
+  export const batchParams = t.Object({
+    workspace_id: t.String({ format: 'uuid' }),
+    batch: t.Literal(':batch'),
+  })
 
   /** The body of `tenants:batch`: each item is checked on its own, so one bad item fails alone. */
   export const batch = t.Array(t.Unknown({ description: 'A TenantCreate' }), {

@@ -165,7 +165,7 @@ export function tenantBatchRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     .use(auth)
     .post('/tenants:batch', ({ workspace, actor, body }) => service.createMany(workspace, actor, body), {
       ...batchPathOnly,
-      params: WorkspaceModel.params,
+      params: TenantModel.batchParams,
       body: TenantModel.batch,
       scope: 'workspace:write',
       response: TenantModel.batchResult,

@@ -37,11 +37,13 @@ export function trimName(body: unknown): unknown {
   return typeof name === 'string' ? { ...body, name: name.trim() } : body
 }
 
-/** Metadata as stored: at most 4 KiB of UTF-8 JSON, else a 422 at `loc`. */
-function checkedMetadata(metadata: Record<string, unknown>, loc: Loc): Record<string, unknown> {
+/** Metadata as stored: a JSON object of at most 4 KiB (UTF-8), else a 422 at `loc`. */
+function checkedMetadata(metadata: unknown, loc: Loc): Record<string, unknown> {
+  if (!metadata || typeof metadata !== 'object' || Array.isArray(metadata))
+    throw appError(TenantErrors.METADATA_NOT_OBJECT, 422, { loc })
   if (Buffer.byteLength(JSON.stringify(metadata)) > METADATA_MAX_BYTES)
     throw appError(TenantErrors.METADATA_TOO_LARGE, 422, { loc })
-  return metadata
+  return metadata as Record<string, unknown>
 }
 
 /** A valid TenantCreate's fields as stored; a 422 at `[...at, field]` for a rule beyond the model's. */
@@ -257,7 +259,7 @@ export function createTenantService(core: Core) {
     ): Promise<TenantModel.Out> {
       const name = input.name === undefined ? undefined : displayName(input.name)
       const metadata =
-        input.metadata === undefined ? undefined : checkedMetadata(input.metadata, ['body', 'metadata'])
+        input.metadata === undefined ? undefined : checkedMetadata(input.metadata ?? {}, ['body', 'metadata'])
       return core.store.tx(async (tx) => {
         const before = await reachableTenant(tx, workspace.id, reach, tenantId)
         const after = { name: name ?? before.name, metadata: metadata ?? before.metadata }
