@@ -168,7 +168,7 @@ export function TenantCreated({ workspaceId, tenant }: { workspaceId: string; te
 export function TenantFacts({ tenant }: { tenant: TenantModel.Out }) {
   const metadata = Object.keys(tenant.metadata).length ? JSON.stringify(tenant.metadata, null, 2) : ''
   return (
-    <dl>
+    <dl class="facts">
       <dt>Slug</dt>
       <dd>
         <code safe>{tenant.slug}</code>
