@@ -202,8 +202,9 @@ export const tenantLevelOf = (hooks: { transform?: unknown }): TenantLevel | und
 
 /**
  * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
- * they need in one word: `auth: true` (a person), `caller: true` (machine keys too) or
- * `scope: 'workspace:write'`; each gets `principal` and the `actor` its audit entries name.
+ * they need in one word: `auth: true` (a person), `caller: true` (machine keys too),
+ * `scope: 'workspace:write'` or, on a tenant's routes, `tenantScope: 'read'`; each gets `principal`
+ * and the `actor` its audit entries name.
  *
  * Who is calling comes before what they sent, on every route (as Stripe and GitHub answer): 401
  * (no or failed credentials), 403 (CSRF, a missing scope) and 404 (a workspace the caller cannot
