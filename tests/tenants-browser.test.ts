@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { signUp } from '../src/identity'
-import { sharedBrowser } from './support/browser'
+import { signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser } from './support/users'
@@ -39,15 +39,7 @@ describe("a workspace's tenants in the dashboard", () => {
     })
     const tenantsUrl = `${server.baseUrl}/app/workspaces/${ws}/tenants`
 
-    const context = await (await sharedBrowser()).newContext()
-    const page = await context.newPage()
-    const errors: string[] = []
-    page.on('pageerror', (e) => errors.push(e.message))
-    await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await page.getByLabel('Email').fill(owner.email)
-    await page.getByLabel('Password').fill(owner.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL(`${server.baseUrl}/app/`)
+    const { context, page, errors } = await signedInPage(server.baseUrl, owner)
 
     // From the workspace page to its tenants.
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)

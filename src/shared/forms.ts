@@ -63,6 +63,12 @@ const ruleMessage = (error: ValueError): string => {
 /** Shown as a sentence next to the field, whatever punctuation the rule's message has. */
 const sentence = (message: string) => (/[.!?]$/.test(message) ? message : `${message}.`)
 
+/** A form field as sent, to show again beside a refusal; '' when absent or not text. */
+export const sentText = (body: unknown, name: string): string => {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  return typeof value === 'string' ? value : ''
+}
+
 export type FormValues<K extends string> = Record<K, string>
 export type FieldErrors<K extends string> = Partial<Record<K, string>>
 

@@ -24,6 +24,20 @@ export const pageQuery = (q: string) =>
     q: t.Optional(t.String({ maxLength: 320, description: q })),
   })
 
+/** The query of a dashboard page of a list: what a person typed into its search box, and "Next page". */
+export const listPageQuery = t.Object({
+  q: t.Optional(t.String({ maxLength: 320 })),
+  cursor: t.Optional(t.String({ maxLength: 200 })),
+})
+
+/** A list page's URL with its search and cursor, the empty ones left out. */
+export function listPageUrl(path: string, query: { q?: string; cursor?: string | null }): string {
+  const search = new URLSearchParams()
+  if (query.q) search.set('q', query.q)
+  if (query.cursor) search.set('cursor', query.cursor)
+  return search.size ? `${path}?${search}` : path
+}
+
 /** `next_cursor` of a list answer. */
 export const nextCursorField = t.Nullable(
   t.String({ description: 'Pass as `cursor` for the next page; null on the last' }),

@@ -35,3 +35,17 @@ export async function signUpInBrowser(page: Page, user: { name?: string; email: 
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Create account' }).click()
 }
+
+/** A new browser context signed in to the dashboard as `user`, at /app/; page errors gather in `errors`. */
+export async function signedInPage(baseUrl: string, user: { email: string; password: string }) {
+  const context = await (await sharedBrowser()).newContext()
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  await page.goto(`${baseUrl}/v1/auth/login`)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`${baseUrl}/app/`)
+  return { context, page, errors }
+}

@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
-import { defineForm, type FormField, formField } from '../../shared/forms'
+import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
+import { listPageQuery, listPageUrl } from '../../shared/pages'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
+import { Pager, SearchForm, WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -17,10 +18,8 @@ import {
   CreateTenantForm,
   MemberAdded,
   MemberTable,
-  Pager,
   TenantCreated,
   TenantFacts,
-  TenantSearch,
   TenantTable,
   tenantsPath,
 } from './views'
@@ -51,25 +50,6 @@ const memberForm = defineForm(t.Object({ user: t.String({ minLength: 1, maxLengt
   user: formField.text,
 })
 
-/** What the page's query may carry: the search box and the cursor of "Next page". */
-const pageQuery = t.Object({
-  q: t.Optional(t.String({ maxLength: 320 })),
-  cursor: t.Optional(t.String({ maxLength: 200 })),
-})
-
-const sentText = (body: unknown, name: string) => {
-  const value = (body as Record<string, unknown> | undefined)?.[name]
-  return typeof value === 'string' ? value : ''
-}
-
-/** A page URL with its query, the empty values left out. */
-const withQuery = (path: string, query: Record<string, string | null | undefined>) => {
-  const search = new URLSearchParams(
-    Object.entries(query).filter((e): e is [string, string] => Boolean(e[1])),
-  )
-  return search.size ? `${path}?${search}` : path
-}
-
 /**
  * The Tenants page of a workspace (list, search, pages, create) and each tenant's page (its facts,
  * members added by email or id and removed, deleting it). Members of the workspace read; changes
@@ -98,7 +78,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
               tenants from the <code>tenants</code> claim.
             </p>
             <div class="panel">
-              <TenantSearch workspaceId={w.id} q={q} />
+              <SearchForm prefix="tenant" action={path} q={q} placeholder="Slug or name" />
               <p
                 class="hint"
                 id="tenant-count"
@@ -106,9 +86,9 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
               >{`${page.total} ${page.total === 1 ? 'tenant' : 'tenants'}${q ? ' found' : ''}`}</p>
               <TenantTable workspaceId={w.id} tenants={page.items} q={q} />
               <Pager
-                id="tenants-next"
-                first={query.cursor ? withQuery(path, { q }) : null}
-                next={page.next_cursor ? withQuery(path, { q, cursor: page.next_cursor }) : null}
+                nextId="tenants-next"
+                first={query.cursor ? listPageUrl(path, { q }) : null}
+                next={page.next_cursor ? listPageUrl(path, { q, cursor: page.next_cursor }) : null}
               />
             </div>
             {holdsScope(scopes, 'workspace:write') ? (
@@ -124,7 +104,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
           </Shell>,
         )
       },
-      { params, query: pageQuery, scope: 'workspace:read', ...views },
+      { params, query: listPageQuery, scope: 'workspace:read', ...views },
     )
     .post(
       '/app/workspaces/:workspace_id/tenants',
@@ -177,9 +157,9 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
               </p>
               <MemberTable path={path} members={page.items} write={write} />
               <Pager
-                id="tenant-members-next"
+                nextId="tenant-members-next"
                 first={query.cursor ? path : null}
-                next={page.next_cursor ? withQuery(path, { cursor: page.next_cursor }) : null}
+                next={page.next_cursor ? listPageUrl(path, { cursor: page.next_cursor }) : null}
               />
               {write ? (
                 <div id="tenant-member-add">
@@ -208,7 +188,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
           </Shell>,
         )
       },
-      { params: tenantParams, query: t.Omit(pageQuery, ['q']), scope: 'workspace:read', ...views },
+      { params: tenantParams, query: t.Omit(listPageQuery, ['q']), scope: 'workspace:read', ...views },
     )
     .delete(
       '/app/workspaces/:workspace_id/tenants/:tenant_id',

@@ -1,5 +1,5 @@
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { Alert, FieldError } from '../../shared/views/components'
+import { AppendedRow, FieldError, HxForm, RowsTable } from '../../shared/views/components'
 import type { TenantModel } from './model'
 
 type CreateField = keyof TenantModel.Create
@@ -7,23 +7,6 @@ const emptyCreate: FormValues<CreateField> = { slug: '', name: '', metadata: '' 
 
 export const tenantsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/tenants`
 const day = (iso: string) => iso.slice(0, 10)
-
-/** A link to the first page and one to the next, when a list has more than one page. */
-export function Pager({ first, next, id }: { first: string | null; next: string | null; id: string }) {
-  if (!first && !next) return ''
-  return (
-    <p class="row">
-      {first ? <a href={first}>First page</a> : <span></span>}
-      {next ? (
-        <a id={id} href={next}>
-          Next page
-        </a>
-      ) : (
-        ''
-      )}
-    </p>
-  )
-}
 
 export function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
   return (
@@ -52,42 +35,11 @@ export function TenantTable({
 }) {
   const empty = q ? `No tenant's slug or name starts with “${q}”.` : 'No tenants yet.'
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Slug</th>
-          <th>Created</th>
-        </tr>
-      </thead>
-      <tbody id="tenant-rows">
-        {tenants.length === 0 ? (
-          <tr id="tenants-empty">
-            <td colspan="3" class="empty" safe>
-              {empty}
-            </td>
-          </tr>
-        ) : (
-          ''
-        )}
-        {tenants.map((tenant) => (
-          <TenantRow workspaceId={workspaceId} tenant={tenant} />
-        ))}
-      </tbody>
-    </table>
-  )
-}
-
-/** Search by slug or name prefix: a plain GET form, so the URL can be shared and paged. */
-export function TenantSearch({ workspaceId, q }: { workspaceId: string; q: string }) {
-  return (
-    <form id="tenant-search" method="get" action={tenantsPath(workspaceId)}>
-      <label for="tenant-q">Search</label>
-      <input id="tenant-q" name="q" type="search" maxlength="320" placeholder="Slug or name" value={q} />{' '}
-      <button class="btn secondary" type="submit">
-        Search
-      </button>
-    </form>
+    <RowsTable heads={['Name', 'Slug', 'Created']} rows="tenant-rows" empty={tenants.length ? null : empty}>
+      {tenants.map((tenant) => (
+        <TenantRow workspaceId={workspaceId} tenant={tenant} />
+      ))}
+    </RowsTable>
   )
 }
 
@@ -105,22 +57,13 @@ export function CreateTenantForm({
 }) {
   const action = tenantsPath(workspaceId)
   return (
-    <form
+    <HxForm
       id="tenant-form"
-      method="post"
       action={action}
-      hx-post={action}
-      hx-target="#tenant-create"
-      hx-swap="innerHTML"
+      target="#tenant-create"
+      invalid={Object.keys(errors).length > 0}
+      done={created && `Tenant ${created.name} created.`}
     >
-      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
-      {created ? (
-        <Alert kind="ok">
-          <span safe>{`Tenant ${created.name} created.`}</span>
-        </Alert>
-      ) : (
-        ''
-      )}
       <label for="tenant-name">Name</label>
       <input
         id="tenant-name"
@@ -144,7 +87,7 @@ export function CreateTenantForm({
           Create tenant
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 
@@ -153,13 +96,9 @@ export function TenantCreated({ workspaceId, tenant }: { workspaceId: string; te
   return (
     <>
       <CreateTenantForm workspaceId={workspaceId} created={tenant} />
-      {/* Table parts outside a table must travel inside <template> or the HTML parser drops them. */}
-      <template>
-        <tbody hx-swap-oob="beforeend:#tenant-rows">
-          <TenantRow workspaceId={workspaceId} tenant={tenant} />
-        </tbody>
-        <tr id="tenants-empty" hx-swap-oob="delete"></tr>
-      </template>
+      <AppendedRow rows="tenant-rows">
+        <TenantRow workspaceId={workspaceId} tenant={tenant} />
+      </AppendedRow>
     </>
   )
 }
@@ -237,31 +176,15 @@ export function MemberTable({
   write: boolean
 }) {
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Email</th>
-          <th>Name</th>
-          <th>User id</th>
-          <th>Added</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody id="tenant-member-rows">
-        {members.length === 0 ? (
-          <tr id="tenant-members-empty">
-            <td colspan="5" class="empty">
-              No members yet.
-            </td>
-          </tr>
-        ) : (
-          ''
-        )}
-        {members.map((member) => (
-          <MemberRow path={path} member={member} write={write} />
-        ))}
-      </tbody>
-    </table>
+    <RowsTable
+      heads={['Email', 'Name', 'User id', 'Added', '']}
+      rows="tenant-member-rows"
+      empty={members.length ? null : 'No members yet.'}
+    >
+      {members.map((member) => (
+        <MemberRow path={path} member={member} write={write} />
+      ))}
+    </RowsTable>
   )
 }
 
@@ -277,23 +200,14 @@ export function AddMemberForm({
   error?: string
   added?: TenantModel.Member
 }) {
-  const action = `${path}/members`
   return (
-    <form
+    <HxForm
       id="tenant-member-form"
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target="#tenant-member-add"
-      hx-swap="innerHTML"
+      action={`${path}/members`}
+      target="#tenant-member-add"
+      invalid={false}
+      done={added && `${added.email || added.user_id} is now a member.`}
     >
-      {added ? (
-        <Alert kind="ok">
-          <span safe>{`${added.email || added.user_id} is now a member.`}</span>
-        </Alert>
-      ) : (
-        ''
-      )}
       <label for="tenant-member-user">Email or user id</label>
       <input
         id="tenant-member-user"
@@ -309,7 +223,7 @@ export function AddMemberForm({
           Add member
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 
@@ -318,12 +232,9 @@ export function MemberAdded({ path, member }: { path: string; member: TenantMode
   return (
     <>
       <AddMemberForm path={path} added={member} />
-      <template>
-        <tbody hx-swap-oob="beforeend:#tenant-member-rows">
-          <MemberRow path={path} member={member} write={true} />
-        </tbody>
-        <tr id="tenant-members-empty" hx-swap-oob="delete"></tr>
-      </template>
+      <AppendedRow rows="tenant-member-rows">
+        <MemberRow path={path} member={member} write={true} />
+      </AppendedRow>
     </>
   )
 }
