@@ -159,6 +159,7 @@ describe('the batch route', () => {
       { slug: 'heavy', name: 'Heavy', metadata: { blob: 'x'.repeat(5000) } },
       { slug: 'listy', name: 'Listy', metadata: [1] },
       { slug: 'trimmed', name: `  ${'n'.repeat(200)}  ` },
+      { slug: 'extra', name: 'Extra', id: 'ten_mine' },
     ])
     expect(res.status).toBe(200)
     expect(
@@ -174,9 +175,12 @@ describe('the batch route', () => {
       'metadata_too_large ["body",5,"metadata"]',
       'metadata_not_object ["body",6,"metadata"]',
       'created',
+      'created',
     ])
     expect(res.body.results[0].tenant.name).toBe('First')
     expect(res.body.results[7].tenant.name).toBe('n'.repeat(200))
+    // An unknown field is dropped, as on the single route.
+    expect(res.body.results[8].tenant.id).not.toBe('ten_mine')
   })
 
   it('takes workspace:write: a viewer gets 403', async () => {

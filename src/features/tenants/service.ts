@@ -8,8 +8,7 @@ import { AppError, appError, type ErrorCode, type Loc } from '../../shared/error
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import { decodeCursor, likePrefix, nextCursor, pageLimit } from '../../shared/pages'
-import type { Actor, TenantReach } from '../../shared/plugins/auth'
-import { reaches } from '../../shared/plugins/auth'
+import { type Actor, reaches, type TenantReach } from '../../shared/plugins/auth'
 import { valueErrorDetails } from '../../shared/plugins/errors'
 import type { Workspace } from '../workspaces/service'
 import { TenantErrors } from './errors'
@@ -56,7 +55,8 @@ type NewTenant = ReturnType<typeof createdFields>
 
 /** One item of a batch, checked on its own: its fields, or the 422 detail it would have had alone. */
 function batchItem(item: unknown, index: number): NewTenant | TenantModel.ItemError {
-  const input = trimName(item)
+  // As on the single route: unknown fields are dropped, not refused.
+  const input = Value.Clean(TenantModel.create, trimName(item))
   const at = ['body', index]
   if (!Value.Check(TenantModel.create, input)) {
     const [first] = valueErrorDetails(Value.Errors(TenantModel.create, input), at)
