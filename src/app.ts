@@ -1,6 +1,6 @@
 import { openapi } from '@elysiajs/openapi'
 import type { Server } from 'bun'
-import { Elysia } from 'elysia'
+import { type AnyElysia, Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
@@ -60,20 +60,22 @@ export function createApp(core: Core, { identity, features = productFeatures, no
       ),
     )
     .use(
-      openapi({
-        // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
-        provider: null,
-        path: '/docs',
-        specPath: '/openapi.json',
-        documentation: {
-          info: {
-            title: 'Gatehouse API',
-            version: VERSION,
-            description: 'Control plane of the Gatehouse authentication platform.',
+      withLiteralColons(
+        openapi({
+          // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
+          provider: null,
+          path: '/docs',
+          specPath: '/openapi.json',
+          documentation: {
+            info: {
+              title: 'Gatehouse API',
+              version: VERSION,
+              description: 'Control plane of the Gatehouse authentication platform.',
+            },
           },
-        },
-        exclude: { paths: ['/docs', '/openapi.json'] },
-      }),
+          exclude: { paths: ['/docs', '/openapi.json'] },
+        }),
+      ),
     )
   // The JSON API first, then the pages: the API reference lists operations in this order.
   for (const f of features) if (f.routes) app.use(f.routes(ctx))
@@ -82,6 +84,28 @@ export function createApp(core: Core, { identity, features = productFeatures, no
 }
 
 export type App = ReturnType<typeof createApp>
+
+/**
+ * Elysia reads a colon anywhere in a path as a parameter, so SPEC's `/tenants:batch` is a route
+ * whose handler checks the literal; the OpenAPI document writes it as SPEC does, not `/tenants{batch}`.
+ */
+function withLiteralColons(openapiPlugin: AnyElysia) {
+  return new Elysia({ name: 'openapi-literal-colons' })
+    .onAfterHandle(({ response }) => {
+      type Operation = { parameters?: { name: string; in: string }[] }
+      const paths = (response as { paths?: Record<string, Record<string, Operation>> } | null)?.paths ?? {}
+      for (const path of Object.keys(paths)) {
+        const literals = [...path.matchAll(/[^/]\{(\w+)\}/g)].map((m) => m[1])
+        if (!literals.length) continue
+        const operations = paths[path]!
+        for (const op of Object.values(operations))
+          op.parameters = op.parameters?.filter((p) => !(p.in === 'path' && literals.includes(p.name)))
+        paths[path.replace(/([^/])\{(\w+)\}/g, '$1:$2')] = operations
+        delete paths[path]
+      }
+    })
+    .use(openapiPlugin)
+}
 
 /**
  * The one auth guard every feature's routes use. Who is calling is asked of the features'

@@ -57,7 +57,8 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * retrying provisioning and deleting the workspace; and reading the audit log.
  */
 const ADMIN_WRITES = [
-  /\/members/,
+  // The workspace's members (a tenant's members are users of the workspace: workspace:write).
+  /:workspace_id\/(settings\/)?members/,
   /\/machine-keys/,
   /\/billing/,
   /\/login-policy/,

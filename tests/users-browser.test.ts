@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { TOTP } from 'otpauth'
 import { inviteAccount, listAccounts } from '../src/identity'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
-import { sharedBrowser } from './support/browser'
+import { signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser } from './support/users'
@@ -23,15 +23,7 @@ describe("a workspace's users in the dashboard", () => {
     const platform = await signUpUser(server, owner)
     const ws = await activeWorkspace(server.core, platform.id)
 
-    const context = await (await sharedBrowser()).newContext()
-    const page = await context.newPage()
-    const errors: string[] = []
-    page.on('pageerror', (e) => errors.push(e.message))
-    await page.goto(`${server.baseUrl}/v1/auth/login`)
-    await page.getByLabel('Email').fill(owner.email)
-    await page.getByLabel('Password').fill(owner.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL(`${server.baseUrl}/app/`)
+    const { context, page, errors } = await signedInPage(server.baseUrl, owner)
 
     // From the workspace page to its users.
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)

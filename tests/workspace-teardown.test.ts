@@ -75,7 +75,7 @@ async function provisionedWorkspace(name: string): Promise<string> {
 
 /**
  * Data in every feature: an app, an invitation (and its mail), a member invitation, a rotated machine
- * key and a spent assertion, an end user with every factor, tokens.
+ * key and a spent assertion, an end user with every factor and a tenant, tokens.
  */
 async function fillEveryFeature(ws: string): Promise<void> {
   const core = server.core
@@ -148,6 +148,17 @@ async function fillEveryFeature(ws: string): Promise<void> {
   // Every second factor: an authenticator app with recovery codes, a passkey, an open ceremony.
   const account = await findAccountByEmail(core, ws, 'end@example.com')
   if (!account) throw new Error('the end user was not created')
+
+  // A tenant with the end user as its member.
+  const tenant = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/tenants`, {
+    slug: 'acme',
+    name: 'Acme',
+  })
+  expect(tenant.status).toBe(201)
+  const member = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/tenants/${tenant.body.id}/members`, {
+    user_id: account.id,
+  })
+  expect(member.status).toBe(201)
   const enrolment = await startTotpEnrolment(core, account, 'Acme')
   if (!enrolment) throw new Error('no TOTP enrolment')
   const code = new TOTP({ secret: Secret.fromBase32(enrolment.secret) }).generate({

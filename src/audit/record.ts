@@ -18,16 +18,20 @@ export interface AuditEntry {
 
 /**
  * The one way a service records what was done (`core.audit`): a row in `audit_log`, in the
- * transaction of the change (`tx`), so an entry exists exactly when the change does.
+ * transaction of the change (`tx`), so an entry exists exactly when the change does. `many` writes
+ * a batch's entries in one statement.
  */
-export type Audit = (entry: AuditEntry, opts: { tx: Conn }) => Promise<string>
+export interface Audit {
+  (entry: AuditEntry, opts: { tx: Conn }): Promise<string>
+  many(entries: AuditEntry[], opts: { tx: Conn }): Promise<string[]>
+}
 
 export function createAudit(clock: Clock): Audit {
-  return async ({ workspaceId, actor, action, target, changes = {} }, { tx }) => {
+  const many: Audit['many'] = async (entries, { tx }) => {
+    if (!entries.length) return []
     const at = clock.now()
-    const id = newId('aud', at)
-    await tx.db.insert(auditLog).values({
-      id,
+    const rows = entries.map(({ workspaceId, actor, action, target, changes = {} }) => ({
+      id: newId('aud', at),
       workspaceId,
       at,
       actor: actor.id,
@@ -37,9 +41,15 @@ export function createAudit(clock: Clock): Audit {
       ip: actor.ip,
       userAgent: actor.userAgent,
       changes,
-    })
-    return id
+    }))
+    await tx.db.insert(auditLog).values(rows)
+    return rows.map((r) => r.id)
   }
+  const audit = async (entry: AuditEntry, opts: { tx: Conn }) => {
+    const [id] = await many([entry], opts)
+    return id!
+  }
+  return Object.assign(audit, { many })
 }
 
 /**

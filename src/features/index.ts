@@ -11,6 +11,7 @@ import { feature as health } from './health'
 import { feature as loginPolicy } from './login-policy'
 import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
+import { feature as tenants } from './tenants'
 import { feature as users } from './users'
 import { feature as workspaces } from './workspaces'
 
@@ -30,6 +31,7 @@ export const features: Feature[] = [
   loginPolicy, // how a workspace's users sign in
   machineKeys, // keys for agents and automation, and their token exchange
   audit, // reading a workspace's audit log (every feature writes it through core.audit)
+  tenants, // a workspace's customers, their members and tenant-scoped access
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

@@ -69,9 +69,13 @@ export const preparePasswordChecks = (): void => {
   dummy()
 }
 
-/** On the token and bearer paths. */
-export async function findAccount(core: Core, instanceId: string, id: string): Promise<Account | undefined> {
-  const [account] = await core.db
+/** On the token and bearer paths; `conn` may be a transaction. */
+export async function findAccount(
+  conn: Pick<Core, 'db'>,
+  instanceId: string,
+  id: string,
+): Promise<Account | undefined> {
+  const [account] = await conn.db
     .select()
     .from(accounts)
     .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, id)))

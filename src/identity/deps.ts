@@ -59,4 +59,10 @@ export interface IdentityDeps {
    * configured default. Optional: without it every instance has the default.
    */
   dataPlaneRps?(workspaceId: string): Promise<number | null>
+  /**
+   * The slugs of the tenants an account of a workspace instance belongs to: the `tenants` claim of
+   * its ID tokens and userinfo, released by the `tenants` scope (DESIGN "Tenants"). Optional:
+   * without it the claim is never released.
+   */
+  tenantsOf?(instanceId: string, accountId: string): Promise<string[]>
 }

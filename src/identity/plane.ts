@@ -36,6 +36,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
         policy,
         prefix: addressing.prefixOf(instanceId),
         clients: deps.clients,
+        tenantsOf: deps.tenantsOf,
       }),
     deps.workspaceActive,
     deps.loginPolicy,

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { newId } from '../shared/ids'
 import { displayName } from '../shared/names'
+import { likePrefix } from '../shared/pages'
 import {
   type Account,
   addressTaken,
@@ -32,9 +33,6 @@ export interface AccountPage {
   /** Whether accounts follow the last one of `items`. */
   more: boolean
 }
-
-/** `%` and `_` match literally in a prefix search. */
-const likePrefix = (q: string) => `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /**
  * A page of an instance's accounts in creation order (ids are time-ordered ULIDs), those after the
@@ -203,7 +201,8 @@ export async function acceptInvitation(
  * Deletes an account of a workspace instance at once: its sessions, grants, codes and tokens go
  * with it (a refresh token it held fails with invalid_grant from now on), then its mailed tokens
  * and the account itself, recorded as `user.deleted`. False when there was no such account.
- * `recorded` runs in the same transaction when an account was deleted (the caller's audit entry).
+ * `recorded` runs in the same transaction when an account was deleted: the caller's audit entry, and
+ * what the control plane keeps of the user (their tenant memberships).
  */
 export async function deleteAccount(
   core: Core,

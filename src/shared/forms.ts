@@ -49,6 +49,7 @@ const KEYWORDS: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ArrayMaxItems]: 'maxItems',
   [ValueErrorType.Union]: 'anyOf',
   [ValueErrorType.Integer]: 'type',
+  [ValueErrorType.Object]: 'type',
   [ValueErrorType.IntegerMinimum]: 'minimum',
   [ValueErrorType.IntegerMaximum]: 'maximum',
 }
@@ -61,6 +62,12 @@ const ruleMessage = (error: ValueError): string => {
 
 /** Shown as a sentence next to the field, whatever punctuation the rule's message has. */
 const sentence = (message: string) => (/[.!?]$/.test(message) ? message : `${message}.`)
+
+/** A form field as sent, to show again beside a refusal; '' when absent or not text. */
+export const sentText = (body: unknown, name: string): string => {
+  const value = (body as Record<string, unknown> | undefined)?.[name]
+  return typeof value === 'string' ? value : ''
+}
 
 export type FormValues<K extends string> = Record<K, string>
 export type FieldErrors<K extends string> = Partial<Record<K, string>>

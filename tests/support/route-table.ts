@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import type { App } from '../../src/app'
-import { type Guard, guardOf } from '../../src/shared/plugins/auth'
+import { type Guard, guardOf, type TenantLevel, tenantLevelOf } from '../../src/shared/plugins/auth'
 
 /** A route of the app's own table, as the auth guard sees it. */
 export interface TableRoute {
@@ -9,6 +9,8 @@ export interface TableRoute {
   path: string
   /** What the guard asks: `signed-in`, `any-caller` or a workspace scope; undefined when unguarded. */
   needs?: Guard
+  /** Set where tenant scopes are accepted (`tenantScope`): the level a tenant scope must grant. */
+  tenant?: TenantLevel
   body?: TObject
   query?: TObject
 }
@@ -19,7 +21,14 @@ export type GuardedRoute = TableRoute & { needs: Guard }
 export function routeTable(app: App): TableRoute[] {
   return app.routes.map((r) => {
     const hooks = r.hooks as { transform?: unknown; body?: TObject; query?: TObject }
-    return { method: r.method, path: r.path, needs: guardOf(hooks), body: hooks.body, query: hooks.query }
+    return {
+      method: r.method,
+      path: r.path,
+      needs: guardOf(hooks),
+      tenant: tenantLevelOf(hooks),
+      body: hooks.body,
+      query: hooks.query,
+    }
   })
 }
 
@@ -29,6 +38,11 @@ export const guardedRoutes = (app: App): GuardedRoute[] =>
 
 export const routeKey = (r: TableRoute) => `${r.method} ${r.path}`
 
-/** The route's path with the workspace id given and made-up ids elsewhere. */
-export const pathOf = (r: TableRoute, workspace: string) =>
-  r.path.replace(/:(\w+)/g, (_, name: string) => (name === 'workspace_id' ? workspace : `${name}_1`))
+/**
+ * The route's path with the workspace id given and made-up ids elsewhere (`ids` by parameter name).
+ * A parameter starts a segment: a colon inside one is literal (`/tenants:batch`).
+ */
+export const pathOf = (r: TableRoute, workspace: string, ids: Record<string, string> = {}) =>
+  r.path.replace(/\/:(\w+)/g, (_, name: string) =>
+    name === 'workspace_id' ? `/${workspace}` : `/${ids[name] ?? `${name}_1`}`,
+  )

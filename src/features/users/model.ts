@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { nextCursorField, pageQuery } from '../../shared/pages'
 
 /** DESIGN "Users": the users of a workspace's identity instance. */
 export namespace UserModel {
@@ -22,18 +23,10 @@ export namespace UserModel {
   export const list = t.Object({
     items: t.Array(out),
     total: t.Integer({ description: 'Users matching `q`, all pages together' }),
-    next_cursor: t.Nullable(
-      t.String({ description: 'Pass as `cursor` for the next page; null on the last' }),
-    ),
+    next_cursor: nextCursorField,
   })
 
-  export const listQuery = t.Object({
-    // 1..200, checked by the service: Elysia reports a bound broken while it coerces a query
-    // value without the property's name, so the 422 could not say which field it was.
-    limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
-    cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
-    q: t.Optional(t.String({ maxLength: 320, description: 'Email or name prefix, case-insensitive' })),
-  })
+  export const listQuery = pageQuery('Email or name prefix, case-insensitive')
 
   export const invite = t.Object(
     {

@@ -1,9 +1,10 @@
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
-import { defineForm, formField } from '../../shared/forms'
+import { defineForm, formField, sentText } from '../../shared/forms'
+import { listPageQuery, listPageUrl } from '../../shared/pages'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
+import { Pager, SearchForm, WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -11,18 +12,12 @@ import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
 import { UserModel } from './model'
 import { createUserService } from './service'
-import { Invited, InviteForm, UserSearch, UserTable } from './views'
+import { Invited, InviteForm, UserTable, usersPath } from './views'
 
 const views = { detail: { tags: ['views'] } }
 
 /** The invite form reads into UserModel.invite: the rules and their messages are the API's. */
 const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: formField.text })
-
-/** The page's query: what a person types into the search box, and the cursor of "Next page". */
-const pageQuery = t.Object({
-  q: t.Optional(t.String({ maxLength: 320 })),
-  cursor: t.Optional(t.String({ maxLength: 200 })),
-})
 
 /** Dashboard pages of a workspace's users: list with search and pages, invite, delete, reset MFA. */
 export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
@@ -40,42 +35,25 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
           w,
           page.items.map((u) => u.id),
         )
-        const next = page.next_cursor
-          ? `/app/workspaces/${w.id}/users?${new URLSearchParams({ ...(q ? { q } : {}), cursor: page.next_cursor })}`
-          : null
+        const path = usersPath(w.id)
         return html(
           <Shell title={`${w.name} users`} user={shellUser(principal)} section="workspaces">
             <WorkspaceCrumb w={w} />
             <h1>Users</h1>
             <p class="lead">The people who sign in to this workspace's apps.</p>
             <div class="panel">
-              <UserSearch workspaceId={w.id} q={q} />
+              <SearchForm prefix="user" action={path} q={q} placeholder="Email or name" />
               <p
                 class="hint"
                 id="user-count"
                 safe
               >{`${page.total} ${page.total === 1 ? 'user' : 'users'}${q ? ' found' : ''}`}</p>
               <UserTable workspaceId={w.id} users={page.items} mfa={mfa} q={q} />
-              {next || query.cursor ? (
-                <p class="row">
-                  {query.cursor ? (
-                    <a href={`/app/workspaces/${w.id}/users${q ? `?${new URLSearchParams({ q })}` : ''}`}>
-                      First page
-                    </a>
-                  ) : (
-                    <span></span>
-                  )}
-                  {next ? (
-                    <a id="users-next" href={next}>
-                      Next page
-                    </a>
-                  ) : (
-                    ''
-                  )}
-                </p>
-              ) : (
-                ''
-              )}
+              <Pager
+                nextId="users-next"
+                first={query.cursor ? listPageUrl(path, { q }) : null}
+                next={page.next_cursor ? listPageUrl(path, { q, cursor: page.next_cursor }) : null}
+              />
             </div>
             <div class="panel">
               <h2>Invite a user</h2>
@@ -89,7 +67,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
           </Shell>,
         )
       },
-      { params, query: pageQuery, scope: 'workspace:read', ...views },
+      { params, query: listPageQuery, scope: 'workspace:read', ...views },
     )
     .post(
       '/app/workspaces/:workspace_id/users/invite',
@@ -104,11 +82,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
         } catch (e) {
           // A known address is a 409 at the email field: shown there like a rule it breaks.
           if (!(e instanceof AppError) || e.code !== UsersErrors.EMAIL_TAKEN.code) throw e
-          const sent = (body ?? {}) as Record<string, unknown>
-          const values = {
-            email: typeof sent.email === 'string' ? sent.email : '',
-            name: typeof sent.name === 'string' ? sent.name : '',
-          }
+          const values = { email: sentText(body, 'email'), name: sentText(body, 'name') }
           const errors = { email: `${e.message}.` }
           return html(<InviteForm workspaceId={workspace.id} values={values} errors={errors} />, 409)
         }

@@ -14,14 +14,13 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
+import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
 import type { Actor } from '../../shared/plugins/auth'
 import { sendMail } from '../mail/service'
+import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
 import type { UserModel } from './model'
-
-export const DEFAULT_LIMIT = 50
-export const MAX_LIMIT = 200
 
 export const userOut = (a: UserAccount): UserModel.Out => ({
   id: a.id,
@@ -48,16 +47,6 @@ export const invitedOut = (i: Invitation) => ({
   invited_at: isoTime(i.account.invitedAt ?? i.account.createdAt),
   expires_at: isoTime(i.expiresAt),
 })
-
-// The cursor is the id of the last user of a page, opaque to clients (base64url).
-const ID = /^[A-Za-z0-9_-]{1,64}$/
-const encodeCursor = (id: string) => Buffer.from(id, 'utf8').toString('base64url')
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8')
-  if (!ID.test(id) || encodeCursor(id) !== cursor)
-    throw appError(UsersErrors.CURSOR_INVALID, 422, { loc: ['query', 'cursor'] })
-  return id
-}
 
 function invitationMail(workspace: Workspace, i: Invitation) {
   const expires = isoTime(i.expiresAt).slice(0, 16).replace('T', ' ')
@@ -98,9 +87,7 @@ export function createUserService(core: Core) {
 
   return {
     async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
-      const limit = query.limit ?? DEFAULT_LIMIT
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-        throw appError(UsersErrors.LIMIT_INVALID, 422, { loc: ['query', 'limit'] })
+      const limit = pageLimit(query.limit)
       const after = query.cursor ? decodeCursor(query.cursor) : null
       const page = await listAccounts(core, workspace.id, { limit, after, q: query.q })
       const last = page.items.at(-1)
@@ -134,12 +121,14 @@ export function createUserService(core: Core) {
 
     /**
      * Idempotent (SPEC): a user already gone is not an error, and records nothing; deleting one
-     * records `user.deleted`. Ends their sessions and tokens at once.
+     * records `user.deleted`. Ends their sessions and tokens at once, and their tenant memberships go
+     * in the same transaction.
      */
     async remove(workspace: Workspace, actor: Actor, userId: string): Promise<void> {
-      await deleteAccount(core, workspace.id, userId, (tx, account) =>
-        record(tx, workspace, actor, 'user.deleted', account, fieldChanges(who(account), null, WHO)),
-      )
+      await deleteAccount(core, workspace.id, userId, async (tx, account) => {
+        await removeUserFromTenants(tx, workspace.id, userId)
+        await record(tx, workspace, actor, 'user.deleted', account, fieldChanges(who(account), null, WHO))
+      })
     },
 
     /**

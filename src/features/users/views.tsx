@@ -1,12 +1,12 @@
 import type { MfaSummary } from '../../identity'
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { Alert, FieldError } from '../../shared/views/components'
+import { AppendedRow, FieldError, HxForm, RowsTable } from '../../shared/views/components'
 import { UserModel } from './model'
 
 type UserFormField = keyof UserModel.Invite
 const emptyInvite: FormValues<UserFormField> = { email: '', name: '' }
 
-const usersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/users`
+export const usersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/users`
 const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '—')
 
 /** What a badge says of a user's second factors: an authenticator app, passkeys, or none. */
@@ -88,44 +88,15 @@ export function UserTable({
 }) {
   const empty = q ? `No user's email or name starts with “${q}”.` : 'No users yet. Invite one below.'
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Email</th>
-          <th>Name</th>
-          <th>Status</th>
-          <th>Last sign-in (UTC)</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody id="user-rows">
-        {users.length === 0 ? (
-          <tr id="users-empty">
-            <td colspan="5" class="empty" safe>
-              {empty}
-            </td>
-          </tr>
-        ) : (
-          ''
-        )}
-        {users.map((user) => (
-          <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} />
-        ))}
-      </tbody>
-    </table>
-  )
-}
-
-/** Search by email or name prefix: a plain GET form, so the URL can be shared and paged. */
-export function UserSearch({ workspaceId, q }: { workspaceId: string; q: string }) {
-  return (
-    <form id="user-search" method="get" action={usersPath(workspaceId)}>
-      <label for="user-q">Search</label>
-      <input id="user-q" name="q" type="search" maxlength="320" placeholder="Email or name" value={q} />{' '}
-      <button class="btn secondary" type="submit">
-        Search
-      </button>
-    </form>
+    <RowsTable
+      heads={['Email', 'Name', 'Status', 'Last sign-in (UTC)', '']}
+      rows="user-rows"
+      empty={users.length ? null : empty}
+    >
+      {users.map((user) => (
+        <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} />
+      ))}
+    </RowsTable>
   )
 }
 
@@ -141,24 +112,14 @@ export function InviteForm({
   errors?: FieldErrors<UserFormField>
   sent?: string
 }) {
-  const action = `${usersPath(workspaceId)}/invite`
   return (
-    <form
+    <HxForm
       id="invite-form"
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target="#user-invite"
-      hx-swap="innerHTML"
+      action={`${usersPath(workspaceId)}/invite`}
+      target="#user-invite"
+      invalid={Object.keys(errors).length > 0}
+      done={sent && `Invitation sent to ${sent}. The link works for 7 days.`}
     >
-      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
-      {sent ? (
-        <Alert kind="ok">
-          <span safe>{`Invitation sent to ${sent}. The link works for 7 days.`}</span>
-        </Alert>
-      ) : (
-        ''
-      )}
       <label for="invite-email">Email</label>
       <input
         id="invite-email"
@@ -177,7 +138,7 @@ export function InviteForm({
           Send invitation
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 
@@ -186,13 +147,9 @@ export function Invited({ workspaceId, user }: { workspaceId: string; user: User
   return (
     <>
       <InviteForm workspaceId={workspaceId} sent={user.email} />
-      {/* Table parts outside a table must travel inside <template> or the HTML parser drops them. */}
-      <template>
-        <tbody hx-swap-oob="beforeend:#user-rows">
-          <UserRow workspaceId={workspaceId} user={user} />
-        </tbody>
-        <tr id="users-empty" hx-swap-oob="delete"></tr>
-      </template>
+      <AppendedRow rows="user-rows">
+        <UserRow workspaceId={workspaceId} user={user} />
+      </AppendedRow>
     </>
   )
 }

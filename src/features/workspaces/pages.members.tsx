@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
 import { AppError, appError, type ErrorCode } from '../../shared/errors'
-import { defineForm, formField } from '../../shared/forms'
+import { defineForm, formField, sentText } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import { WorkspaceCrumb } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
@@ -30,11 +30,6 @@ const roleForm = defineForm(MemberModel.update, { role: formField.choice })
 /** A refusal the page shows where it happened (beside the field, in the row) rather than as an error page. */
 const refused = (e: unknown, codes: ErrorCode[]): e is AppError =>
   e instanceof AppError && codes.some((c) => c.code === e.code)
-
-const sentText = (body: unknown, name: string) => {
-  const value = (body as Record<string, unknown> | undefined)?.[name]
-  return typeof value === 'string' ? value : ''
-}
 
 /** Settings → Members: the list, adding by email, changing roles, removing, cancelling invitations. */
 export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {

@@ -1,6 +1,7 @@
 import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { findAccount } from '../accounts'
+import type { IdentityDeps } from '../deps'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
 
@@ -13,21 +14,30 @@ export const CLAIMS: Configuration['claims'] = {
   openid: ['sub', 'amr'],
   email: ['email', 'email_verified'],
   profile: ['name'],
+  // DESIGN "Tenants": the slugs of the tenants the user belongs to.
+  tenants: ['tenants'],
 }
 
-/** The accounts of an instance as oidc-provider sees them: an id and the claims above. */
+/**
+ * The accounts of an instance as oidc-provider sees them: an id and the claims above. `tenants`
+ * is asked of the tenants feature only when the scope that releases it was granted.
+ */
 export const accountFinder =
-  (core: Core, instanceId: string): Configuration['findAccount'] =>
+  (core: Core, instanceId: string, deps: Pick<IdentityDeps, 'tenantsOf'>): Configuration['findAccount'] =>
   async (_ctx, sub) => {
     const account = await findAccount(core, instanceId, sub)
     if (!account) return undefined
     return {
       accountId: account.id,
-      claims: async () => ({
+      claims: async (_use, scope) => ({
         sub: account.id,
         email: account.email,
         email_verified: account.emailVerified,
         name: account.name || undefined,
+        tenants:
+          deps.tenantsOf && instanceId !== PLATFORM && scope.split(' ').includes('tenants')
+            ? await deps.tenantsOf(instanceId, account.id)
+            : undefined,
       }),
     }
   }

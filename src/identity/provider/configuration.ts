@@ -1,7 +1,7 @@
 import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { createAdapterClass } from '../adapter'
-import type { ClientSource } from '../deps'
+import type { ClientSource, IdentityDeps } from '../deps'
 import { setError } from '../errors'
 import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial } from '../keys'
@@ -19,6 +19,8 @@ export interface InstanceSetup {
   /** Path prefix of the issuer, for the interaction URLs and the scope of long-lived cookies. */
   prefix: string
   clients: ClientSource
+  /** The tenants of an account, for the `tenants` claim (IdentityDeps.tenantsOf). */
+  tenantsOf?: IdentityDeps['tenantsOf']
   /** The instance's login policy (its session lifetime, and what the hosted pages apply). */
   policy: LoginPolicy
 }
@@ -66,7 +68,7 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       clientAuthSigningAlgValues: ['RS256', 'ES256', 'PS256', 'EdDSA'],
     },
     pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
-    findAccount: accountFinder(core, instanceId),
+    findAccount: accountFinder(core, instanceId, setup),
     interactions: {
       url: (_ctx, interaction) => `${setup.prefix}/interaction/${interaction.uid}`,
       policy: promptsFor(core, instanceId, setup.policy),

@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { issuerFor, PLATFORM } from '../instances'
 import { controlPlaneAudience } from '../platform'
 
-export const SCOPES = ['openid', 'offline_access', 'email', 'profile']
+export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'tenants']
 
 /**
  * RFC 8707 resource servers: every access token for an API is a JWT (RFC 9068), ES256-signed. The

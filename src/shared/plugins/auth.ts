@@ -28,12 +28,38 @@ export function holdsScope(held: readonly string[], needed: WorkspaceScope): boo
  */
 export function grantsScope(held: readonly string[], wanted: string): boolean {
   if (Object.hasOwn(SCOPE_RANK, wanted)) return holdsScope(held, wanted as WorkspaceScope)
-  const tenant = /^tenant:([^:]+):(read|write)$/.exec(wanted)
+  const tenant = TENANT_SCOPE.exec(wanted)
   if (!tenant) return false
   const [, slug, level] = tenant
   if (holdsScope(held, `workspace:${level}` as WorkspaceScope)) return true
   return held.includes(wanted) || (level === 'read' && held.includes(`tenant:${slug}:write`))
 }
+
+const TENANT_SCOPE = /^tenant:([^:]+):(read|write)$/
+
+/** What a tenant route asks: `read` (a tenant and its members) or `write` (changing them too). */
+export type TenantLevel = 'read' | 'write'
+
+/** The tenants a caller may reach on a tenant route: every one, or those of these slugs. */
+export type TenantReach = 'all' | readonly string[]
+
+/**
+ * Which tenants `held` reaches at `level` (DESIGN "Tenants"): all of them with `workspace:<level>`
+ * or more, else the slugs of its tenant scopes that grant `level` (a tenant's write covers its
+ * read); null when none.
+ */
+export function tenantReach(held: readonly string[], level: TenantLevel): TenantReach | null {
+  if (holdsScope(held, `workspace:${level}`)) return 'all'
+  const slugs = new Set<string>()
+  for (const scope of held) {
+    const slug = TENANT_SCOPE.exec(scope)?.[1]
+    if (slug && grantsScope(held, `tenant:${slug}:${level}`)) slugs.add(slug)
+  }
+  return slugs.size ? [...slugs] : null
+}
+
+/** Whether a tenant of `slug` is within `reach`. */
+export const reaches = (reach: TenantReach, slug: string) => reach === 'all' || reach.includes(slug)
 
 /** What the guard needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -137,6 +163,8 @@ interface Grant<W> {
   workspace?: W
   /** What the principal holds on that workspace (a role's scope, or a key's scopes). */
   scopes?: readonly string[]
+  /** Set for `tenantScope` routes: the tenants the principal may reach. */
+  tenants?: TenantReach
 }
 
 /**
@@ -145,27 +173,38 @@ interface Grant<W> {
  */
 export type Guard = 'signed-in' | 'any-caller' | WorkspaceScope
 
-// The guard's `transform` hooks, each with what it asks: how a route table shows which routes are guarded.
+// The guard's `transform` hooks, each with what it asks: how a route table shows which routes are
+// guarded. A `tenantScope` route is listed with the workspace scope a member needs there (a role
+// holds no tenant scope), and its level in `tenantLevels`.
 const guards = new WeakMap<object, Guard>()
+const tenantLevels = new WeakMap<object, TenantLevel>()
 
-/**
- * What a route asks through the guard, read from its hooks as `app.routes` lists them (each hook a
- * function or `{ fn }`); undefined for a route the guard does not cover.
- */
-export function guardOf(hooks: { transform?: unknown }): Guard | undefined {
+/** The first of a route's `transform` hooks (each a function or `{ fn }`) that `map` knows. */
+function lookUp<T>(map: WeakMap<object, T>, hooks: { transform?: unknown }): T | undefined {
   const list: unknown[] = Array.isArray(hooks.transform) ? hooks.transform : [hooks.transform]
   for (const hook of list) {
     const fn = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | undefined)?.fn
-    const guard = typeof fn === 'function' ? guards.get(fn) : undefined
-    if (guard) return guard
+    const found = typeof fn === 'function' ? map.get(fn) : undefined
+    if (found) return found
   }
   return undefined
 }
 
 /**
+ * What a route asks through the guard, read from its hooks as `app.routes` lists them; undefined
+ * for a route the guard does not cover.
+ */
+export const guardOf = (hooks: { transform?: unknown }): Guard | undefined => lookUp(guards, hooks)
+
+/** The tenant level of a `tenantScope` route (where tenant scopes are accepted); undefined elsewhere. */
+export const tenantLevelOf = (hooks: { transform?: unknown }): TenantLevel | undefined =>
+  lookUp(tenantLevels, hooks)
+
+/**
  * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
- * they need in one word: `auth: true` (a person), `caller: true` (machine keys too) or
- * `scope: 'workspace:write'`; each gets `principal` and the `actor` its audit entries name.
+ * they need in one word: `auth: true` (a person), `caller: true` (machine keys too),
+ * `scope: 'workspace:write'` or, on a tenant's routes, `tenantScope: 'read'`; each gets `principal`
+ * and the `actor` its audit entries name.
  *
  * Who is calling comes before what they sent, on every route (as Stripe and GitHub answer): 401
  * (no or failed credentials), 403 (CSRF, a missing scope) and 404 (a workspace the caller cannot
@@ -233,8 +272,11 @@ export function authPlugin<W extends WorkspaceRef>({
     return grant
   }
 
-  /** `scope`'s hooks, one set per scope rather than per route. */
-  const scopeHooks = (needed: WorkspaceScope) => {
+  /**
+   * The `transform` of a route on the path's workspace: `admits` reads what the principal holds
+   * there and answers which tenants it reaches, or null for a 403 saying `refusal`.
+   */
+  const onWorkspace = (admits: (held: readonly string[]) => TenantReach | null, refusal: string) =>
     async function transform({
       request,
       cookie,
@@ -251,20 +293,33 @@ export function authPlugin<W extends WorkspaceRef>({
       // Counted on the workspace when it is the caller's, on the organisation either way.
       await count(request, server, set, principal, access?.workspace)
       if (!access) throw notFound('Workspace')
-      if (!holdsScope(access.scopes, needed)) throw forbidden(`This action needs the ${needed} scope`)
+      const tenants = admits(access.scopes)
+      if (!tenants) throw forbidden(refusal)
       admit(request, {
         principal,
         actor: actorOf(principal, request, server),
         workspace: access.workspace,
         scopes: access.scopes,
+        tenants,
       })
     }
+  const onWorkspaceGrant = (request: Request) => {
+    const { principal, actor, workspace, scopes, tenants } = granted(request)
+    return { principal, actor, workspace: workspace!, scopes: scopes!, tenants: tenants! }
+  }
+
+  /** `scope`'s hooks, one set per scope rather than per route. */
+  const scopeHooks = (needed: WorkspaceScope) => {
+    const transform = onWorkspace(
+      (held) => (holdsScope(held, needed) ? 'all' : null),
+      `This action needs the ${needed} scope`,
+    )
     guards.set(transform, needed)
     return {
       transform,
       resolve({ request }: { request: Request }) {
-        const { principal, actor, workspace, scopes } = granted(request)
-        return { principal, actor, workspace: workspace!, scopes: scopes! }
+        const { principal, actor, workspace, scopes } = onWorkspaceGrant(request)
+        return { principal, actor, workspace, scopes }
       },
     }
   }
@@ -273,6 +328,21 @@ export function authPlugin<W extends WorkspaceRef>({
     'workspace:write': scopeHooks('workspace:write'),
     'workspace:admin': scopeHooks('workspace:admin'),
   }
+
+  /** `tenantScope`'s hooks: a workspace scope of that level, or a tenant scope of it. */
+  const tenantHooks = (level: TenantLevel) => {
+    const transform = onWorkspace(
+      (held) => tenantReach(held, level),
+      `This action needs the workspace:${level} scope or a tenant:<slug>:${level} scope`,
+    )
+    guards.set(transform, `workspace:${level}`)
+    tenantLevels.set(transform, level)
+    return {
+      transform,
+      resolve: ({ request }: { request: Request }) => onWorkspaceGrant(request),
+    }
+  }
+  const tenantScopes = { read: tenantHooks('read'), write: tenantHooks('write') }
 
   async function signedIn({ request, cookie, body, server, set }: Credentials & Reply) {
     const principal = await authenticate({ request, cookie, body }, server)
@@ -313,6 +383,13 @@ export function authPlugin<W extends WorkspaceRef>({
      * so ids of other users' workspaces leak nothing.
      */
     scope: (needed: WorkspaceScope) => scopes[needed],
+    /**
+     * `tenantScope: 'read'` (or write): a route on one tenant of the path's workspace, or on its
+     * list. A principal holding `workspace:<level>` reaches every tenant; one holding
+     * `tenant:<slug>:<level>` (write covers read) reaches those slugs only, and the route gets
+     * them as `tenants` (`'all'` or the slugs) to answer 404 for any other tenant.
+     */
+    tenantScope: (level: TenantLevel) => tenantScopes[level],
   })
 }
 

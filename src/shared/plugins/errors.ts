@@ -1,4 +1,4 @@
-import { ValueErrorType } from '@sinclair/typebox/errors'
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
 import { isStoreUnavailable, loggable } from '../../db/store'
 import { AppError } from '../errors'
@@ -40,25 +40,32 @@ const segment = (s: string) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '
 
 /** `loc: [where, ...path]`, deduplicated by loc (t.Integer/t.Numeric report a field twice). */
 export function validationDetails(error: Readonly<ValidationError>): ValidationDetail[] {
-  const where = error.type === 'params' ? 'path' : error.type
+  return valueErrorDetails(error.all, [error.type === 'params' ? 'path' : error.type])
+}
+
+/**
+ * TypeBox's failures (`Value.Errors`, or a ValidationError's `all`) as 422 details at `[...at,
+ * ...path]`: what a request answers, and what one item of a batch reports.
+ */
+export function valueErrorDetails(errors: Iterable<object>, at: (string | number)[]): ValidationDetail[] {
   const seen = new Map<string, number>()
   const out: ValidationDetail[] = []
-  for (const e of error.all) {
+  for (const e of errors) {
     if (!('path' in e)) continue
-    const path = e.path.split('/').filter(Boolean).map(segment)
-    const loc = [where, ...path]
+    const { path, value, type, message } = e as ValueError
+    const loc = [...at, ...path.split('/').filter(Boolean).map(segment)]
     const key = JSON.stringify(loc)
     // An absent field fails its type check; report it as FastAPI does.
-    const absent = e.value === undefined && e.type !== ValueErrorType.ObjectRequiredProperty
+    const absent = value === undefined && type !== ValueErrorType.ObjectRequiredProperty
     const detail = absent
       ? { loc, msg: 'Field required', type: 'missing' }
-      : { loc, msg: e.message, type: TYPE_NAMES[e.type as ValueErrorType] ?? 'value_error' }
+      : { loc, msg: message, type: TYPE_NAMES[type] ?? 'value_error' }
     const index = seen.get(key)
     // A missing field also fails its type check; "missing" is the one worth reporting.
     if (index === undefined) seen.set(key, out.push(detail) - 1)
     else if (detail.type === 'missing') out[index] = detail
   }
-  if (out.length === 0) out.push({ loc: [where], msg: 'Invalid input', type: 'value_error' })
+  if (out.length === 0) out.push({ loc: at, msg: 'Invalid input', type: 'value_error' })
   return out
 }
 

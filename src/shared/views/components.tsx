@@ -54,3 +54,124 @@ export function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
     </p>
   )
 }
+
+/** Search by prefix: a plain GET form, so the URL can be shared and paged (`#<prefix>-search`, `#<prefix>-q`). */
+export function SearchForm({
+  prefix,
+  action,
+  q,
+  placeholder,
+}: {
+  prefix: string
+  action: string
+  q: string
+  placeholder: string
+}) {
+  return (
+    <form id={`${prefix}-search`} method="get" action={action}>
+      <label for={`${prefix}-q`}>Search</label>
+      <input id={`${prefix}-q`} name="q" type="search" maxlength="320" placeholder={placeholder} value={q} />{' '}
+      <button class="btn secondary" type="submit">
+        Search
+      </button>
+    </form>
+  )
+}
+
+/** "First page" and "Next page" links of a paged list; nothing when it has one page. */
+export function Pager({
+  first,
+  next,
+  nextId,
+}: {
+  first: string | null
+  next: string | null
+  nextId: string
+}) {
+  if (!first && !next) return ''
+  return (
+    <p class="row">
+      {first ? <a href={first}>First page</a> : <span></span>}
+      {next ? (
+        <a id={nextId} href={next}>
+          Next page
+        </a>
+      ) : (
+        ''
+      )}
+    </p>
+  )
+}
+
+/**
+ * A form htmx posts, whose answer replaces the inside of `target`: with "Some fields need
+ * attention" over it when `invalid`, and `done` (what it did) as a note.
+ */
+export function HxForm({
+  id,
+  action,
+  target,
+  invalid,
+  done,
+  children,
+}: PropsWithChildren<{ id: string; action: string; target: string; invalid: boolean; done?: string }>) {
+  return (
+    <form id={id} method="post" action={action} hx-post={action} hx-target={target} hx-swap="innerHTML">
+      {invalid ? <Alert kind="error">Some fields need attention.</Alert> : ''}
+      {done ? (
+        <Alert kind="ok">
+          <span safe>{done}</span>
+        </Alert>
+      ) : (
+        ''
+      )}
+      {children}
+    </form>
+  )
+}
+
+/**
+ * A table whose rows an htmx answer can add to (`#<rows>`, see AppendedRow): its heads, and a
+ * row saying `empty` (`#<rows>-empty`) while it has no other.
+ */
+export function RowsTable({
+  heads,
+  rows,
+  empty,
+  children,
+}: PropsWithChildren<{ heads: string[]; rows: string; empty: string | null }>) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          {heads.map((head) => (
+            <th safe>{head}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody id={rows}>
+        {empty ? (
+          <tr id={`${rows}-empty`}>
+            <td colspan={String(heads.length)} class="empty" safe>
+              {empty}
+            </td>
+          </tr>
+        ) : (
+          ''
+        )}
+        {children}
+      </tbody>
+    </table>
+  )
+}
+
+/** A row an htmx answer adds to RowsTable `#<rows>` (out of band), taking its empty row away. */
+export function AppendedRow({ rows, children }: PropsWithChildren<{ rows: string }>) {
+  return (
+    // Table parts outside a table must travel inside <template> or the HTML parser drops them.
+    <template>
+      <tbody hx-swap-oob={`beforeend:#${rows}`}>{children}</tbody>
+      <tr id={`${rows}-empty`} hx-swap-oob="delete"></tr>
+    </template>
+  )
+}

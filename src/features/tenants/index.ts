@@ -1,0 +1,23 @@
+import { Elysia } from 'elysia'
+import type { Feature } from '../feature'
+import { tenantPages } from './pages'
+import { tenantBatchRoutes, tenantMemberRoutes, tenantRoutes } from './routes'
+import { deleteWorkspaceTenants, tenantsOf } from './service'
+
+/**
+ * Tenants (DESIGN "Tenants"): a workspace's customers and their members (users of its identity
+ * instance), the batch API, and the `tenants` claim the identity plane asks for. Tenant scopes are
+ * the guard's (`tenantScope`); a deleted user leaves their tenants through the users feature.
+ */
+export const feature: Feature = {
+  name: 'tenants',
+  routes: ({ core, auth }) =>
+    new Elysia({ name: 'tenants' })
+      .use(tenantRoutes(core, auth))
+      .use(tenantMemberRoutes(core, auth))
+      .use(tenantBatchRoutes(core, auth)),
+  pages: ({ core, auth }) => tenantPages(core, auth),
+  nav: [{ label: 'Tenants', path: 'tenants', place: 'workspace' }],
+  teardown: deleteWorkspaceTenants,
+  identity: (core) => ({ tenantsOf: tenantsOf(core) }),
+}

@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { decodeJwt } from 'jose'
+import * as oidc from 'openid-client'
+import type { App } from '../src/app'
+import { signUp } from '../src/identity'
+import { testApp } from './support/app'
+import { Agent } from './support/browserless'
+import { type Caller, callApi, credentials, keyCaller, type Person, person } from './support/callers'
+import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
+import { pathOf, routeKey, routeTable, type TableRoute } from './support/route-table'
+import { startTestServer, type TestServer } from './support/server'
+import { signUpEndUser } from './support/users'
+
+// Issue 26, item 2: tenant scopes (SPEC "Machine-key scopes", DESIGN "Tenants"), as a matrix
+// generated from the app's route table like tests/scope-matrix.test.ts: a `tenant:acme:read` key
+// reads acme and its members and nothing else, a `tenant:acme:write` key also edits acme and its
+// members; both get 404 for another tenant (beta) and 403 on every other route of the workspace.
+// Then the `tenants` claim of ID tokens and userinfo, through a real OIDC flow.
+
+let app: App
+let routes: TableRoute[]
+let ws: string
+let owner: Person
+let acme: { id: string; slug: string }
+let beta: { id: string; slug: string }
+/** Members of acme and of beta, for the read routes; a user of neither, whom the write routes add. */
+const users = { acme: '', beta: '', joining: '' }
+const keys: Record<string, Caller> = {}
+
+const api = (r: TableRoute) => r.path.startsWith('/v1/')
+const onWorkspace = (r: TableRoute) => r.path.includes(':workspace_id')
+
+/** What the write routes send: one valid body per route with a body; a new one fails until it is added here. */
+const BODIES: Record<string, () => unknown> = {
+  'PATCH /v1/workspaces/:workspace_id/tenants/:tenant_id': () => ({ name: `Renamed ${crypto.randomUUID()}` }),
+  'POST /v1/workspaces/:workspace_id/tenants/:tenant_id/members/': () => ({ user_id: users.joining }),
+}
+
+async function send(r: TableRoute, who: Caller, tenant?: { id: string }, user?: string) {
+  const path = pathOf(r, ws, { tenant_id: tenant?.id ?? 'ten_none', user_id: user ?? 'usr_none' })
+  const body = BODIES[routeKey(r)]?.()
+  const headers: Record<string, string> = { accept: 'application/json', ...credentials(who) }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await app.handle(
+    new Request(`http://localhost:8080${path}`, {
+      method: r.method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  )
+  return {
+    status: res.status,
+    body: res.headers.get('content-type')?.includes('json') ? await res.json() : null,
+  }
+}
+
+beforeAll(async () => {
+  const built = await testApp()
+  app = built.app
+  const core = built.core
+  owner = await person(core)
+  ws = await activeWorkspace(core, owner.id)
+  const asOwner = (method: string, path: string, body?: unknown) =>
+    app.handle(
+      new Request(`http://localhost:8080${path}`, {
+        method,
+        headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials(owner) },
+        body: JSON.stringify(body),
+      }),
+    )
+  const tenant = async (slug: string) =>
+    (await asOwner('POST', `/v1/workspaces/${ws}/tenants`, { slug, name: slug })).json()
+  acme = (await tenant('acme')) as typeof acme
+  beta = (await tenant('beta')) as typeof beta
+  const user = async (email: string) => (await signUp(core, ws, { email, password: 'a long password 1' })).id
+  users.acme = await user('in-acme@example.com')
+  users.beta = await user('in-beta@example.com')
+  users.joining = await user('joining@example.com')
+  for (const [t, u] of [
+    [acme, users.acme],
+    [beta, users.beta],
+  ] as const) {
+    const res = await asOwner('POST', `/v1/workspaces/${ws}/tenants/${t.id}/members`, { user_id: u })
+    expect(res.status).toBe(201)
+  }
+  keys.read = await keyCaller(core, ws, ['tenant:acme:read'])
+  keys.write = await keyCaller(core, ws, ['tenant:acme:write'])
+  keys.mixed = await keyCaller(core, ws, ['tenant:acme:read', 'tenant:beta:write'])
+  routes = routeTable(app)
+})
+
+/** The JSON routes where tenant scopes count, by the level they need. */
+const tenantRoutes = (level?: 'read' | 'write') =>
+  routes.filter((r) => api(r) && r.tenant !== undefined && (!level || r.tenant === level))
+/** The workspace's other JSON routes: a tenant scope is refused on every one. */
+const otherRoutes = () => routes.filter((r) => api(r) && onWorkspace(r) && r.tenant === undefined)
+/** A route on one tenant (the list names none). */
+const onTenant = (r: TableRoute) => r.path.includes(':tenant_id')
+
+/** Every route of `rs` whose answer to `who` on `tenant` is not `expected`, as `METHOD path: status`. */
+async function mismatches(
+  rs: TableRoute[],
+  who: Caller,
+  tenant: { id: string } | undefined,
+  expected: number,
+) {
+  const wrong: string[] = []
+  for (const r of rs) {
+    const user = tenant === acme ? (r.tenant === 'write' ? users.joining : users.acme) : users.beta
+    const { status } = await send(r, who, tenant, user)
+    if (status !== expected && !(expected === 200 && status === 201))
+      wrong.push(`${routeKey(r)}: ${status}, expected ${expected}`)
+  }
+  return wrong
+}
+
+describe('the route table', () => {
+  it("marks the routes of a tenant and of its members as tenant routes, and creating, deleting and the batch as the workspace's", () => {
+    expect(tenantRoutes('read').map(routeKey).sort()).toEqual([
+      'GET /v1/workspaces/:workspace_id/tenants/',
+      'GET /v1/workspaces/:workspace_id/tenants/:tenant_id',
+      'GET /v1/workspaces/:workspace_id/tenants/:tenant_id/members/',
+      'GET /v1/workspaces/:workspace_id/tenants/:tenant_id/members/:user_id',
+    ])
+    expect(tenantRoutes('write').map(routeKey).sort()).toEqual([
+      'DELETE /v1/workspaces/:workspace_id/tenants/:tenant_id/members/:user_id',
+      'PATCH /v1/workspaces/:workspace_id/tenants/:tenant_id',
+      'POST /v1/workspaces/:workspace_id/tenants/:tenant_id/members/',
+    ])
+    const others = otherRoutes().map(routeKey)
+    expect(others).toContain('POST /v1/workspaces/:workspace_id/tenants/')
+    expect(others).toContain('DELETE /v1/workspaces/:workspace_id/tenants/:tenant_id')
+    expect(others).toContain('POST /v1/workspaces/:workspace_id/tenants:batch')
+    expect(others.length).toBeGreaterThan(20)
+  })
+})
+
+describe('a tenant:acme:read key', () => {
+  it('reads acme and its members on every tenant read route', async () => {
+    expect(await mismatches(tenantRoutes('read'), keys.read!, acme, 200)).toEqual([])
+  })
+
+  it('gets 404 for beta on every route of one tenant, and a list of acme alone', async () => {
+    expect(await mismatches(tenantRoutes('read').filter(onTenant), keys.read!, beta, 404)).toEqual([])
+    const list = await send(tenantRoutes('read').find((r) => !onTenant(r))!, keys.read!)
+    expect(list.body.items.map((t: { slug: string }) => t.slug)).toEqual(['acme'])
+    expect(list.body.total).toBe(1)
+  })
+
+  it('gets 403 on every write of acme (and of beta), naming the scopes that would do', async () => {
+    expect(await mismatches(tenantRoutes('write'), keys.read!, acme, 403)).toEqual([])
+    expect(await mismatches(tenantRoutes('write'), keys.read!, beta, 403)).toEqual([])
+    const patch = tenantRoutes('write').find((r) => r.method === 'PATCH')!
+    expect((await send(patch, keys.read!, acme)).body).toEqual({
+      detail: 'This action needs the workspace:write scope or a tenant:<slug>:write scope',
+    })
+  })
+
+  it('gets 403 on every other route of the workspace', async () => {
+    expect(await mismatches(otherRoutes(), keys.read!, acme, 403)).toEqual([])
+  })
+})
+
+describe('a tenant:acme:write key', () => {
+  it('reads acme, edits it and adds and removes its members', async () => {
+    expect(await mismatches(tenantRoutes('read'), keys.write!, acme, 200)).toEqual([])
+    expect(await mismatches(tenantRoutes('write'), keys.write!, acme, 200)).toEqual([])
+  })
+
+  it('gets 404 for beta on every route of one tenant, reading or writing', async () => {
+    expect(await mismatches(tenantRoutes().filter(onTenant), keys.write!, beta, 404)).toEqual([])
+  })
+
+  it('gets 403 on every other route of the workspace: creating, deleting and batches of tenants included', async () => {
+    expect(await mismatches(otherRoutes(), keys.write!, acme, 403)).toEqual([])
+  })
+})
+
+describe('a key with tenant:acme:read and tenant:beta:write', () => {
+  it('reads both, lists both, and writes beta only', async () => {
+    expect(await mismatches(tenantRoutes('read').filter(onTenant), keys.mixed!, acme, 200)).toEqual([])
+    expect(await mismatches(tenantRoutes('read').filter(onTenant), keys.mixed!, beta, 200)).toEqual([])
+    const list = await send(tenantRoutes('read').find((r) => !onTenant(r))!, keys.mixed!)
+    expect(list.body.items.map((t: { slug: string }) => t.slug)).toEqual(['acme', 'beta'])
+    const patch = tenantRoutes('write').find((r) => r.method === 'PATCH')!
+    expect((await send(patch, keys.mixed!, beta)).status).toBe(200)
+    expect((await send(patch, keys.mixed!, acme)).status).toBe(404)
+  })
+})
+
+describe('the tenants claim', () => {
+  const RP = 'https://rp.example.com'
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await startTestServer()
+  })
+  afterAll(() => server.stop())
+
+  it("carries a user's tenant slugs in the ID token and userinfo when the tenants scope is asked for, and is absent otherwise", async () => {
+    const boss = await person(server.core)
+    const workspace = await activeWorkspace(server.core, boss.id)
+    const app = await registerApp(server.core, workspace, { type: 'spa', redirectUris: [`${RP}/cb`] })
+    const config = await oidc.discovery(
+      new URL(`${server.baseUrl}/i/${workspace}`),
+      app.clientId,
+      undefined,
+      oidc.None(),
+      { execute: [oidc.allowInsecureRequests] },
+    )
+    expect(config.serverMetadata().scopes_supported).toContain('tenants')
+    expect(config.serverMetadata().claims_supported).toContain('tenants')
+
+    // Signed up without the tenants scope: no claim.
+    const agent = new Agent(server.baseUrl)
+    const first = await pkceAuthorization(config, `${RP}/cb`, 'openid email')
+    const back = await signUpEndUser(
+      agent,
+      first.url,
+      { email: 'ada@example.com', password: 'a long password 1', name: 'Ada' },
+      RP,
+    )
+    const plain = await oidc.authorizationCodeGrant(config, back, {
+      pkceCodeVerifier: first.verifier,
+      expectedState: oidc.skipStateCheck,
+    })
+    const sub = decodeJwt(plain.id_token!).sub!
+    expect(decodeJwt(plain.id_token!).tenants).toBeUndefined()
+    expect((await oidc.fetchUserInfo(config, plain.access_token, sub)).tenants).toBeUndefined()
+
+    // Ada joins beta, then acme (the claim lists slugs in order, not by joining).
+    const call = (method: string, path: string, body?: unknown) =>
+      callApi(server.baseUrl, boss, method, path, body)
+    for (const slug of ['beta', 'acme', 'initech']) {
+      const made = await call('POST', `/v1/workspaces/${workspace}/tenants`, { slug, name: slug })
+      if (slug === 'initech') continue
+      const joined = await call('POST', `/v1/workspaces/${workspace}/tenants/${made.body.id}/members`, {
+        user_id: sub,
+      })
+      expect(joined.status).toBe(201)
+    }
+
+    // Asked for with her session: the claim in the ID token and in userinfo.
+    const verifier = oidc.randomPKCECodeVerifier()
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: `${RP}/cb`,
+      scope: 'openid tenants',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    })
+    const again = await agent.follow(url, {}, (u) => u.href.startsWith(RP))
+    const tokens = await oidc.authorizationCodeGrant(config, again.url, {
+      pkceCodeVerifier: verifier,
+      expectedState: oidc.skipStateCheck,
+    })
+    expect(decodeJwt(tokens.id_token!).tenants).toEqual(['acme', 'beta'])
+    expect((await oidc.fetchUserInfo(config, tokens.access_token, sub)).tenants).toEqual(['acme', 'beta'])
+  })
+})
