@@ -8,6 +8,7 @@
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
 //   scoped-read-machine-vs-session          apps-list with a machine key's token vs with a session cookie
 //   apps-list-limiter                       apps-list with the control-plane limiter on vs off
+//   tenants-batch                           latency: batches of 100 tenants one after another, p95 target
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
@@ -82,7 +83,7 @@ import {
   holderKey,
   machineToken,
 } from './bench/machine-keys'
-import { measureProvisioning, type Percentiles } from './bench/provisioning'
+import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
   type BenchWorkspace,
   basicAuth,
@@ -635,6 +636,9 @@ async function gatehouseWithWorkspace(
 
 /** Apps in the workspace the apps-list scenario lists. */
 const APPS_LISTED = 5
+/** tenants-batch: batches sent, and tenants in each (SPEC: at most 100). */
+const BATCH_COUNT = 40
+const BATCH_ITEMS = 100
 const PROVISION_COUNT = 50
 const PROVISION_POLL_MS = 10
 const PROVISION_TIMEOUT_MS = 10_000
@@ -1036,6 +1040,53 @@ const scenarios: Record<string, Scenario> = {
       },
     },
   },
+  'tenants-batch': {
+    kind: 'latency',
+    description: `POST /v1/workspaces/{id}/tenants:batch with ${BATCH_ITEMS} new tenants each (every one created with its tenant.created event and audit row), ${BATCH_COUNT} batches one after another with a dashboard session, on SQLite`,
+    method: `one sample per batch, request sent → 200 received, every item checked created; no warm-up; the batch limit is out of reach (RATE_LIMIT_BATCH_PER_MINUTE at its maximum)`,
+    maxP95Ms: 100,
+    subject: {
+      name: 'gatehouse: tenants:batch',
+      async run() {
+        const { gh, session, ws } = await gatehouseWithOwnedWorkspace(1)
+        try {
+          const url = `${gh.url}/v1/workspaces/${ws.workspaceId}/tenants:batch`
+          const headers = {
+            cookie: session.cookie,
+            'x-csrf-token': session.csrfToken,
+            'content-type': 'application/json',
+          }
+          const samples: number[] = []
+          const done = cpuWindow(gh.pid)
+          const t0 = performance.now()
+          for (let b = 0; b < BATCH_COUNT; b++) {
+            const items = Array.from({ length: BATCH_ITEMS }, (_, i) => ({
+              slug: `t-${b}-${i}`,
+              name: `Tenant ${b}.${i}`,
+            }))
+            const started = performance.now()
+            const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(items) })
+            const body = (await res.json()) as { created?: number }
+            samples.push(performance.now() - started)
+            if (res.status !== 200 || body.created !== BATCH_ITEMS)
+              throw new Error(`batch ${b} answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`)
+          }
+          return {
+            samples: summarize(samples),
+            count: BATCH_COUNT,
+            unit: 'batches',
+            details: [
+              `${BATCH_COUNT * BATCH_ITEMS} tenants created in ${BATCH_COUNT} batches of ${BATCH_ITEMS}`,
+            ],
+            cpu: done(),
+            seconds: (performance.now() - t0) / 1000,
+          }
+        } finally {
+          await gh.stop()
+        }
+      },
+    },
+  },
   fuzz: {
     kind: 'fuzz',
     description:
@@ -1100,7 +1151,12 @@ function loadOf(target: Target, seconds: number): Promise<CheckedLoadResult> {
 }
 
 /** `sign-ins/s` → `sign-in`, `verifies/s` → `verify`, `req/s` → `req`. */
-const singular = (unit: string) => unit.replace(/\/s$/, '').replace(/ies$/, 'y').replace(/s$/, '')
+const singular = (unit: string) =>
+  unit
+    .replace(/\/s$/, '')
+    .replace(/ies$/, 'y')
+    .replace(/(ch|sh|x)es$/, '$1')
+    .replace(/s$/, '')
 
 /** Starts one side, checks it, warms it up, measures it, stops it. */
 async function measure(side: Side, label: string): Promise<Measured> {
@@ -1231,7 +1287,7 @@ async function runLatency(name: string, scenario: LatencyScenario) {
   const perOp =
     m.cpu.server === null
       ? 'n/a'
-      : `${((m.cpu.server / m.count) * 1000).toFixed(1)} ms per ${m.unit.replace(/s$/, '')}`
+      : `${((m.cpu.server / m.count) * 1000).toFixed(1)} ms per ${singular(m.unit)}`
   console.log(
     `  cpu: server ${perOp} (${cores(m.cpu.server, m.seconds)}), load generator ${cores(m.cpu.driver, m.seconds)}, other processes ${cores(m.cpu.others, m.seconds)}`,
   )
