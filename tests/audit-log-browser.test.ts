@@ -102,9 +102,9 @@ describe('Settings → Audit log in the dashboard', () => {
     expect(download.suggestedFilename()).toBe(`audit-log-${ws}.csv`)
     const csv = await readFile((await download.path())!, 'utf8')
     const lines = csv.trimEnd().split('\r\n')
-    expect(lines[0]).toBe('id,at,actor,action,target_type,target_id,ip,user_agent,changes')
+    expect(lines[0]).toBe('"id","at","actor","action","target_type","target_id","ip","user_agent","changes"')
     expect(lines).toHaveLength(4)
-    expect(lines.slice(1).every((l) => l.includes(',app.created,app,'))).toBe(true)
+    expect(lines.slice(1).every((l) => l.includes(',"app.created","app",'))).toBe(true)
     expect(csv).toContain('<b>Admin</b>')
 
     // A filter the log cannot use says so, in place.

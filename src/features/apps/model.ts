@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
 import { nameField } from '../../shared/names'
 
 export namespace AppModel {
@@ -65,7 +66,7 @@ export namespace AppModel {
 
   export const params = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    app_id: t.String({ maxLength: 64 }),
+    app_id: resourceId(),
   })
 
   export type Create = typeof create.static

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
 import { nameField } from '../../shared/names'
 
 /** A scope a machine key may hold (SPEC "Machine-key scopes"; a tenant slug as DESIGN "Tenants"). */
@@ -73,7 +74,7 @@ export namespace MachineKeyModel {
 
   export const params = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    key_id: t.String({ maxLength: 64 }),
+    key_id: resourceId(),
   })
 
   export const deleted = t.Object({ deleted: t.Literal(true) })

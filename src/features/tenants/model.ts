@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
 import { nameField } from '../../shared/names'
 import { nextCursorField, pageQuery } from '../../shared/pages'
 
@@ -63,10 +64,10 @@ export namespace TenantModel {
 
   export const params = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    tenant_id: t.String({ maxLength: 64 }),
+    tenant_id: resourceId(),
   })
 
-  export const memberParams = t.Composite([params, t.Object({ user_id: t.String({ maxLength: 64 }) })])
+  export const memberParams = t.Composite([params, t.Object({ user_id: resourceId() })])
 
   export const addMember = t.Object(
     { user_id: t.String({ minLength: 1, maxLength: 64, description: 'A user of the workspace (usr_…)' }) },

@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
 import { nextCursorField, pageQuery } from '../../shared/pages'
 
 /** DESIGN "Users": the users of a workspace's identity instance. */
@@ -54,7 +55,7 @@ export namespace UserModel {
 
   export const params = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    user_id: t.String({ maxLength: 64 }),
+    user_id: resourceId(),
   })
 
   export type Invite = typeof invite.static

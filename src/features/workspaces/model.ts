@@ -1,4 +1,5 @@
 import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
 import { nameField } from '../../shared/names'
 
 export namespace WorkspaceModel {
@@ -103,12 +104,12 @@ export namespace MemberModel {
 
   export const params = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    account_id: t.String({ maxLength: 64 }),
+    account_id: resourceId(),
   })
 
   export const invitationParams = t.Object({
     workspace_id: t.String({ format: 'uuid' }),
-    invitation_id: t.String({ maxLength: 64 }),
+    invitation_id: resourceId(),
   })
 
   export const deleted = t.Object({ deleted: t.Boolean() })
