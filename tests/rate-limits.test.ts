@@ -109,6 +109,22 @@ describe('the control plane', () => {
     expect(((await refusal!.json()) as { detail: string }).detail).toContain('per organisation')
   })
 
+  it('counts a call one bucket refuses in no other bucket', async () => {
+    const me = await owner()
+    const spent: string[] = []
+    for (let i = 0; i < 10; i++) spent.push(await activeWorkspace(server.core, me.id))
+    for (const ws of spent)
+      for (let i = 0; i < 60; i++) expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(200)
+    // The organisation is spent: 30 calls on a fresh workspace are refused, and must not count there.
+    const fresh = await activeWorkspace(server.core, me.id)
+    for (let i = 0; i < 30; i++) expect((await get(`/v1/workspaces/${fresh}`, me.headers)).status).toBe(429)
+    // Six seconds later the organisation has 60 again (600/min); the fresh workspace has all its 60.
+    clock.advance(6 * SECOND)
+    let served = 0
+    while ((await get(`/v1/workspaces/${fresh}`, me.headers)).status === 200) served++
+    expect(served).toBe(60)
+  })
+
   it('sends the headers on every /v1 answer, refusals included, and none on /healthz, discovery and JWKS', async () => {
     const me = await owner()
     const ws = await activeWorkspace(server.core, me.id)

@@ -42,21 +42,20 @@ export function controlPlaneRules(limits: RateLimits) {
 }
 
 /**
- * Takes one request from each bucket in order, stopping at the first that refuses (429, thrown);
- * answers the headers of the tightest. A refused request counts in none of the later buckets.
+ * Takes one request from every bucket at once (one statement), or from none: a refusal is a 429,
+ * thrown; otherwise the headers of the tightest bucket. A rule of null is a limit turned off.
  */
 export async function takeAll(
   limiter: Limiter,
   buckets: [key: string, rule: RateRule | null][],
 ): Promise<Record<string, string>> {
-  let tightest: RateDecision | null = null
-  for (const [key, rule] of buckets) {
-    if (!rule) continue
-    const decision = await limiter.take(key, rule)
-    if (!decision.allowed) throw rateLimited(decision)
-    if (!tightest || decision.remaining < tightest.remaining) tightest = decision
-  }
-  return tightest ? rateLimitHeaders(tightest) : {}
+  const on = buckets.filter((b): b is [string, RateRule] => b[1] !== null)
+  if (!on.length) return {}
+  const decisions = await limiter.take(on)
+  const refused = decisions.find((d) => !d.allowed)
+  if (refused) throw rateLimited(refused)
+  const tightest = decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a))
+  return rateLimitHeaders(tightest)
 }
 
 /**
