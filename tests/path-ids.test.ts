@@ -21,7 +21,11 @@ beforeAll(async () => {
   const account = await signUp(t.core, PLATFORM, { email: 'ids@example.com', password: 'a long password 1' })
   ws = (await createWorkspaceService(t.core).create(account.id, TEST_ACTOR, 'Ids')).id
   const { cookie, csrfToken } = await createSession(t.core, account.id, null)
-  headers = { cookie: `${sessionCookieName(t.core)}=${cookie}`, 'x-csrf-token': csrfToken, accept: 'application/json' }
+  headers = {
+    cookie: `${sessionCookieName(t.core)}=${cookie}`,
+    'x-csrf-token': csrfToken,
+    accept: 'application/json',
+  }
   routes = routeTable(app).filter((r) => r.needs && /:(?!workspace_id\b)\w+/.test(r.path))
 })
 
@@ -35,7 +39,9 @@ describe('a path id no resource could have', () => {
       const wrong: string[] = []
       for (const r of routes) {
         const path = r.path.replace(/:(\w+)/g, (_, name: string) => (name === 'workspace_id' ? ws : bad))
-        const res = await app.handle(new Request(`http://localhost:8080${path}`, { method: r.method, headers }))
+        const res = await app.handle(
+          new Request(`http://localhost:8080${path}`, { method: r.method, headers }),
+        )
         if (res.status !== 404 && res.status !== 422) wrong.push(`${routeKey(r)}: ${res.status}`)
       }
       expect(wrong).toEqual([])
