@@ -5,9 +5,10 @@ import { events } from '../src/events/schema'
 import { tenantMembers } from '../src/features/tenants/schema'
 import { signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
-import { type Caller, callApi, type Person, person } from './support/callers'
+import { type Caller, callApi, credentials, type Person, person } from './support/callers'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import type { Json } from './support/users'
 
 // Issue 26, item 1: a workspace's tenants through the API (DESIGN "Tenants"): create, list with
 // pages and a prefix search, read, edit, delete; their members (users of the workspace's
@@ -366,5 +367,45 @@ describe("a tenant's members", () => {
       .where(and(eq(tenantMembers.workspaceId, ws)))
     expect(rows.map((r) => r.userId)).toEqual([stays.id, stays.id])
     expect((await api(owner, 'GET', `${tenantsOf(ws)}/${acme.id}/members`)).body.total).toBe(1)
+  })
+})
+
+describe('hostile input', () => {
+  it('refuses metadata nested deeper than 16 at once (422), on create, update and in a batch item', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    // 100,000 levels: JSON.stringify would overflow its stack (a second of the node's time) on it.
+    const deep = `{"slug":"deep","name":"Deep","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`
+    const res = await fetch(`${server.baseUrl}${tenantsOf(ws)}`, {
+      method: 'POST',
+      headers: { ...credentials(owner), 'content-type': 'application/json', accept: 'application/json' },
+      body: deep,
+    })
+    expect(res.status).toBe(422)
+    expect(((await res.json()) as Json).detail[0].loc).toEqual(['body', 'metadata'])
+    const nested = (n: number): unknown => (n === 0 ? 1 : { a: nested(n - 1) })
+    const ok = await createTenant(owner, ws, { slug: 'ok', name: 'Ok', metadata: nested(15) })
+    const patched = await api(owner, 'PATCH', `${tenantsOf(ws)}/${ok.id}`, { metadata: nested(17) })
+    expect(patched.status).toBe(422)
+    const batch = await api(owner, 'POST', `${tenantsOf(ws)}:batch`, [
+      { slug: 'fine', name: 'Fine' },
+      { slug: 'nested', name: 'Nested', metadata: nested(40) },
+    ])
+    expect(batch.status).toBe(200)
+    expect(batch.body).toMatchObject({ created: 1, failed: 1 })
+    expect(batch.body.results[1]).toMatchObject({
+      index: 1,
+      status: 'error',
+      error: { type: 'metadata_too_large' },
+    })
+  })
+
+  it('refuses a NUL in a search or a member id with 422, on both stores', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const tenant = await createTenant(owner, ws, { slug: 'acme', name: 'Acme' })
+    expect((await api(owner, 'GET', `${tenantsOf(ws)}?q=%00`)).status).toBe(422)
+    expect((await api(owner, 'GET', `/v1/workspaces/${ws}/users?q=a%00`)).status).toBe(422)
+    expect(
+      (await api(owner, 'POST', `${tenantsOf(ws)}/${tenant.id}/members`, { user_id: 'usr_\u0000' })).status,
+    ).toBe(422)
   })
 })

@@ -14,6 +14,10 @@ export const PageErrors = defineErrorCodes({
   CURSOR_INVALID: 'This cursor is not one this list handed out',
 })
 
+/** What a person types into a search box: no control characters (PostgreSQL refuses a NUL in text). */
+const searchText = (description?: string) =>
+  t.String({ maxLength: 320, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description })
+
 /** The query of a pageable list searched by prefix (`q`). */
 export const pageQuery = (q: string) =>
   t.Object({
@@ -21,12 +25,12 @@ export const pageQuery = (q: string) =>
     // value without the property's name, so the 422 could not say which field it was.
     limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
     cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
-    q: t.Optional(t.String({ maxLength: 320, description: q })),
+    q: t.Optional(searchText(q)),
   })
 
 /** The query of a dashboard page of a list: what a person typed into its search box, and "Next page". */
 export const listPageQuery = t.Object({
-  q: t.Optional(t.String({ maxLength: 320 })),
+  q: t.Optional(searchText()),
   cursor: t.Optional(t.String({ maxLength: 200 })),
 })
 

@@ -6,7 +6,7 @@ export const TenantErrors = defineErrorCodes({
   SLUG_TAKEN: 'A tenant with this slug already exists in this workspace',
   SLUG_REPEATED: 'An earlier item of this batch has this slug',
   METADATA_NOT_OBJECT: 'Metadata must be a JSON object, e.g. {"plan": "gold"}',
-  METADATA_TOO_LARGE: 'Keep metadata within 4 KiB of JSON',
+  METADATA_TOO_LARGE: 'Keep metadata within 4 KiB of JSON, nested at most 16 levels deep',
   USER_NOT_FOUND: 'No user of this workspace has this id',
   USER_EMAIL_NOT_FOUND: 'No user of this workspace has this email',
   MEMBER_EXISTS: 'This user is already a member of the tenant',

@@ -69,10 +69,7 @@ export namespace TenantModel {
 
   export const memberParams = t.Composite([params, t.Object({ user_id: resourceId() })])
 
-  export const addMember = t.Object(
-    { user_id: t.String({ minLength: 1, maxLength: 64, description: 'A user of the workspace (usr_…)' }) },
-    { additionalProperties: false },
-  )
+  export const addMember = t.Object({ user_id: resourceId() }, { additionalProperties: false })
 
   export const member = t.Object({
     user_id: t.String(),

@@ -146,6 +146,8 @@ export function createTenantMemberService(core: Core) {
     /** The id of the workspace's user a person named by email or by id (the dashboard's form). */
     async userIdOf(workspace: Workspace, emailOrId: string): Promise<string> {
       const text = emailOrId.trim()
+      // Nothing a user could be named by holds a control character (nor may reach the store).
+      if (/\p{Cc}/u.test(text)) throw appError(TenantErrors.USER_EMAIL_NOT_FOUND, 404)
       if (!text.includes('@')) return text
       const account = await findAccountByEmail(core, workspace.id, normalizeEmail(text))
       if (!account) throw appError(TenantErrors.USER_EMAIL_NOT_FOUND, 404)

@@ -36,11 +36,29 @@ export function trimName(body: unknown): unknown {
   return typeof name === 'string' ? { ...body, name: name.trim() } : body
 }
 
-/** Metadata as stored: a JSON object of at most 4 KiB (UTF-8), else a 422 at `loc`. */
+/** How deep metadata may nest: JSON.stringify recurses, and a stack overflow costs the node a second. */
+const METADATA_MAX_DEPTH = 16
+
+/**
+ * Whether `value` nests deeper than METADATA_MAX_DEPTH, or holds more values than its byte budget
+ * could: walked without recursion, before anything (JSON.stringify) recurses into it.
+ */
+function tooDeepOrLarge(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 0]]
+  let seen = 0
+  while (stack.length) {
+    const [v, depth] = stack.pop()!
+    if (++seen > METADATA_MAX_BYTES || depth > METADATA_MAX_DEPTH) return true
+    if (v && typeof v === 'object') for (const child of Object.values(v)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
+/** Metadata as stored: a JSON object of at most 4 KiB (UTF-8) nested at most 16 deep, else a 422 at `loc`. */
 function checkedMetadata(metadata: unknown, loc: Loc): Record<string, unknown> {
   if (!metadata || typeof metadata !== 'object' || Array.isArray(metadata))
     throw appError(TenantErrors.METADATA_NOT_OBJECT, 422, { loc })
-  if (Buffer.byteLength(JSON.stringify(metadata)) > METADATA_MAX_BYTES)
+  if (tooDeepOrLarge(metadata) || Buffer.byteLength(JSON.stringify(metadata)) > METADATA_MAX_BYTES)
     throw appError(TenantErrors.METADATA_TOO_LARGE, 422, { loc })
   return metadata as Record<string, unknown>
 }
@@ -270,6 +288,8 @@ export function createTenantService(core: Core) {
           .set({ ...after, updatedAt: core.clock.now() })
           .where(inWorkspace(workspace.id, before.id))
           .returning()
+        // Deleted meanwhile (its row is gone since it was read): as if it never was.
+        if (!row) throw appError(TenantErrors.TENANT_NOT_FOUND, 404)
         await core.audit(
           {
             workspaceId: workspace.id,
@@ -280,7 +300,7 @@ export function createTenantService(core: Core) {
           },
           { tx },
         )
-        return tenantOut(row!)
+        return tenantOut(row)
       })
     },
 
