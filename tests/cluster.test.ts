@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
-import { createLocalJWKSet, importPKCS8, type JSONWebKeySet, jwtVerify, SignJWT } from 'jose'
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
 import { type Cluster, type ClusterNode, startCluster, until } from './support/cluster'
+import { exchangeForm, type KeyFile, signAssertion } from './support/machine-keys'
 import { createTestDatabase, testStore } from './support/postgres'
 import type { TestServer } from './support/server'
 import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
@@ -16,7 +17,6 @@ import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './suppo
 const RP = 'https://rp.example.com'
 const JOBS = 500
 const HOUR = 3_600_000
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 const REVOKE_ROTATED = 'machine_key.revoke_rotated'
 
 let cluster: Cluster
@@ -82,32 +82,11 @@ function journalLines(): { node: number; what: string; id: string; attempt: numb
   )
 }
 
-/** A machine key's key file, as its creation (or rotation) answers it once. */
-interface KeyFile {
-  type: string
-  key_id: string
-  key_secret: string
-  workspace_id: string
-  token_url: string
-}
-
 /** A fresh assertion (its own jti) signed with the key file, exchanged at one node's POST /v1/auth/token. */
 async function exchangeAt(node: ClusterNode, file: KeyFile): Promise<{ status: number; body: Json }> {
-  const now = Math.floor(Date.now() / 1000)
-  const assertion = await new SignJWT({
-    iss: file.key_id,
-    sub: file.key_id,
-    aud: file.token_url,
-    iat: now,
-    exp: now + 300,
-    jti: crypto.randomUUID(),
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
-    .sign(await importPKCS8(file.key_secret, 'ES256'))
   const res = await node.fetch(file.token_url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
+    body: exchangeForm(await signAssertion(file)),
   })
   return { status: res.status, body: await res.json() }
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { asc, eq } from 'drizzle-orm'
-import { decodeJwt, generateKeyPair, importPKCS8, SignJWT } from 'jose'
+import { decodeJwt, generateKeyPair, importPKCS8 } from 'jose'
 import { auditLog } from '../src/audit/schema'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { machineKeys } from '../src/features/machine-keys/schema'
@@ -10,6 +10,7 @@ import { workspaceMembers } from '../src/features/workspaces/schema'
 import { issuerFor, PLATFORM, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
 import { activeWorkspace } from './support/instances'
+import { JWT_BEARER, type KeyFile, signAssertion } from './support/machine-keys'
 import { startTestServer, type TestServer } from './support/server'
 import type { Json } from './support/users'
 
@@ -20,7 +21,6 @@ import type { Json } from './support/users'
 const SECOND = 1000
 const MINUTE = 60 * SECOND
 const HOUR = 60 * MINUTE
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 
 const clock = new ManualClock(Date.now())
 let server: TestServer
@@ -70,31 +70,9 @@ async function api(who: Caller, method: string, path: string, body?: unknown) {
   return { status: res.status, body: (await res.json()) as Json, headers: res.headers }
 }
 
-/** The key file of the creation (or rotation) response. */
-interface KeyFile {
-  type: string
-  key_id: string
-  key_secret: string
-  workspace_id: string
-  token_url: string
-}
-
-/** An assertion signed with the key file, as a holder makes one; `claims` override the defaults. */
-async function assertion(file: KeyFile, claims: Record<string, unknown> = {}, key?: CryptoKey) {
-  const signingKey = key ?? (await importPKCS8(file.key_secret, 'ES256'))
-  const now = Math.floor(clock.now() / 1000)
-  return new SignJWT({
-    iss: file.key_id,
-    sub: file.key_id,
-    aud: file.token_url,
-    iat: now,
-    exp: now + 300,
-    jti: crypto.randomUUID(),
-    ...claims,
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
-    .sign(signingKey)
-}
+/** An assertion signed with the key file on the server's clock; `claims` override the defaults. */
+const assertion = (file: KeyFile, claims: Record<string, unknown> = {}, key?: CryptoKey) =>
+  signAssertion(file, { claims, key, nowMs: clock.now() })
 
 async function exchange(form: Record<string, string>, contentType = 'application/x-www-form-urlencoded') {
   const res = await fetch(`${server.baseUrl}/v1/auth/token`, {

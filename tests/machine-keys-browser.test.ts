@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { importPKCS8, SignJWT } from 'jose'
 import type { Page } from 'playwright-core'
 import { workspaceMembers } from '../src/features/workspaces/schema'
 import { sharedBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
+import { exchangeForm, type KeyFile, signAssertion } from './support/machine-keys'
 import { startTestServer, type TestServer } from './support/server'
 import { type Json, json, type PlatformUser, signUpUser } from './support/users'
 
@@ -13,17 +13,8 @@ import { type Json, json, type PlatformUser, signUpUser } from './support/users'
 // rotating, Revoke removes the row and the key's exchange is refused; a viewer sees the list only.
 // The cases build on each other, in file order, on one server and one browser.
 
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 const DAY = 24 * 3_600_000
 const PEM = /^-----BEGIN PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+\n-----END PRIVATE KEY-----\n?$/
-
-interface KeyFile {
-  type: string
-  key_id: string
-  key_secret: string
-  workspace_id: string
-  token_url: string
-}
 
 const ownerUser = { email: 'alan@example.com', password: 'universal-machine-1936', name: 'Alan Turing' }
 const viewerUser = { email: 'joan@example.com', password: 'hut-eight-banburismus', name: 'Joan Clarke' }
@@ -66,22 +57,7 @@ async function shownKeyFile(): Promise<KeyFile> {
 
 /** The exchange, as a key holder makes it: a fresh ES256 assertion signed with the key file. */
 async function exchange(file: KeyFile): Promise<{ status: number; body: Json }> {
-  const now = Math.floor(Date.now() / 1000)
-  const assertion = await new SignJWT({
-    iss: file.key_id,
-    sub: file.key_id,
-    aud: file.token_url,
-    iat: now,
-    exp: now + 300,
-    jti: crypto.randomUUID(),
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
-    .sign(await importPKCS8(file.key_secret, 'ES256'))
-  const res = await fetch(file.token_url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }),
-  })
+  const res = await fetch(file.token_url, { method: 'POST', body: exchangeForm(await signAssertion(file)) })
   return { status: res.status, body: await res.json() }
 }
 

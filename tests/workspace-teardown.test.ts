@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { importPKCS8, SignJWT } from 'jose'
 import * as oidc from 'openid-client'
 import { Secret, TOTP } from 'otpauth'
 import type { Store } from '../src/db/store'
@@ -11,6 +10,7 @@ import { accountPasskeys } from '../src/identity/schema'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { pkceAuthorization } from './support/instances'
+import { exchangeForm, signAssertion } from './support/machine-keys'
 import { startTestServer, type TestServer } from './support/server'
 import { json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
@@ -105,19 +105,8 @@ async function fillEveryFeature(ws: string): Promise<void> {
   const rotated = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/machine-keys/${key.body.id}/rotate`)
   expect(rotated.status).toBe(201)
   const file = rotated.body.key
-  const now = Math.floor(core.clock.now() / 1000)
-  const assertion = await new SignJWT({ jti: crypto.randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', kid: file.key_id })
-    .setIssuer(file.key_id)
-    .setSubject(file.key_id)
-    .setAudience(file.token_url)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 300)
-    .sign(await importPKCS8(file.key_secret, 'ES256'))
-  const exchanged = await fetch(file.token_url, {
-    method: 'POST',
-    body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
-  })
+  const assertion = await signAssertion(file, { nowMs: core.clock.now() })
+  const exchanged = await fetch(file.token_url, { method: 'POST', body: exchangeForm(assertion) })
   expect(exchanged.status).toBe(200)
   await server.tick()
 

@@ -1,5 +1,5 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
-import { Alert, Copyable, FieldError } from '../../shared/views/components'
+import { Alert, Copyable, FieldError, HxForm } from '../../shared/views/components'
 import { AppModel } from './model'
 import type { appOut } from './service'
 
@@ -94,15 +94,7 @@ export function AppForm({
 }) {
   const action = `/app/workspaces/${workspaceId}/apps`
   return (
-    <form
-      id="app-form"
-      method="post"
-      action={action}
-      hx-post={action}
-      hx-target="#app-create"
-      hx-swap="innerHTML"
-    >
-      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
+    <HxForm id="app-form" action={action} target="#app-create" invalid={Object.keys(errors).length > 0}>
       <label for="app-name">Name</label>
       <input
         id="app-name"
@@ -154,7 +146,7 @@ export function AppForm({
           Create app
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 

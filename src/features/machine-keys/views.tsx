@@ -1,5 +1,5 @@
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { Alert, EmptyState, FieldError } from '../../shared/views/components'
+import { Alert, EmptyState, FieldError, HxForm } from '../../shared/views/components'
 import type { MachineKeyModel } from './model'
 
 export const keysPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/machine-keys`
@@ -139,15 +139,13 @@ function CreateKeyForm({
 }) {
   const action = keysPath(workspaceId)
   return (
-    <form
+    <HxForm
       id="key-create"
-      method="post"
       action={action}
-      hx-post={action}
-      hx-target="#machine-keys"
-      hx-swap="outerHTML"
+      target="#machine-keys"
+      swap="outerHTML"
+      invalid={Object.keys(errors).length > 0}
     >
-      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
       <label for="key-name">Name</label>
       <input
         id="key-name"
@@ -176,7 +174,7 @@ function CreateKeyForm({
           Create key
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 

@@ -1,5 +1,5 @@
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { Alert, FieldError } from '../../shared/views/components'
+import { FieldError, HxForm } from '../../shared/views/components'
 import { MemberModel } from './model'
 import type { MemberRole } from './schema'
 
@@ -209,26 +209,20 @@ export function AddMemberForm({
 }) {
   const action = membersPath(workspaceId)
   return (
-    <form
+    <HxForm
       id="member-add"
-      method="post"
       action={action}
-      hx-post={action}
-      hx-target="#members"
-      hx-swap="outerHTML"
+      target="#members"
+      swap="outerHTML"
+      invalid={Object.keys(errors).length > 0}
+      done={
+        done
+          ? done.status === 'active'
+            ? `${done.email} is now a member (${done.role}).`
+            : `Invitation sent to ${done.email}. The link works for 7 days.`
+          : undefined
+      }
     >
-      {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
-      {done ? (
-        <Alert kind="ok">
-          <span safe>
-            {done.status === 'active'
-              ? `${done.email} is now a member (${done.role}).`
-              : `Invitation sent to ${done.email}. The link works for 7 days.`}
-          </span>
-        </Alert>
-      ) : (
-        ''
-      )}
       <label for="member-email">Email</label>
       <input
         id="member-email"
@@ -254,7 +248,7 @@ export function AddMemberForm({
           Add member
         </button>
       </p>
-    </form>
+    </HxForm>
   )
 }
 

@@ -113,10 +113,19 @@ export function HxForm({
   target,
   invalid,
   done,
+  swap = 'innerHTML',
   children,
-}: PropsWithChildren<{ id: string; action: string; target: string; invalid: boolean; done?: string }>) {
+}: PropsWithChildren<{
+  id: string
+  action: string
+  target: string
+  invalid: boolean
+  done?: string
+  /** How the answer replaces the target: `innerHTML`, or `outerHTML` for a section the answer redraws whole. */
+  swap?: 'innerHTML' | 'outerHTML'
+}>) {
   return (
-    <form id={id} method="post" action={action} hx-post={action} hx-target={target} hx-swap="innerHTML">
+    <form id={id} method="post" action={action} hx-post={action} hx-target={target} hx-swap={swap}>
       {invalid ? <Alert kind="error">Some fields need attention.</Alert> : ''}
       {done ? (
         <Alert kind="ok">
