@@ -72,9 +72,15 @@ export function createLimiter(store: Conn, clock: Clock): Limiter {
   const statements = [takeStatement(1), takeStatement(2), takeStatement(3)]
   const READ = `SELECT tat FROM ${table} WHERE key = $1`
   const GIVE_BACK = `UPDATE ${table} SET tat = tat - ${num(2)} WHERE key = $1`
+  // Awaited by the first checks only: later ones skip even the microtask (this is on every API call).
+  let created = !sqlite
   const ready = sqlite
-    ? store.exec('CREATE TEMP TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, tat REAL NOT NULL)')
-    : Promise.resolve(0)
+    ? store
+        .exec('CREATE TEMP TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, tat REAL NOT NULL)')
+        .then(() => {
+          created = true
+        })
+    : Promise.resolve()
   let prunedAt = clock.now()
   const prune = (now: number) => {
     prunedAt = now
@@ -83,17 +89,19 @@ export function createLimiter(store: Conn, clock: Clock): Limiter {
 
   return {
     async take(buckets) {
-      await ready
+      if (!created) await ready
       const now = clock.now()
       if (now - prunedAt > PRUNE_EVERY_MS) prune(now)
       const periodMs = buckets[0]?.[1].periodMs ?? 0
-      if (buckets.some(([, rule]) => rule.periodMs !== periodMs)) throw new Error('one period per take')
       const params: (string | number)[] = [now, periodMs]
-      for (const [key, rule] of buckets) params.push(key, rule.periodMs / rule.limit)
+      for (const [key, rule] of buckets) {
+        if (rule.periodMs !== periodMs) throw new Error('one period per take')
+        params.push(key, rule.periodMs / rule.limit)
+      }
       const text = statements[buckets.length - 1] ?? takeStatement(buckets.length)
-      const taken = new Map(
-        (await store.query<{ key: string; tat: number }>(text, params)).map((r) => [r.key, Number(r.tat)]),
-      )
+      const rows = await store.query<{ key: string; tat: number }>(text, params)
+      const taken = new Map<string, number>()
+      for (const r of rows) taken.set(r.key, Number(r.tat))
       const refused = buckets.find(([key]) => !taken.has(key))
       if (!refused) {
         return buckets.map(([key, rule]) => {
