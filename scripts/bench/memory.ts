@@ -33,20 +33,22 @@ export function resident(pid: number): Resident | null {
 
 /**
  * The server's memory once it has settled: nothing is sent to it, and it is sampled every second
- * until two samples in a row are within 1 MiB of each other (its collector runs on its own timers
- * when idle; nothing in the product can be asked to collect), at most `maxSeconds`.
+ * for at least 5 s, until three samples in a row are within 1 MiB of each other (its collector runs
+ * on its own timers when idle; nothing in the product can be asked to collect), at most `maxSeconds`.
  */
 export async function settledResident(
   pid: number,
   maxSeconds: number,
 ): Promise<{ at: Resident | null; seconds: number }> {
+  const samples: number[] = []
   let last = resident(pid)
   for (let s = 1; s <= maxSeconds; s++) {
     await Bun.sleep(1000)
-    const now = resident(pid)
-    if (!now || !last) return { at: now, seconds: s }
-    if (Math.abs(now.rss - last.rss) < 1 && s >= 3) return { at: now, seconds: s }
-    last = now
+    last = resident(pid)
+    if (!last) return { at: null, seconds: s }
+    samples.push(last.rss)
+    const recent = samples.slice(-3)
+    if (s >= 5 && Math.max(...recent) - Math.min(...recent) < 1) return { at: last, seconds: s }
   }
   return { at: last, seconds: maxSeconds }
 }
