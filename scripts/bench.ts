@@ -83,6 +83,7 @@ import {
   holderKey,
   machineToken,
 } from './bench/machine-keys'
+import { randomTokenLoad, resident, settledResident, touchAll } from './bench/memory'
 import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
   type BenchWorkspace,
@@ -92,6 +93,7 @@ import {
   seedAccounts,
   seedSession,
   seedWorkspace,
+  seedWorkspaces,
 } from './bench/setup'
 import { type SignInTarget, signInOnce } from './bench/sign-in'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
@@ -100,7 +102,17 @@ const root = join(import.meta.dir, '..')
 /** The bun running this script: children run on it too, whether or not `bun` is on PATH. */
 const BUN = process.execPath
 
-const FLAGS = ['seconds', 'connections', 'warmup', 'log-level', 'rounds', 'requests', 'seed', 'jobs'] as const
+const FLAGS = [
+  'seconds',
+  'connections',
+  'warmup',
+  'log-level',
+  'rounds',
+  'requests',
+  'seed',
+  'jobs',
+  'workspaces',
+] as const
 const args = process.argv.slice(2)
 const flag = (name: (typeof FLAGS)[number]) => {
   const i = args.indexOf(`--${name}`)
@@ -121,7 +133,10 @@ const logLevel = flag('log-level') ?? 'info'
 const roundCount = Number(flag('rounds') ?? 3)
 /** Jobs per round of the job-claims scenario. */
 const jobCount = Number(flag('jobs') ?? 20_000)
+/** Active workspaces of the memory scenario. */
+const workspaceCount = Number(flag('workspaces') ?? 10_000)
 if (
+  !(Number.isInteger(workspaceCount) && workspaceCount >= 1) ||
   !(seconds > 0) ||
   !(connections >= 1) ||
   !(warmup >= 0) ||
@@ -231,7 +246,22 @@ interface JobsScenario {
   comparison?: { name: string; start(): Promise<JobNodes> }
 }
 
-type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario | JobsScenario
+/** One node holding many workspaces: its memory, a cold instance's first token, tokens spread over all. */
+interface MemoryScenario {
+  kind: 'memory'
+  description: string
+  method: string
+  /** Upper bound on the settled RSS after every workspace was touched, MiB. */
+  maxRssMiB: number
+  /** Upper bound on the p95 of a workspace's first token, ms. */
+  maxFirstTokenP95Ms: number
+  /** Minimum ratio: token rate at random over all workspaces / on one workspace. */
+  minRandomRatio: number
+  /** Workspaces touched at once. */
+  concurrency: number
+}
+
+type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario | JobsScenario | MemoryScenario
 
 interface Started {
   url: string
@@ -788,6 +818,16 @@ const hashBound: Side = {
 }
 
 const scenarios: Record<string, Scenario> = {
+  memory: {
+    kind: 'memory',
+    description: `${workspaceCount} active workspaces on one gatehouse node (SQLite), each with keys and a web app`,
+    method:
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (builds its Provider), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
+    maxRssMiB: 400,
+    maxFirstTokenP95Ms: 10,
+    minRandomRatio: 0.7,
+    concurrency: 8,
+  },
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
     minRatio: 0.5,
@@ -1202,6 +1242,7 @@ if (!scenario) {
 }
 try {
   if (scenario.kind === 'latency') await runLatency(name, scenario)
+  else if (scenario.kind === 'memory') await runMemory(name, scenario)
   else if (scenario.kind === 'fuzz') await runFuzzScenario(name, scenario)
   else if (scenario.kind === 'jobs') await runJobs(name, scenario)
   else await runThroughput(name, scenario)
@@ -1266,6 +1307,80 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
   }
   if (subject.errors > 0)
     console.log(`${scenario.subject.name} answered ${subject.errors} requests with errors (listed above)`)
+}
+
+async function runMemory(name: string, scenario: MemoryScenario) {
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(`gatehouse LOG_LEVEL=${logLevel}, ${seconds} s of load over ${connections} connections`)
+  console.log(scenario.method)
+  const gh = await startGatehouse()
+  const mib = (r: { rss: number; anon: number } | null) =>
+    r ? `RSS ${r.rss.toFixed(0)} MiB (anon ${r.anon.toFixed(0)} MiB)` : 'RSS n/a'
+  try {
+    const idle = await settledResident(gh.pid, 10)
+    console.log(`idle: ${mib(idle.at)}`)
+    let t = performance.now()
+    const workspaces = await seedWorkspaces(gh.env, workspaceCount, {
+      secret: randomBytes(24).toString('base64url'),
+    })
+    console.log(`seeded ${workspaces.length} workspaces in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    t = performance.now()
+    const touched = await touchAll(workspaces, scenario.concurrency, gh.pid)
+    const fmt = (p: Percentiles) =>
+      `p50 ${p.p50.toFixed(1)} ms   p95 ${p.p95.toFixed(1)} ms   max ${p.max.toFixed(1)} ms`
+    console.log(`touched ${workspaces.length} workspaces in ${touched.seconds.toFixed(1)} s`)
+    console.log(`  discovery, cold instance     ${fmt(touched.discovery)}`)
+    console.log(`  first token of an instance   ${fmt(touched.firstToken)}`)
+    for (const [kind, count] of touched.errors) console.log(`  error ×${count}: ${kind}`)
+    console.log(
+      `  RSS while touching: ${touched.growth.map((g) => `${g.touched}: ${g.rss.toFixed(0)}`).join(', ')} MiB`,
+    )
+    const peak = resident(gh.pid)
+    const settled = await settledResident(gh.pid, 30)
+    console.log(
+      `after touching all: ${mib(peak)} at once, ${mib(settled.at)} settled after ${settled.seconds} s idle`,
+    )
+
+    const loadAt = async (label: string, list: BenchWorkspace[]) => {
+      if (warmup > 0) await randomTokenLoad(list, { seconds: warmup, connections })
+      const done = cpuWindow(gh.pid)
+      const load = await randomTokenLoad(list, { seconds, connections })
+      const cpu = done()
+      console.log(formatLoad(label, load))
+      for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
+      const served = load.requests - load.errors
+      console.log(
+        `  cpu: server ${cpu.server === null || served === 0 ? 'n/a' : `${((cpu.server / served) * 1e6).toFixed(0)} µs/req`}`,
+      )
+      return load
+    }
+    const random = await loadAt(`tokens, random of ${workspaces.length}`, workspaces)
+    const afterRandom = resident(gh.pid)
+    const single = await loadAt('tokens, one workspace', workspaces.slice(0, 1))
+    console.log(`after the loads: ${mib(afterRandom)} (after the random one), ${mib(resident(gh.pid))}`)
+    const ratio = random.rps / single.rps
+    console.log(
+      `random / single: ${ratio.toFixed(2)} (${formatRate(random.rps)} / ${formatRate(single.rps)} req/s)`,
+    )
+    const rss = settled.at?.rss ?? Number.NaN
+    const line = (met: boolean, what: string) => console.log(`target ${what}: ${met ? 'met' : 'MISSED'}`)
+    line(
+      rss < scenario.maxRssMiB,
+      `RSS < ${scenario.maxRssMiB} MiB after all were touched (${rss.toFixed(0)} MiB)`,
+    )
+    line(
+      touched.firstToken.p95 < scenario.maxFirstTokenP95Ms,
+      `first token p95 < ${scenario.maxFirstTokenP95Ms} ms (${touched.firstToken.p95.toFixed(1)} ms)`,
+    )
+    line(
+      ratio >= scenario.minRandomRatio,
+      `random / single >= ${scenario.minRandomRatio} (${ratio.toFixed(2)})`,
+    )
+    if (touched.errors.size > 0 || random.errors > 0 || single.errors > 0)
+      console.log('some requests failed (listed above)')
+  } finally {
+    await gh.stop()
+  }
 }
 
 async function runLatency(name: string, scenario: LatencyScenario) {

@@ -9,11 +9,13 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { exportJWK, generateKeyPair } from 'jose'
 import { loadConfig } from '../../src/config'
 import { type Core, createCore } from '../../src/core'
 import { migrate } from '../../src/db/client'
 import { createSession, sessionCookieName } from '../../src/features/auth/sessions'
 import { ensureInstanceKeys, issuerFor, PLATFORM, signUp } from '../../src/identity'
+import { instanceKeys, instanceSecrets } from '../../src/identity/schema'
 import { randomToken, sha256Hex } from '../../src/shared/crypto'
 import { newId, newWorkspaceId } from '../../src/shared/ids'
 import { createLogger } from '../../src/shared/logger'
@@ -167,3 +169,115 @@ export function seedAccounts(
 /** `Authorization: Basic …` for client_secret_basic (RFC 6749 §2.3.1: form-encode, then base64). */
 export const basicAuth = (clientId: string, clientSecret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`
+
+/**
+ * Seeds `count` active workspaces, each with its instance keys (RS256 + ES256, sealed per kid as
+ * ensureInstanceKeys seals them), its cookie keys and one `web` app whose secret is `secret`, in
+ * the store of the server started with `env`, in transactions of `batch` workspaces: fast enough
+ * for 10,000 (the memory scenario) without 10,000 HTTP creations. Every ES256 key and every cookie
+ * key is its own; RSA-2048 generation (tens of ms a key) would dominate, so the RS256 keys come
+ * from `rsaKeys` distinct pairs made here, each stored under a kid of its own for every workspace
+ * that uses it. A Provider imports its key material from its own rows, so sharing RSA pairs between
+ * workspaces changes neither the memory nor the work of a node (never do it in production).
+ */
+export function seedWorkspaces(
+  env: Record<string, string | undefined>,
+  count: number,
+  opts: { secret: string; rsaKeys?: number; batch?: number },
+): Promise<BenchWorkspace[]> {
+  return withStore(env, async (core) => {
+    const now = core.clock.now()
+    const rsa = await Promise.all(
+      Array.from({ length: opts.rsaKeys ?? 16 }, async () => {
+        const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true })
+        return { publicJwk: await exportJWK(publicKey), privateJwk: await exportJWK(privateKey) }
+      }),
+    )
+    const secretHash = sha256Hex(opts.secret)
+    const out: BenchWorkspace[] = []
+    const batch = opts.batch ?? 500
+    for (let start = 0; start < count; start += batch) {
+      const made = await Promise.all(
+        Array.from({ length: Math.min(batch, count - start) }, async (_, j) => {
+          const workspaceId = newWorkspaceId()
+          const ec = await generateKeyPair('ES256', { extractable: true })
+          const pairs = [
+            { alg: 'RS256', ...(rsa[(start + j) % rsa.length] as (typeof rsa)[number]) },
+            {
+              alg: 'ES256',
+              publicJwk: await exportJWK(ec.publicKey),
+              privateJwk: await exportJWK(ec.privateKey),
+            },
+          ]
+          const keys = pairs.map(({ alg, publicJwk, privateJwk }) => {
+            const kid = `${alg.toLowerCase()}-${randomBytes(8).toString('hex')}`
+            return {
+              kid,
+              alg,
+              publicJwk: JSON.stringify({ ...publicJwk, kid, alg, use: 'sig' }),
+              sealed: core.secrets.seal(
+                JSON.stringify({ ...privateJwk, kid, alg, use: 'sig' }),
+                `instance-key:${kid}`,
+              ),
+            }
+          })
+          const cookieKeys = [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')]
+          return {
+            workspaceId,
+            keys,
+            cookieKeysSealed: core.secrets.seal(JSON.stringify(cookieKeys), `cookie-keys:${workspaceId}`),
+            clientId: randomToken(16),
+          }
+        }),
+      )
+      await core.store.tx(async (tx) => {
+        for (const w of made) {
+          await tx.exec(
+            `INSERT INTO workspaces (id, name, owner_id, state, created_at, updated_at)
+             VALUES ($1, 'Bench', 'usr_bench', 'active', $2, $2)`,
+            [w.workspaceId, now],
+          )
+          await tx.exec(
+            `INSERT INTO workspace_members (workspace_id, account_id, role, created_at, updated_at)
+             VALUES ($1, 'usr_bench', 'owner', $2, $2)`,
+            [w.workspaceId, now],
+          )
+          await tx.db.insert(instanceKeys).values(
+            w.keys.map((k) => ({
+              kid: k.kid,
+              instanceId: w.workspaceId,
+              alg: k.alg,
+              publicJwk: JSON.parse(k.publicJwk) as JsonWebKey,
+              privateJwkSealed: k.sealed,
+              createdAt: now,
+            })),
+          )
+          await tx.db
+            .insert(instanceSecrets)
+            .values({ instanceId: w.workspaceId, cookieKeysSealed: w.cookieKeysSealed, createdAt: now })
+          await tx.exec(
+            `INSERT INTO apps (id, workspace_id, name, client_id, client_secret_hash, app_type, redirect_uris,
+               post_logout_redirect_uris, dev_mode, extra_grants, created_at)
+             VALUES ($1, $2, 'bench web app', $3, $4, 'web', $5, '[]', FALSE, '[]', $6)`,
+            [
+              newId('app'),
+              w.workspaceId,
+              w.clientId,
+              secretHash,
+              JSON.stringify(['https://rp.example/cb']),
+              now,
+            ],
+          )
+        }
+      })
+      for (const w of made)
+        out.push({
+          workspaceId: w.workspaceId,
+          issuer: issuerFor(core.config, w.workspaceId),
+          clientId: w.clientId,
+          clientSecret: opts.secret,
+        })
+    }
+    return out
+  })
+}

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
+import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { isStoreUnavailable, loggable } from '../db/store'
 import { logRequest, requestIdFor } from '../shared/plugins/request-log'
@@ -23,6 +24,11 @@ const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_
 
 const CACHEABLE = new Set(['/.well-known/openid-configuration', '/jwks'])
 const CACHE_MS = 60_000
+/**
+ * Documents cached at most (discovery and JWKS of 1,000 instances: 2.0 + 0.6 KiB a pair, and their
+ * headers): an unbounded Map kept them for every instance ever asked, ~30 MiB for 10,000, for good.
+ */
+const CACHED_DOCUMENTS = 2_000
 
 interface Cached {
   body: ArrayBuffer
@@ -50,7 +56,7 @@ export interface FetchInit {
  * (`inject`): no second HTTP hop, no socket. Discovery and JWKS are answered from a short cache.
  */
 export class IdentityBridge {
-  private readonly cache = new Map<string, Cached>()
+  private readonly cache = new LRUCache<string, Cached>({ max: CACHED_DOCUMENTS })
   private readonly secureHeaders
 
   constructor(

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import type { ClientRecord, ClientSource } from './deps'
 import { MEMO_MS, PLATFORM } from './instances'
@@ -31,6 +30,9 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
   })
 }
 
+/** Clients one instance remembers at most. */
+const KNOWN_CLIENTS = 1000
+
 /**
  * How one instance finds its clients: the platform's from code, a workspace's from the apps
  * feature (`source`, read live: a new app works at once). Clients found lately are remembered (a
@@ -42,7 +44,22 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
     const own = new Map([...platformClients(core)].map(([id, c]) => [id, clientMetadata(c, false)]))
     return (clientId: string): Found => own.get(clientId)
   }
-  const known = new LRUCache<string, { metadata: Metadata; until: number }>({ max: 1000 })
+  // A Map that grows with the clients actually used, not an LRUCache: lru-cache allocates its
+  // whole capacity up front (24.5 KiB for 1,000 slots), in every Provider of the pool, where most
+  // instances use one or two clients. Entries live MEMO_MS, so the bound is reached only by a
+  // burst of distinct clients; the expired ones go first, then the oldest.
+  const known = new Map<string, { metadata: Metadata; until: number }>()
+  const remember = (clientId: string, entry: { metadata: Metadata; until: number }, now: number) => {
+    known.delete(clientId)
+    if (known.size >= KNOWN_CLIENTS) {
+      for (const [id, e] of known) if (e.until <= now) known.delete(id)
+      for (const id of known.keys()) {
+        if (known.size < KNOWN_CLIENTS) break
+        known.delete(id)
+      }
+    }
+    known.set(clientId, entry)
+  }
   // A remembered client is answered without a promise of its own: this runs on every token request.
   return (clientId: string): Found => {
     const now = core.clock.now()
@@ -54,7 +71,7 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
         return undefined
       }
       const metadata = clientMetadata(client, true)
-      known.set(clientId, { metadata, until: now + MEMO_MS })
+      remember(clientId, { metadata, until: now + MEMO_MS }, now)
       return metadata
     })
   }

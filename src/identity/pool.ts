@@ -6,6 +6,9 @@ import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import { type LoginPolicy, PLATFORM_LOGIN_POLICY } from './policy'
 
+/** Instances whose `active` answer is remembered before the expired answers are dropped. */
+const SERVING_MEMO_MAX = 10_000
+
 /** How long a built Provider serves before it is built again from the store. */
 const PROVIDER_TTL_MS = 5 * 60_000
 
@@ -21,7 +24,8 @@ export interface Instance {
 }
 
 /**
- * Providers of active instances, built on first use and kept in an LRU (about 150 KiB each).
+ * Providers of active instances, built on first use and kept in an LRU (about 80 KiB of heap each,
+ * served; README "Performance").
  * A Provider is created only for `platform` or a workspace that exists and is active, so
  * requests to `/i/<random>` cost one indexed lookup and no memory. Requests that arrive while an
  * instance's Provider is being built wait for that one.
@@ -62,8 +66,23 @@ export class InstancePool {
       this.servingUntil.delete(instanceId)
       return false
     }
-    if (generation === this.generation) this.servingUntil.set(instanceId, now + MEMO_MS)
+    if (generation === this.generation) {
+      if (this.servingUntil.size >= SERVING_MEMO_MAX) this.pruneServing(now)
+      this.servingUntil.set(instanceId, now + MEMO_MS)
+    }
     return true
+  }
+
+  /**
+   * One remembered answer per instance asked lately, not per instance ever asked: the expired go,
+   * then the oldest until a tenth is free (so a full memo is scanned once per thousand answers).
+   */
+  private pruneServing(now: number) {
+    for (const [id, until] of this.servingUntil) if (until <= now) this.servingUntil.delete(id)
+    for (const id of this.servingUntil.keys()) {
+      if (this.servingUntil.size < SERVING_MEMO_MAX * 0.9) break
+      this.servingUntil.delete(id)
+    }
   }
 
   async get(instanceId: string): Promise<Instance | null> {

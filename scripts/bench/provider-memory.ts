@@ -1,0 +1,129 @@
+// `bun scripts/bench/provider-memory.ts [N]` (500): the heap one workspace Provider keeps, in this
+// process: N Providers built as the pool builds them (keys of one seeded instance, each a copy),
+// each serving one discovery and one client-credentials token through `inject` as the bridge
+// does, held like the pool holds them; heap (bun:jsc heapStats) and RSS after Bun.gc(true),
+// before and after, per Provider. `--churn M`: M builds through a 500-slot window instead,
+// printing heap and RSS every 1,000 (what a pool that misses does to the process).
+
+import { heapStats } from 'bun:jsc'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig } from '../../src/config'
+import { createCore } from '../../src/core'
+import { migrate } from '../../src/db/client'
+import { inject } from '../../src/identity/inject'
+import { ensureInstanceKeys, loadInstanceKeys } from '../../src/identity/keys'
+import { DEFAULT_LOGIN_POLICY } from '../../src/identity/policy'
+import { buildProvider } from '../../src/identity/provider'
+import { sha256Hex } from '../../src/shared/crypto'
+import { newWorkspaceId } from '../../src/shared/ids'
+import { createLogger } from '../../src/shared/logger'
+
+const args = process.argv.slice(2)
+const churnAt = args.indexOf('--churn')
+const churn = churnAt >= 0 ? Number(args[churnAt + 1]) : 0
+const count = Number(args.find((a, i) => !a.startsWith('--') && i !== churnAt + 1) ?? 500)
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-provider-memory-'))
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  DATABASE_URL: '',
+  SECRET_KEY: randomBytes(32).toString('hex'),
+  BASE_URL: 'http://127.0.0.1:1',
+})
+const core = createCore(config, { log: createLogger('error') })
+await migrate(core.store)
+const seeded = newWorkspaceId()
+await ensureInstanceKeys(core, seeded)
+const loaded = await loadInstanceKeys(core, seeded)
+if (!loaded) throw new Error('no keys')
+const keys = loaded
+const secret = randomBytes(24).toString('base64url')
+const clients = {
+  find: async (_instanceId: string, clientId: string) => ({
+    clientId,
+    name: 'bench',
+    clientSecretHash: sha256Hex(secret),
+    type: 'web' as const,
+    redirectUris: ['https://rp.example/cb'],
+    postLogoutRedirectUris: [],
+    extraGrants: [],
+  }),
+}
+
+const held: unknown[] = []
+async function buildAndServe() {
+  const id = newWorkspaceId()
+  const prefix = `/i/${id}`
+  const provider = buildProvider(core, id, {
+    keys: structuredClone(keys),
+    policy: { ...DEFAULT_LOGIN_POLICY },
+    prefix,
+    clients,
+  })
+  const callback = provider.callback()
+  const call = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
+    const res = await inject((req, res) => callback(req, res), {
+      method,
+      url: path,
+      originalUrl: `${prefix}${path}`,
+      headers: {
+        host: '127.0.0.1:1',
+        'x-forwarded-proto': 'http',
+        'x-forwarded-host': '127.0.0.1:1',
+        ...headers,
+      },
+      body: body ? new TextEncoder().encode(body) : null,
+      remoteAddress: '127.0.0.1',
+    })
+    const text = await res.text()
+    if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`)
+  }
+  await call('GET', '/.well-known/openid-configuration', {})
+  await call(
+    'POST',
+    '/token',
+    {
+      authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    'grant_type=client_credentials',
+  )
+  held.push({ id, provider, callback })
+}
+
+const collected = () => {
+  Bun.gc(true)
+  Bun.gc(true)
+  return { heap: heapStats().heapSize, rss: process.memoryUsage().rss }
+}
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`
+const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`
+
+// Code compiled once is not charged to the Providers measured.
+for (let i = 0; i < 20; i++) await buildAndServe()
+held.length = 0
+if (churn > 0) {
+  for (let i = 1; i <= churn; i++) {
+    await buildAndServe()
+    if (held.length > 500) held.shift()
+    if (i % 1000 === 0) {
+      Bun.gc(true)
+      const m = process.memoryUsage()
+      console.log(
+        `${i} builds: heapUsed ${mib(m.heapUsed)}, heapTotal ${mib(m.heapTotal)}, RSS ${mib(m.rss)}`,
+      )
+    }
+  }
+} else {
+  const before = collected()
+  for (let i = 0; i < count; i++) await buildAndServe()
+  const after = collected()
+  console.log(
+    `${count} Providers, each served one discovery and one token: ${kib((after.heap - before.heap) / count)} of heap and ${kib((after.rss - before.rss) / count)} of RSS each (heap ${mib(before.heap)} → ${mib(after.heap)}, RSS ${mib(before.rss)} → ${mib(after.rss)})`,
+  )
+}
+await core.store.close()
+rmSync(dataDir, { recursive: true, force: true })
+process.exit(0)

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'bun:test'
+import type { Core } from '../core'
+import { DEFAULT_LOGIN_POLICY } from './policy'
+import { InstancePool } from './pool'
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+
+describe('instance pool', () => {
+  it('remembers `active` answers of the instances asked lately, not of every instance ever asked', async () => {
+    const asked: string[] = []
+    const core = { clock: { now: () => 1_000_000 } } as unknown as Core
+    const pool = new InstancePool(
+      core,
+      () => {
+        throw new Error('no Provider is built here')
+      },
+      async (id) => {
+        asked.push(id)
+        return true
+      },
+      async () => ({ ...DEFAULT_LOGIN_POLICY }),
+    )
+    // 10,000 answers fill the memo; none has expired (the clock stands still).
+    for (let i = 0; i < 10_000; i++) expect(await pool.isServing(uuid(i))).toBe(true)
+    expect(asked).toHaveLength(10_000)
+    await pool.isServing(uuid(0))
+    expect(asked).toHaveLength(10_000)
+    // One more: the oldest tenth goes, and is asked again; the newest is still remembered.
+    await pool.isServing(uuid(10_000))
+    await pool.isServing(uuid(9_999))
+    expect(asked).toHaveLength(10_001)
+    await pool.isServing(uuid(0))
+    expect(asked).toHaveLength(10_002)
+  })
+})
