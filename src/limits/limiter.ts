@@ -75,8 +75,12 @@ export function createLimiter(store: Conn, clock: Clock): Limiter {
   // Awaited by the first checks only: later ones skip even the microtask (this is on every API call).
   let created = !sqlite
   const ready = sqlite
-    ? store
-        .exec('CREATE TEMP TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, tat REAL NOT NULL)')
+    ? // In memory, not in a temp file (SQLite's default for temp tables); set before the table exists.
+      store
+        .exec('PRAGMA temp_store = MEMORY')
+        .then(() =>
+          store.exec('CREATE TEMP TABLE IF NOT EXISTS rate_limits (key TEXT PRIMARY KEY, tat REAL NOT NULL)'),
+        )
         .then(() => {
           created = true
         })
