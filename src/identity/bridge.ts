@@ -12,7 +12,7 @@ import {
   writeError,
 } from './errors'
 import { type Finish, inject } from './inject'
-import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
+import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
 import type { PageRequest } from './pages/http'
 import type { InstancePool } from './pool'
 import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
@@ -28,6 +28,12 @@ interface Cached {
   /** The answer with its headers, the plane's security headers included; each hit is a clone. */
   response: Response
   expires: number
+  /**
+   * Until when the instance is known to serve (the pool's answer, remembered as long as the pool
+   * remembers it, MEMO_MS): a hit before then is answered without asking the pool, and without a
+   * promise. An instance that stops serving is invalidated, which drops this entry.
+   */
+  servingUntil: number
 }
 
 /**
@@ -79,23 +85,40 @@ export class IdentityBridge {
    * one access-log line; null for a request of the control plane. The client address is resolved
    * only for the plane's requests.
    */
-  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null {
+  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null {
     const target = this.addressing.resolve(url.host, url.pathname)
-    return target ? this.answer(request, url, target, clientIp) : null
-  }
-
-  private async answer(request: Request, url: URL, target: InstanceTarget, clientIp: () => string) {
+    if (!target) return null
     const startedAt = performance.now()
     const id = requestIdFor(request)
+    const path = subPath(url, target)
+    // Discovery and JWKS, the plane's most frequent requests, are answered from a fresh cache entry
+    // at once: no promise, no await.
+    const hit = request.method === 'GET' ? this.fresh(target.instanceId, path) : undefined
+    if (hit) return this.done(request, url, this.fromCache(hit.response, id), id, startedAt)
+    return this.answer(request, { target, path, url }, clientIp, id, startedAt)
+  }
+
+  private async answer(
+    request: Request,
+    route: Omit<Dispatch, 'clientIp'>,
+    clientIp: () => string,
+    id: string,
+    startedAt: number,
+  ) {
     let response: Response
     try {
-      response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp, id)
+      response = await this.forward(request, route, clientIp, id)
     } catch (e) {
       if (isStoreUnavailable(e))
         this.core.log.warn('database unavailable', { request_id: id, error: loggable(e).error })
       else this.core.log.error('identity plane failed', { request_id: id, ...loggable(e) })
       response = errorResponse(failureOf(e), request.headers.get('accept') ?? '')
     }
+    return this.done(request, route.url, response, id, startedAt)
+  }
+
+  /** Every answer of the plane leaves with its request id and security headers, and one log line. */
+  private done(request: Request, url: URL, response: Response, id: string, startedAt: number): Response {
     if (!headed.has(response)) this.head(response.headers, id)
     logRequest(this.core.log, {
       id,
@@ -105,6 +128,14 @@ export class IdentityBridge {
       startedAt,
     })
     return response
+  }
+
+  /** The cached answer at `path` of an instance, when it is current and the instance known to serve. */
+  private fresh(instanceId: string, path: string): Cached | undefined {
+    if (!CACHEABLE.has(path)) return undefined
+    const hit = this.cache.get(`${instanceId}${path}`)
+    const now = this.core.clock.now()
+    return hit && hit.expires > now && hit.servingUntil > now ? hit : undefined
   }
 
   /** What every answer of the plane carries: its request id and the plane's security headers. */
@@ -142,7 +173,10 @@ export class IdentityBridge {
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
-        if (await this.pool.isServing(instanceId)) return this.fromCache(hit.response, id)
+        if (await this.pool.isServing(instanceId)) {
+          hit.servingUntil = this.core.clock.now() + MEMO_MS
+          return this.fromCache(hit.response, id)
+        }
         return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
       }
     }
@@ -181,7 +215,9 @@ export class IdentityBridge {
       )
       const cached = new Response(await response.arrayBuffer(), { status: 200, headers: kept })
       this.secureHeaders(cached.headers)
-      this.cache.set(cacheKey, { response: cached, expires: this.core.clock.now() + CACHE_MS })
+      // The provider answered: the pool found the instance serving just now.
+      const now = this.core.clock.now()
+      this.cache.set(cacheKey, { response: cached, expires: now + CACHE_MS, servingUntil: now + MEMO_MS })
       return this.fromCache(cached, id)
     }
     return response
