@@ -86,15 +86,17 @@ export class IdentityBridge {
    * only for the plane's requests.
    */
   handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null {
-    const target = this.addressing.resolve(url.host, url.pathname)
+    // Read once: each read of a URL's pathname makes a new string.
+    const pathname = url.pathname
+    const target = this.addressing.resolve(url.host, pathname)
     if (!target) return null
     const startedAt = performance.now()
     const id = requestIdFor(request)
-    const path = subPath(url, target)
+    const path = subPath(pathname, target)
     // Discovery and JWKS, the plane's most frequent requests, are answered from a fresh cache entry
     // at once: no promise, no await.
     const hit = request.method === 'GET' ? this.fresh(target.instanceId, path) : undefined
-    if (hit) return this.done(request, url, this.fromCache(hit.response, id), id, startedAt)
+    if (hit) return this.done(request, pathname, this.fromCache(hit.response, id), id, startedAt)
     return this.answer(request, { target, path, url }, clientIp, id, startedAt)
   }
 
@@ -114,16 +116,22 @@ export class IdentityBridge {
       else this.core.log.error('identity plane failed', { request_id: id, ...loggable(e) })
       response = errorResponse(failureOf(e), request.headers.get('accept') ?? '')
     }
-    return this.done(request, route.url, response, id, startedAt)
+    return this.done(request, route.url.pathname, response, id, startedAt)
   }
 
   /** Every answer of the plane leaves with its request id and security headers, and one log line. */
-  private done(request: Request, url: URL, response: Response, id: string, startedAt: number): Response {
+  private done(
+    request: Request,
+    pathname: string,
+    response: Response,
+    id: string,
+    startedAt: number,
+  ): Response {
     if (!headed.has(response)) this.head(response.headers, id)
     logRequest(this.core.log, {
       id,
       method: request.method,
-      path: url.pathname,
+      path: pathname,
       status: response.status,
       startedAt,
     })
@@ -151,7 +159,7 @@ export class IdentityBridge {
     const headers: IncomingHttpHeaders = { host: url.host }
     for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value
     const body = init.body ? new TextEncoder().encode(init.body) : null
-    const to = { target, path: subPath(url, target), url, clientIp }
+    const to = { target, path: subPath(url.pathname, target), url, clientIp }
     return this.send(to, init.method ?? 'GET', headers, body)
   }
 
@@ -319,7 +327,7 @@ function forwardedHeaders(template: string): (instanceId: string) => { proto: st
 }
 
 /** The path below the issuer's prefix: the one place it is cut off. */
-const subPath = (url: URL, target: InstanceTarget) => url.pathname.slice(target.prefix.length) || '/'
+const subPath = (pathname: string, target: InstanceTarget) => pathname.slice(target.prefix.length) || '/'
 
 /** Bodies sent to an identity instance are forms and small JSON; oidc-provider itself stops at 56 KiB. */
 const BODY_LIMIT = 64 * 1024
