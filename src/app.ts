@@ -131,7 +131,8 @@ export function createAuth(core: Core, features: Feature[] = productFeatures) {
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
-  return async (request: Request, server: Server<unknown>): Promise<Response> => {
+  // Not async: a cached identity answer goes out without a promise.
+  return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
     // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
     const url = URL.parse(request.url)
     if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })

@@ -198,7 +198,7 @@ describe('identity plane security headers', () => {
 
 describe('with an https BASE_URL', () => {
   // The front door itself, in process: the same code path Bun.serve calls.
-  let handle: (request: Request) => Promise<Response>
+  let handle: (request: Request) => Promise<Response> | Response
   let cleanup: () => Promise<void>
 
   beforeAll(async () => {

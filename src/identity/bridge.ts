@@ -12,12 +12,12 @@ import {
   STORE_UNAVAILABLE,
   writeError,
 } from './errors'
-import { inject } from './inject'
-import { type InstanceAddressing, type InstanceTarget, issuerFor } from './instances'
+import { type Finish, inject } from './inject'
+import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
 import type { PageRequest } from './pages/http'
 import type { InstancePool } from './pool'
 import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
-import { IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
+import { type HeaderBag, IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
 const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_UNAVAILABLE : SERVER_ERROR)
@@ -31,10 +31,22 @@ const CACHE_MS = 60_000
 const CACHED_DOCUMENTS = 2_000
 
 interface Cached {
-  body: ArrayBuffer
-  headers: [string, string][]
+  /** The answer with its headers, the plane's security headers included; each hit is a clone. */
+  response: Response
   expires: number
+  /**
+   * Until when the instance is known to serve (the pool's answer, remembered as long as the pool
+   * remembers it, MEMO_MS): a hit before then is answered without asking the pool, and without a
+   * promise. An instance that stops serving is invalidated, which drops this entry.
+   */
+  servingUntil: number
 }
+
+/**
+ * Responses that already carry the request id and the plane's security headers, set before they
+ * were built (the provider's, through `inject`) or copied from the cache: `answer` leaves them be.
+ */
+const headed = new WeakSet<Response>()
 
 /** A request on its way to an instance: where it goes, and its path below the issuer's prefix. */
 interface Dispatch {
@@ -58,6 +70,8 @@ export interface FetchInit {
 export class IdentityBridge {
   private readonly cache = new LRUCache<string, Cached>({ max: CACHED_DOCUMENTS })
   private readonly secureHeaders
+  /** The X-Forwarded-Proto and -Host of an instance's issuer, read off the template once. */
+  private readonly forwardedOf: (instanceId: string) => { proto: string; host: string }
 
   constructor(
     private readonly core: Core,
@@ -67,6 +81,7 @@ export class IdentityBridge {
     private readonly limit: ReturnType<typeof createDataPlaneLimit> = async () => null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
+    this.forwardedOf = forwardedHeaders(core.config.authUrlTemplate)
     core.instances.subscribe((instanceId) => this.invalidate(instanceId))
   }
 
@@ -76,33 +91,71 @@ export class IdentityBridge {
    * one access-log line; null for a request of the control plane. The client address is resolved
    * only for the plane's requests.
    */
-  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null {
-    const target = this.addressing.resolve(url.host, url.pathname)
-    return target ? this.answer(request, url, target, clientIp) : null
-  }
-
-  private async answer(request: Request, url: URL, target: InstanceTarget, clientIp: () => string) {
+  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null {
+    // Read once: each read of a URL's pathname makes a new string.
+    const pathname = url.pathname
+    const target = this.addressing.resolve(url.host, pathname)
+    if (!target) return null
     const startedAt = performance.now()
     const id = requestIdFor(request)
+    const path = subPath(pathname, target)
+    // Discovery and JWKS, the plane's most frequent requests, are answered from a fresh cache entry
+    // at once: no promise, no await.
+    const hit = request.method === 'GET' ? this.fresh(target.instanceId, path) : undefined
+    if (hit) return this.done(request, pathname, this.fromCache(hit.response, id), id, startedAt)
+    return this.answer(request, { target, path, url }, clientIp, id, startedAt)
+  }
+
+  private async answer(
+    request: Request,
+    route: Omit<Dispatch, 'clientIp'>,
+    clientIp: () => string,
+    id: string,
+    startedAt: number,
+  ) {
     let response: Response
     try {
-      response = await this.forward(request, { target, path: subPath(url, target), url }, clientIp)
+      response = await this.forward(request, route, clientIp, id)
     } catch (e) {
       if (isStoreUnavailable(e))
         this.core.log.warn('database unavailable', { request_id: id, error: loggable(e).error })
       else this.core.log.error('identity plane failed', { request_id: id, ...loggable(e) })
       response = errorResponse(failureOf(e), request.headers.get('accept') ?? '')
     }
-    response.headers.set('x-request-id', id)
-    this.secureHeaders(response.headers)
+    return this.done(request, route.url.pathname, response, id, startedAt)
+  }
+
+  /** Every answer of the plane leaves with its request id and security headers, and one log line. */
+  private done(
+    request: Request,
+    pathname: string,
+    response: Response,
+    id: string,
+    startedAt: number,
+  ): Response {
+    if (!headed.has(response)) this.head(response.headers, id)
     logRequest(this.core.log, {
       id,
       method: request.method,
-      path: url.pathname,
+      path: pathname,
       status: response.status,
       startedAt,
     })
     return response
+  }
+
+  /** The cached answer at `path` of an instance, when it is current and the instance known to serve. */
+  private fresh(instanceId: string, path: string): Cached | undefined {
+    if (!CACHEABLE.has(path)) return undefined
+    const hit = this.cache.get(`${instanceId}${path}`)
+    const now = this.core.clock.now()
+    return hit && hit.expires > now && hit.servingUntil > now ? hit : undefined
+  }
+
+  /** What every answer of the plane carries: its request id and the plane's security headers. */
+  private head(headers: HeaderBag, id: string): void {
+    headers.set('x-request-id', id)
+    this.secureHeaders(headers)
   }
 
   /** Sends a request to an instance in-process (the control plane's own OIDC calls use it). */
@@ -112,7 +165,7 @@ export class IdentityBridge {
     const headers: IncomingHttpHeaders = { host: url.host }
     for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value
     const body = init.body ? new TextEncoder().encode(init.body) : null
-    const to = { target, path: subPath(url, target), url, clientIp }
+    const to = { target, path: subPath(url.pathname, target), url, clientIp }
     return this.send(to, init.method ?? 'GET', headers, body)
   }
 
@@ -124,6 +177,7 @@ export class IdentityBridge {
     request: Request,
     route: Omit<Dispatch, 'clientIp'>,
     clientIp: () => string,
+    id: string,
   ): Promise<Response> {
     const { instanceId } = route.target
     const cacheKey =
@@ -133,7 +187,10 @@ export class IdentityBridge {
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
-        if (await this.pool.isServing(instanceId)) return new Response(hit.body, { headers: hit.headers })
+        if (await this.pool.isServing(instanceId)) {
+          hit.servingUntil = this.core.clock.now() + MEMO_MS
+          return this.fromCache(hit.response, id)
+        }
         return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
       }
     }
@@ -157,19 +214,34 @@ export class IdentityBridge {
       response.headers.set('connection', 'close')
       return response
     }
-    const headers: IncomingHttpHeaders = {}
+    // One native copy into the plain object node:http handlers read (lower-case names).
+    const headers: IncomingHttpHeaders = request.headers.toJSON()
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.
-    for (const [name, value] of request.headers) if (name !== 'x-forwarded-for') headers[name] = value
-    const response = await this.send({ ...route, clientIp: clientIp() }, request.method, headers, body)
+    if (headers['x-forwarded-for'] !== undefined) delete headers['x-forwarded-for']
+    const finish: Finish = (_status, headers) => this.head(headers, id)
+    const to = { ...route, clientIp: clientIp() }
+    const response = await this.send(to, request.method, headers, body, finish)
+    headed.add(response)
     if (cacheKey && response.status === 200) {
-      const cached = await response.arrayBuffer()
       const kept = [...response.headers].filter(
         ([k]) => k === 'content-type' || k === 'cache-control' || k === 'access-control-allow-origin',
       )
-      this.cache.set(cacheKey, { body: cached, headers: kept, expires: this.core.clock.now() + CACHE_MS })
-      return new Response(cached, { status: 200, headers: kept })
+      const cached = new Response(await response.arrayBuffer(), { status: 200, headers: kept })
+      this.secureHeaders(cached.headers)
+      // The provider answered: the pool found the instance serving just now.
+      const now = this.core.clock.now()
+      this.cache.set(cacheKey, { response: cached, expires: now + CACHE_MS, servingUntil: now + MEMO_MS })
+      return this.fromCache(cached, id)
     }
+    return response
+  }
+
+  /** A copy of a cached answer with this request's id: the body and the other headers are shared as they are. */
+  private fromCache(cached: Response, id: string): Response {
+    const response = cached.clone()
+    response.headers.set('x-request-id', id)
+    headed.add(response)
     return response
   }
 
@@ -178,14 +250,14 @@ export class IdentityBridge {
     method: string,
     headers: IncomingHttpHeaders,
     body: Uint8Array | null,
+    finish?: Finish,
   ): Promise<Response> {
     // The issuer is authoritative for the URLs the provider builds (`provider.proxy` is on): whatever
     // the client claimed in these is replaced. The client address is the one the front door
     // resolved, handed over as the peer address (Koa's `ctx.ip` without a forwarded-for).
-    const issuer = issuerFor(this.core.config, to.target.instanceId)
-    const scheme = issuer.indexOf('://')
-    headers['x-forwarded-proto'] = issuer.slice(0, scheme)
-    headers['x-forwarded-host'] = issuer.slice(scheme + 3).split('/', 1)[0]
+    const forwarded = this.forwardedOf(to.target.instanceId)
+    headers['x-forwarded-proto'] = forwarded.proto
+    headers['x-forwarded-host'] = forwarded.host
     const request = {
       method,
       // oidc-provider is mounted at the prefix: it derives its mount path from originalUrl minus url.
@@ -203,6 +275,7 @@ export class IdentityBridge {
           else writeError(res, failureOf(e), req.headers.accept)
         }),
       request,
+      finish,
     )
   }
 
@@ -220,7 +293,10 @@ export class IdentityBridge {
       req,
       res,
       path: to.path,
-      query: to.url.searchParams,
+      // Made on first read: a request for the provider never reads it.
+      get query() {
+        return to.url.searchParams
+      },
       clientIp: to.clientIp,
     })
     if (!handled) instance.callback(req, res)
@@ -241,8 +317,23 @@ export class IdentityBridge {
   }
 }
 
+/**
+ * The scheme and host of every issuer the template makes, without making the issuer per request:
+ * the host is fixed unless the template puts the instance id in it.
+ */
+function forwardedHeaders(template: string): (instanceId: string) => { proto: string; host: string } {
+  const scheme = template.indexOf('://')
+  const proto = template.slice(0, scheme)
+  const hostOf = template.slice(scheme + 3).split('/', 1)[0]!
+  if (!hostOf.includes('{workspace_id}')) {
+    const fixed = { proto, host: hostOf }
+    return () => fixed
+  }
+  return (instanceId) => ({ proto, host: hostOf.replace('{workspace_id}', instanceId) })
+}
+
 /** The path below the issuer's prefix: the one place it is cut off. */
-const subPath = (url: URL, target: InstanceTarget) => url.pathname.slice(target.prefix.length) || '/'
+const subPath = (pathname: string, target: InstanceTarget) => pathname.slice(target.prefix.length) || '/'
 
 /** Bodies sent to an identity instance are forms and small JSON; oidc-provider itself stops at 56 KiB. */
 const BODY_LIMIT = 64 * 1024

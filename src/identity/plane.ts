@@ -17,7 +17,7 @@ export interface IdentityPlane {
    * The front door's share of a request: the answer when it is addressed to an instance, null when
    * it is the control plane's. `clientIp` is called only for the plane's requests.
    */
-  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | null
+  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null
   /** The instances' Providers (tests reach one through it). */
   pool: InstancePool
 }

@@ -22,19 +22,27 @@ export const IDENTITY_CSP = cspOf({
   'base-uri': ["'none'"],
 })
 
+/** What the policy below reads and writes: a fetch `Headers`, or the header map of an injected response. */
+export interface HeaderBag {
+  has(name: string): boolean
+  get(name: string): unknown
+  set(name: string, value: string): unknown
+}
+
 /**
  * Adds the identity plane's headers to a response leaving the front door: anti-framing, nosniff,
  * no referrer (page URLs carry interaction ids), HSTS on https, and the policy above unless the
- * response already has one (oidc-provider's, extended with a script hash).
+ * response already has one (oidc-provider's, extended with a script hash). Applied to the
+ * provider's headers before its `Response` is built (`inject`'s finish), or to a `Headers`.
  */
-export function identitySecurityHeaders(https: boolean): (headers: Headers) => void {
+export function identitySecurityHeaders(https: boolean): (headers: HeaderBag) => void {
   const always = Object.entries(baseSecurityHeaders(https))
   return (headers) => {
     for (const [name, value] of always) headers.set(name, value)
     if (!headers.has('referrer-policy')) headers.set('referrer-policy', 'no-referrer')
     if (!headers.has('content-security-policy')) headers.set('content-security-policy', IDENTITY_CSP)
     // Hosted pages carry CSRF tokens, user codes and fresh session cookies: never kept by a cache.
-    if (!headers.has('cache-control') && headers.get('content-type')?.startsWith('text/html'))
+    if (!headers.has('cache-control') && String(headers.get('content-type') ?? '').startsWith('text/html'))
       headers.set('cache-control', 'no-store')
   }
 }

@@ -122,10 +122,13 @@ export function resolveClientAddress(
   forwardedFor: string | null,
   trusted: readonly Cidr[],
 ): string {
-  let client = parseIp(peer)
-  if (!client) return peer
+  const known = peerOf(peer)
+  if (!known) return peer
+  // No forwarded-for (the usual case without a proxy): the peer, parsed and formatted once.
+  if (!forwardedFor) return known.text
+  let client = known.bytes
   const isTrusted = (a: Uint8Array) => trusted.some((c) => inCidr(a, c))
-  if (forwardedFor && isTrusted(client)) {
+  if (isTrusted(client)) {
     const entries = forwardedFor.split(',')
     for (let i = entries.length - 1; i >= 0; i--) {
       const hop = parseForwarded(entries[i]!.trim())
@@ -135,6 +138,25 @@ export function resolveClientAddress(
     }
   }
   return formatIp(client)
+}
+
+/**
+ * Peers seen lately, parsed and in canonical form: a node sees few distinct peers (its proxies, or
+ * its clients on keep-alive connections) and this runs on every request of the identity plane.
+ * Bounded by starting over, which costs one parse per peer.
+ */
+const peers = new Map<string, { bytes: Uint8Array; text: string } | null>()
+const PEERS_KEPT = 4096
+
+function peerOf(peer: string): { bytes: Uint8Array; text: string } | null {
+  let known = peers.get(peer)
+  if (known === undefined) {
+    const bytes = parseIp(peer)
+    known = bytes && { bytes, text: formatIp(bytes) }
+    if (peers.size >= PEERS_KEPT) peers.clear()
+    peers.set(peer, known)
+  }
+  return known
 }
 
 interface PeerSource {
