@@ -46,10 +46,12 @@ export class SqliteStore implements Store {
   constructor(path: string) {
     restrictFiles(path)
     const client = new Database(path, { create: true, strict: true })
+    // First: switching to WAL takes a lock, and another connection (a worker thread, another
+    // process) may hold one while it migrates; without a timeout that is SQLITE_BUSY at once.
+    client.exec('PRAGMA busy_timeout = 5000')
     client.exec('PRAGMA journal_mode = WAL')
     client.exec('PRAGMA synchronous = NORMAL')
     client.exec('PRAGMA foreign_keys = ON')
-    client.exec('PRAGMA busy_timeout = 5000')
     this.client = client
     this.db = drizzle(async (text, params, method) => {
       // Checked and run with no await in between (see outside()).
