@@ -519,6 +519,13 @@ describe.skipIf(testStore !== 'postgres')(
         await sql`SELECT id FROM jobs WHERE status = 'running' AND locked_by LIKE ${`${victim.nodeId}:%`} AND id IN ${sql(all)}`
       const heldIds = held.map((r: { id: string }) => r.id)
       expect(heldIds).toContain(slow)
+      // A claim reaches its worker thread a moment later: kill the node once it runs every job it holds.
+      await until(
+        'the held jobs to start',
+        () => heldIds.every((id: string) => victim.journal().includes(`start ${id} 1`)),
+        10_000,
+        5,
+      )
 
       await victim.kill()
       const killedAt = performance.now()
