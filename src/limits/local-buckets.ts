@@ -5,30 +5,74 @@ export interface LocalDecision {
   retryAfter: number
 }
 
-/** Keys kept before the buckets that are full again are dropped: memory stays O(busy keys). */
+/** One bucket of a check: one request costs `interval` ms; the bucket holds `tolerance` ms of them. */
+export interface LocalBucket {
+  key: string
+  interval: number
+  tolerance: number
+}
+
+/**
+ * Keys kept before the buckets that are full again are dropped: memory stays O(busy keys). After a
+ * prune the next one waits until the map has doubled, so many busy keys cost no scan per request.
+ */
 const PRUNE_AT = 10_000
 
 /**
- * Token buckets in this process's memory, by GCRA: one number per key (when the bucket is next
- * empty). For the data plane only, where a store round trip per request would cost more than the
- * limit protects (DESIGN "Rate limits"); the control plane's buckets are rows (`limiter.ts`).
+ * Token buckets in this process's memory, by GCRA: one number per key, its theoretical arrival
+ * time (TAT, when the bucket is next empty). The data plane's per-node buckets (DESIGN "Rate
+ * limits": a store round trip per request would cost more than the limit protects), and the
+ * control plane's on SQLite, where one process serves by construction (`limiter.ts`).
  */
 export class LocalBuckets {
   private readonly tat = new Map<string, number>()
+  private pruneAt = PRUNE_AT
 
   /** One request against `key`: `ratePerSecond` sustained, `burst` at once. */
   take(key: string, ratePerSecond: number, burst: number, now: number): LocalDecision {
     const interval = 1000 / ratePerSecond
     const tolerance = burst * interval
-    const next = Math.max(this.tat.get(key) ?? now, now) + interval
+    const next = this.after(key, interval, tolerance, now)
     if (next - now > tolerance)
       return { allowed: false, retryAfter: Math.max(1, Math.ceil((next - tolerance - now) / 1000)) }
-    if (this.tat.size >= PRUNE_AT && !this.tat.has(key)) this.prune(now)
-    this.tat.set(key, next)
+    this.set(key, next, now)
     return { allowed: true, retryAfter: 0 }
+  }
+
+  /**
+   * One request against every bucket, or against none: the TAT of each bucket after it, in order,
+   * or the index of the first bucket that has no room (nothing taken). Synchronous, so nothing can
+   * run between the check and the update.
+   */
+  takeEach(buckets: readonly LocalBucket[], now: number): number[] | { refused: number } {
+    const next = new Array<number>(buckets.length)
+    for (let i = 0; i < buckets.length; i++) {
+      const { key, interval, tolerance } = buckets[i]!
+      const tat = this.after(key, interval, tolerance, now)
+      if (tat - now > tolerance) return { refused: i }
+      next[i] = tat
+    }
+    for (let i = 0; i < buckets.length; i++) this.set(buckets[i]!.key, next[i]!, now)
+    return next
+  }
+
+  /** The bucket's TAT as of now (it refills no further than full), never more than `tolerance` ahead. */
+  current(key: string, tolerance: number, now: number): number {
+    return Math.max(Math.min(this.tat.get(key) ?? now, now + tolerance), now)
+  }
+
+  /** The TAT one more request would set. */
+  private after(key: string, interval: number, tolerance: number, now: number): number {
+    return this.current(key, tolerance, now) + interval
+  }
+
+  private set(key: string, tat: number, now: number) {
+    if (this.tat.size >= this.pruneAt && !this.tat.has(key)) this.prune(now)
+    this.tat.set(key, tat)
   }
 
   private prune(now: number) {
     for (const [key, tat] of this.tat) if (tat <= now) this.tat.delete(key)
+    this.pruneAt = Math.max(PRUNE_AT, 2 * this.tat.size)
   }
 }

@@ -163,14 +163,25 @@ interface PeerSource {
   requestIP(request: Request): { address: string } | null
 }
 
-/** The client address of a request the Bun server received (`server` is null under `app.handle`). */
+/** Each request's address once resolved: the guard, the audit actor and the log ask for it alike. */
+const resolved = new WeakMap<Request, { trusted: readonly Cidr[]; address: string }>()
+
+/**
+ * The client address of a request the Bun server received (`server` is null under `app.handle`).
+ * Resolved once per request (and list of trusted proxies): asking the server for the peer is a
+ * system call (getpeername).
+ */
 export function clientAddress(
   request: Request,
   server: PeerSource | null | undefined,
   trusted: readonly Cidr[],
 ): string {
+  const known = resolved.get(request)
+  if (known?.trusted === trusted) return known.address
   const peer = server?.requestIP(request)?.address ?? ''
-  return resolveClientAddress(peer, request.headers.get('x-forwarded-for'), trusted)
+  const address = resolveClientAddress(peer, request.headers.get('x-forwarded-for'), trusted)
+  resolved.set(request, { trusted, address })
+  return address
 }
 
 /**

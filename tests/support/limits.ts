@@ -1,7 +1,7 @@
 /**
  * The rate limits of test servers: off (0), so only a test about limits (which passes its own
  * `RATE_LIMIT_*`) meets one. Tests turn a ManualClock forward and back, and a limiter bucket
- * stays full for up to a period after its clock goes back (as it should after a node's skew).
+ * stays full until its clock is back where it was (as after a node's skew).
  * Spread before a test's own env.
  */
 export const TEST_RATE_LIMITS: Record<string, string> = {

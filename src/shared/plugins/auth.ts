@@ -138,7 +138,7 @@ export interface AuthOptions<W extends WorkspaceRef> {
    * workspace): the `X-RateLimit-*` headers to send, or a thrown 429. `principal` is null for a
    * request whose credentials failed, counted per client address.
    */
-  limit?: (call: LimitedCall<W>) => Promise<Record<string, string>>
+  limit?: (call: LimitedCall<W>) => Record<string, string> | Promise<Record<string, string>>
 }
 
 /** What the rate limits of a call are decided on. */

@@ -42,16 +42,21 @@ export function controlPlaneRules(limits: RateLimits) {
 }
 
 /**
- * Takes one request from every bucket at once (one statement), or from none: a refusal is a 429,
+ * Takes one request from every bucket at once, or from none: a refusal is a 429,
  * thrown; otherwise the headers of the tightest bucket. A rule of null is a limit turned off.
  */
-export async function takeAll(
+export function takeAll(
   limiter: Limiter,
   buckets: [key: string, rule: RateRule | null][],
-): Promise<Record<string, string>> {
+): Record<string, string> | Promise<Record<string, string>> {
   const on = buckets.filter((b): b is [string, RateRule] => b[1] !== null)
   if (!on.length) return {}
-  const decisions = await limiter.take(on)
+  const decisions = limiter.take(on)
+  return decisions instanceof Promise ? decisions.then(headersOf) : headersOf(decisions)
+}
+
+/** The headers of a check that passed, or its 429. */
+function headersOf(decisions: RateDecision[]): Record<string, string> {
   const refused = decisions.find((d) => !d.allowed)
   if (refused) throw rateLimited(refused)
   const tightest = decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a))
@@ -91,8 +96,9 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
   findAccess: AccessFinder<W>,
 ) {
   const rules = controlPlaneRules(limits)
-  return async ({ request, principal, workspace, ip }: LimitedCall<W>): Promise<Record<string, string>> => {
-    // The path without parsing the URL again (this runs on every guarded call): after `scheme://host`.
+  // Not async: on SQLite a call's check completes at once, and this runs on every guarded call.
+  return ({ request, principal, workspace, ip }: LimitedCall<W>) => {
+    // The path without parsing the URL again: after `scheme://host`.
     const url = request.url
     const query = url.indexOf('?')
     const path = url.slice(url.indexOf('/', url.indexOf('//') + 2), query < 0 ? undefined : query)
@@ -100,14 +106,13 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
     if (!principal) return takeAll(limiter, [[`addr:${addressBucket(ip ?? '')}`, rules.address]])
     // SPEC: batches have their own budget, counted apart from the control-plane limit.
     if (workspace && BATCH_PATH.test(path)) return takeAll(limiter, [[`batch:${workspace.id}`, rules.batch]])
-    const organisation =
-      workspace?.ownerId ??
-      (principal.kind === 'user'
-        ? principal.account.id
-        : (await findAccess(principal.key.workspaceId, principal))?.workspace.ownerId)
-    return takeAll(limiter, [
-      [`ws:${workspace?.id}`, workspace ? rules.workspace : null],
-      [`org:${organisation}`, organisation ? rules.organisation : null],
-    ])
+    const take = (organisation: string | undefined) =>
+      takeAll(limiter, [
+        [`ws:${workspace?.id}`, workspace ? rules.workspace : null],
+        [`org:${organisation}`, organisation ? rules.organisation : null],
+      ])
+    if (workspace) return take(workspace.ownerId)
+    if (principal.kind === 'user') return take(principal.account.id)
+    return findAccess(principal.key.workspaceId, principal).then((access) => take(access?.workspace.ownerId))
   }
 }
