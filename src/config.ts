@@ -36,6 +36,19 @@ export interface Config {
   nodeId: string
   /** SPEC "Rate limits" (DESIGN "Rate limits"); 0 turns a limit off. */
   rateLimits: RateLimits
+  webhooks: WebhookSettings
+}
+
+/** Outgoing webhooks (DESIGN "Webhooks", SPEC "Limits"). */
+export interface WebhookSettings {
+  /** `http://` endpoints too (`WEBHOOKS_ALLOW_HTTP`); https only by default. */
+  allowHttp: boolean
+  /** Private, loopback, link-local and metadata addresses (`WEBHOOKS_ALLOW_PRIVATE`); refused by default. */
+  allowPrivate: boolean
+  /** Deliveries per rolling minute to one endpoint (`WEBHOOK_RATE_PER_MINUTE`, SPEC: 100). */
+  perMinute: number
+  /** Deliveries in flight at once to one endpoint, across nodes (`WEBHOOK_ENDPOINT_CONCURRENCY`). */
+  endpointConcurrency: number
 }
 
 export interface RateLimits {
@@ -301,6 +314,12 @@ export function loadConfig(env: Env = process.env): Config {
       batchPerMinute: int(env, 'RATE_LIMIT_BATCH_PER_MINUTE', 5, 0, 1_000_000),
       dataPlaneRps: int(env, 'RATE_LIMIT_DATA_PLANE_RPS', 50, 0, 1_000_000),
       dataPlaneBurst: int(env, 'RATE_LIMIT_DATA_PLANE_BURST', 200, 1, 10_000_000),
+    },
+    webhooks: {
+      allowHttp: bool(env, 'WEBHOOKS_ALLOW_HTTP') ?? false,
+      allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE') ?? false,
+      perMinute: int(env, 'WEBHOOK_RATE_PER_MINUTE', 100, 1, 1_000_000),
+      endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
     },
   }
 }

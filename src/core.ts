@@ -46,6 +46,7 @@ export interface CoreOptions {
 export function createCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
   const store = opts.store ?? openStore(config, { poolSize: opts.poolSize })
+  const jobs = new JobQueue(store, clock, opts.wakeJobs)
   return {
     config,
     store,
@@ -53,8 +54,8 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     clock,
     log: opts.log ?? createLogger(config.logLevel),
     secrets: new SecretBox(config.secretKey),
-    jobs: new JobQueue(store, clock, opts.wakeJobs),
-    emit: createEmit(store, clock),
+    jobs,
+    emit: createEmit(store, clock, jobs),
     audit: createAudit(clock),
     instances: new InstanceChanges(store),
     limiter: createLimiter(store, clock),

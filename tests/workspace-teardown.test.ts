@@ -11,7 +11,7 @@ import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { pkceAuthorization } from './support/instances'
 import { exchangeForm, signAssertion } from './support/machine-keys'
-import { startTestServer, type TestServer } from './support/server'
+import { freePort, startTestServer, type TestServer } from './support/server'
 import { json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
 // Issue 24, item 2: no workspace data outlives its workspace. The tables are read from the
@@ -25,7 +25,10 @@ let server: TestServer
 let owner: PlatformUser
 
 beforeAll(async () => {
-  server = await startTestServer({}, undefined, { clock })
+  // Webhook endpoints on loopback: their deliveries fail (nothing listens), leaving attempts behind.
+  server = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' }, undefined, {
+    clock,
+  })
   owner = await signUpUser(server, {
     email: 'owner@example.com',
     password: 'an owner password',
@@ -138,12 +141,19 @@ async function fillEveryFeature(ws: string): Promise<void> {
   const account = await findAccountByEmail(core, ws, 'end@example.com')
   if (!account) throw new Error('the end user was not created')
 
+  // A webhook endpoint (nothing listens there), and a tenant whose event it is sent and fails.
+  const hook = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/webhooks`, {
+    url: `http://127.0.0.1:${await freePort()}/hook`,
+    events: ['tenant.created'],
+  })
+  expect(hook.status).toBe(201)
   // A tenant with the end user as its member.
   const tenant = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/tenants`, {
     slug: 'acme',
     name: 'Acme',
   })
   expect(tenant.status).toBe(201)
+  await server.tick()
   const member = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/tenants/${tenant.body.id}/members`, {
     user_id: account.id,
   })

@@ -1,8 +1,12 @@
-import { eq } from 'drizzle-orm'
-import type { Conn } from '../db/store'
+import { and, eq } from 'drizzle-orm'
+import type { Conn, Store } from '../db/store'
+import type { JobQueue } from '../queue/queue'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
-import { events } from './schema'
+import { events, webhookAttempts, webhookDeliveries, webhooks } from './schema'
+
+/** The job that posts one delivery (features/webhooks/jobs.ts); its payload is the delivery id only. */
+export const DELIVER_WEBHOOK = 'webhook.deliver'
 
 /** The event types of SPEC "Outgoing webhook events". */
 export type EventType =
@@ -17,6 +21,23 @@ export type EventType =
   | 'subscription.past_due'
   | 'mau.threshold_warning'
   | 'signups_blocked'
+  /** Sent by `POST …/webhooks/{id}/test` to that endpoint only; not subscribable. */
+  | 'webhook.test'
+
+/** What a subscription may list (SPEC "Outgoing webhook events"). */
+export const SUBSCRIBABLE_EVENTS = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'session.started',
+  'session.ended',
+  'tenant.created',
+  'tenant.deleted',
+  'plan.changed',
+  'subscription.past_due',
+  'mau.threshold_warning',
+  'signups_blocked',
+] as const satisfies readonly EventType[]
 
 export interface EmitOptions {
   tenantId?: string | null
@@ -38,13 +59,12 @@ export interface Emit {
 }
 
 /**
- * The one way domain code records an event: a row in the `events` outbox (`evt_` + ULID).
- * Fan-out to webhook subscriptions hooks in here (`many`, which every event goes through), in the
- * same transaction.
+ * The one way domain code records an event: a row in the `events` outbox (`evt_` + ULID), and in
+ * the same transaction one delivery per enabled subscription of the workspace that lists its type,
+ * each with its job (a paused endpoint's deliveries wait, queued, without one).
  */
-export function createEmit(store: Conn, clock: Clock): Emit {
-  const many: Emit['many'] = async (workspaceId, list, opts = {}) => {
-    if (!list.length) return []
+export function createEmit(store: Store, clock: Clock, jobs: JobQueue): Emit {
+  async function write(tx: Conn, workspaceId: string, list: NewEvent[]): Promise<string[]> {
     const now = clock.now()
     const rows = list.map(({ type, data, tenantId }) => ({
       id: newId('evt', now),
@@ -54,8 +74,33 @@ export function createEmit(store: Conn, clock: Clock): Emit {
       data,
       createdAt: now,
     }))
-    await (opts.tx ?? store).db.insert(events).values(rows)
+    await tx.db.insert(events).values(rows)
+    const subscribed = await tx.db
+      .select({ id: webhooks.id, events: webhooks.events, pausedAt: webhooks.pausedAt })
+      .from(webhooks)
+      .where(and(eq(webhooks.workspaceId, workspaceId), eq(webhooks.enabled, true)))
+    const deliveries = subscribed.flatMap((hook) =>
+      rows
+        .filter((e) => hook.events.includes(e.type))
+        .map((e) => ({ hook, row: newDelivery(hook.id, workspaceId, e.id, e.type, now) })),
+    )
+    if (deliveries.length) {
+      for (let i = 0; i < deliveries.length; i += 500) {
+        await tx.db.insert(webhookDeliveries).values(deliveries.slice(i, i + 500).map((d) => d.row))
+      }
+      const due = deliveries.filter((d) => d.hook.pausedAt === null)
+      await jobs.enqueueMany(
+        DELIVER_WEBHOOK,
+        due.map((d) => ({ delivery_id: d.row.id })),
+        { tx, workspaceId },
+      )
+    }
     return rows.map((r) => r.id)
+  }
+  const many: Emit['many'] = async (workspaceId, list, opts = {}) => {
+    if (!list.length) return []
+    if (opts.tx) return write(opts.tx, workspaceId, list)
+    return store.tx((tx) => write(tx, workspaceId, list))
   }
   const emit = async (
     type: EventType,
@@ -69,7 +114,32 @@ export function createEmit(store: Conn, clock: Clock): Emit {
   return Object.assign(emit, { many })
 }
 
+/** A delivery row of one event for one endpoint, waiting for its first attempt. */
+export function newDelivery(
+  webhookId: string,
+  workspaceId: string,
+  eventId: string,
+  eventType: string,
+  now: number,
+) {
+  return {
+    id: newId('dlv', now),
+    webhookId,
+    workspaceId,
+    eventId,
+    eventType,
+    status: 'queued' as const,
+    attempts: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
 /** The events' teardown step of a workspace deletion. */
 export async function deleteWorkspaceEvents(core: { db: Conn['db'] }, workspaceId: string): Promise<void> {
   await core.db.delete(events).where(eq(events.workspaceId, workspaceId))
+  await core.db.delete(webhookDeliveries).where(eq(webhookDeliveries.workspaceId, workspaceId))
+  await core.db.delete(webhookAttempts).where(eq(webhookAttempts.workspaceId, workspaceId))
+  await core.db.delete(webhooks).where(eq(webhooks.workspaceId, workspaceId))
 }

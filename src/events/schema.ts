@@ -1,4 +1,4 @@
-import { epochMs, index, json, table, text } from '../db/columns'
+import { boolean, epochMs, index, integer, json, table, text } from '../db/columns'
 
 /** The events outbox: every domain event, written by `emit()` in the caller's transaction. */
 export const events = table(
@@ -12,4 +12,90 @@ export const events = table(
     createdAt: epochMs('created_at').notNull(),
   },
   (t) => [index('events_workspace_idx').on(t.workspaceId, t.createdAt)],
+)
+
+/**
+ * Webhook subscriptions (DESIGN "Webhooks"): where a workspace's events are posted. The signing
+ * secret is sealed (it must sign, so it cannot be hashed); after a rotation the previous one keeps
+ * signing until `previous_secret_until`. `failing_since` is the first failure since the last
+ * success: 24 h of it pauses the endpoint (`paused_at`) until it is reactivated.
+ */
+export const webhooks = table(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    url: text('url').notNull(),
+    events: json<string[]>('events').notNull(),
+    description: text('description'),
+    enabled: boolean('enabled').notNull(),
+    secretSealed: text('secret_sealed').notNull(),
+    previousSecretSealed: text('previous_secret_sealed'),
+    previousSecretUntil: epochMs('previous_secret_until'),
+    lastSuccessAt: epochMs('last_success_at'),
+    failingSince: epochMs('failing_since'),
+    pausedAt: epochMs('paused_at'),
+    /** The last failure-rate warning mailed to the owners (at most one a day). */
+    warnedAt: epochMs('warned_at'),
+    createdAt: epochMs('created_at').notNull(),
+    updatedAt: epochMs('updated_at').notNull(),
+  },
+  (t) => [index('webhooks_workspace_idx').on(t.workspaceId, t.createdAt)],
+)
+
+export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed_permanent'
+
+/** One event for one subscription: its state across attempts (SPEC "Webhook delivery"). */
+export const webhookDeliveries = table(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    eventId: text('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    status: text('status').$type<DeliveryStatus>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** Where the retry schedule counts from. */
+    firstFailedAt: epochMs('first_failed_at'),
+    lastAttemptAt: epochMs('last_attempt_at'),
+    /** When it is due; while an attempt is in flight, when that attempt is presumed dead. */
+    nextAttemptAt: epochMs('next_attempt_at'),
+    /** The job whose attempt is in flight: that job, run again after its node died, may resend at once. */
+    claimedBy: text('claimed_by'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    /** The start of the receiver's last answer (at most 1 KiB of text), for the delivery log. */
+    lastResponse: text('last_response'),
+    deliveredAt: epochMs('delivered_at'),
+    createdAt: epochMs('created_at').notNull(),
+    updatedAt: epochMs('updated_at').notNull(),
+  },
+  (t) => [
+    index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt),
+    index('webhook_deliveries_status_idx').on(t.webhookId, t.status),
+    index('webhook_deliveries_workspace_idx').on(t.workspaceId),
+  ],
+)
+
+/**
+ * Every POST to an endpoint, reserved before it is sent: the per-endpoint cap counts them over the
+ * last minute (exact, in the reserving transaction, on every node), those not finished count
+ * against its concurrency, and the last 30 minutes give its failure rate.
+ */
+export const webhookAttempts = table(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    startedAt: epochMs('started_at').notNull(),
+    finishedAt: epochMs('finished_at'),
+    ok: boolean('ok'),
+  },
+  (t) => [
+    index('webhook_attempts_webhook_idx').on(t.webhookId, t.startedAt),
+    index('webhook_attempts_workspace_idx').on(t.workspaceId),
+  ],
 )

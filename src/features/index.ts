@@ -13,6 +13,7 @@ import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
 import { feature as tenants } from './tenants'
 import { feature as users } from './users'
+import { feature as webhooks } from './webhooks'
 import { feature as workspaces } from './workspaces'
 
 /**
@@ -32,6 +33,7 @@ export const features: Feature[] = [
   machineKeys, // keys for agents and automation, and their token exchange
   audit, // reading a workspace's audit log (every feature writes it through core.audit)
   tenants, // a workspace's customers, their members and tenant-scoped access
+  webhooks, // signed outgoing events to a workspace's endpoints
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

@@ -33,6 +33,16 @@ export class JobQueue {
     return row.id
   }
 
+  /** One job of `kind` per payload, in statements of 500 rows; their ids in order. */
+  async enqueueMany(kind: string, payloads: unknown[], opts: EnqueueOptions = {}): Promise<string[]> {
+    if (!payloads.length) return []
+    const rows = payloads.map((p) => this.row(kind, p, opts))
+    const conn = opts.tx ?? this.store
+    for (let i = 0; i < rows.length; i += 500) await conn.db.insert(jobs).values(rows.slice(i, i + 500))
+    conn.afterCommit(this.wake)
+    return rows.map((r) => r.id)
+  }
+
   /**
    * Enqueues unless a job with `dedupeKey` exists already, whichever node wrote it: periodic work
    * gives each schedule slot one key, so a cluster runs it once. True when this call added it.

@@ -1,0 +1,16 @@
+import { Elysia } from 'elysia'
+import type { Feature } from '../feature'
+import { webhookJobs } from './jobs'
+import { webhookRoutes } from './routes'
+
+/**
+ * Outgoing webhooks (DESIGN "Webhooks", SPEC "Events"): endpoints and their signing secrets, and the
+ * deliveries `emit()` fans out to them (events/), posted by the `webhook.deliver` job with retries,
+ * a per-endpoint cap and the outbound guard. Their rows go with the workspace's events
+ * (`deleteWorkspaceEvents`).
+ */
+export const feature: Feature = {
+  name: 'webhooks',
+  routes: ({ core, auth }) => new Elysia({ name: 'webhooks' }).use(webhookRoutes(core, auth)),
+  jobs: () => webhookJobs(),
+}
