@@ -22,6 +22,11 @@ export interface Config {
   secretKey: Buffer
   logLevel: LogLevel
   jobWorkers: number
+  /**
+   * Jobs in flight at once per worker thread (`JOB_CONCURRENCY`): deliveries wait on the network,
+   * and one endpoint takes at most `webhooks.endpointConcurrency` of them.
+   */
+  jobConcurrency: number
   /** Seconds a claimed job stays leased before another worker may take it over. */
   jobLeaseSeconds: number
   /** Issuer template of identity instances; `{workspace_id}` is replaced. */
@@ -300,6 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: loadSecretKey(env, dataDir),
     logLevel,
     jobWorkers: int(env, 'JOB_WORKERS', 1, 1, 64),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', 32, 1, 1000),
     jobLeaseSeconds: int(env, 'JOB_LEASE_SECONDS', 60, 1, 86400),
     authUrlTemplate,
     smtpUrl,

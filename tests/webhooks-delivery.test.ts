@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { events } from '../src/events/schema'
+import { ownerEmails } from '../src/features/workspaces/service'
 import { isoTime, ManualClock } from '../src/shared/clock'
 import { type Caller, callApi, type Person, person } from './support/callers'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import { type SmtpSink, startSmtpServer } from './support/smtp'
 import type { Json } from './support/users'
 import {
   hmacHex,
@@ -33,18 +35,23 @@ const RETRY_OFFSETS = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 *
 const clock = new ManualClock(Date.now())
 let server: TestServer
 let receiver: Receiver
+let smtp: SmtpSink
 /** Every secret this file was given: none may ever be in a delivered body. */
 const secrets: string[] = []
 
 beforeAll(async () => {
   receiver = startReceiver()
-  server = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' }, undefined, {
-    clock,
-  })
+  smtp = await startSmtpServer()
+  server = await startTestServer(
+    { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', SMTP_URL: smtp.url },
+    undefined,
+    { clock },
+  )
 })
 afterAll(async () => {
   await server.stop()
   await receiver.stop()
+  await smtp.close()
 })
 // Each test starts days after the last: past every retry the tests before left behind (each to its
 // own receiver path, which no other test reads).
@@ -59,6 +66,14 @@ const nowSeconds = () => Math.floor(clock.now() / 1000)
 async function deliver() {
   await server.tick()
   await server.tick()
+}
+
+/** `deliver()` every 250 ms of the clock for `ms`: deliveries waiting for a free in-flight slot go on. */
+async function deliverFor(ms: number) {
+  for (let t = 0; t < ms; t += 250) {
+    await deliver()
+    clock.advance(250)
+  }
 }
 
 async function workspaceWithOwner(): Promise<{ owner: Person; ws: string }> {
@@ -515,14 +530,14 @@ describe('the rate cap', () => {
       expect(batch.status).toBe(200)
       expect(batch.body).toMatchObject({ created: 75, failed: 0 })
     }
-    await deliver()
-    await deliver()
+    // A few seconds of the minute: each endpoint has 8 in flight at a time, the rest wait their turn.
+    await deliverFor(5 * SECOND)
     expect(receiver.to(hook.url)).toHaveLength(100)
     // Each endpoint has its own cap.
     expect(receiver.to(other.url)).toHaveLength(100)
 
-    clock.advance(MINUTE)
-    await deliver()
+    clock.advance(MINUTE - 5 * SECOND)
+    await deliverFor(5 * SECOND)
     const got = receiver.to(hook.url)
     expect(got).toHaveLength(150)
     const emitted = await server.core.db
@@ -539,6 +554,86 @@ describe('the rate cap', () => {
     expect(receiver.to(hook.url)).toHaveLength(150)
     expect(receiver.to(other.url)).toHaveLength(150)
     expect((await deliveriesOf(owner, ws, hook.id, 'delivered')).total).toBe(150)
+  })
+})
+
+describe('a slow endpoint', () => {
+  it('holds at most WEBHOOK_ENDPOINT_CONCURRENCY (8) deliveries in flight and keeps no other endpoint waiting', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const slow = await subscribe(owner, ws, ['tenant.created'])
+    const fast = await subscribe(owner, ws, ['tenant.deleted'])
+    // The slow endpoint answers only when the test lets it.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    receiver.respond(slow.url, async () => {
+      await released
+      return new Response('ok')
+    })
+    const batch = await api(
+      owner,
+      'POST',
+      `/v1/workspaces/${ws}/tenants:batch`,
+      Array.from({ length: 20 }, (_, i) => ({ slug: `s-${i}`, name: `Slow ${i}` })),
+    )
+    expect(batch.status).toBe(200)
+    const slowRun = server.tick()
+    const until = async (what: () => boolean) => {
+      const deadline = Date.now() + 10_000
+      while (!what() && Date.now() < deadline) await Bun.sleep(20)
+    }
+    await until(() => receiver.to(slow.url).length >= 8)
+    // While the slow endpoint holds eight, another endpoint's events go out at once.
+    const ids = batch.body.results.slice(0, 5).map((r: { tenant: { id: string } }) => r.tenant.id)
+    for (const id of ids) expect((await api(owner, 'DELETE', `/v1/workspaces/${ws}/tenants/${id}`)).status).toBe(200)
+    const fastRun = server.tick()
+    await until(() => receiver.to(fast.url).length >= 5)
+    expect(receiver.to(fast.url)).toHaveLength(5)
+    expect(receiver.to(slow.url)).toHaveLength(8)
+    release()
+    await Promise.all([slowRun, fastRun])
+    // The other twelve waited (rescheduled, not dropped) and go out once the clock reaches them.
+    clock.advance(SECOND)
+    await deliver()
+    clock.advance(SECOND)
+    await deliver()
+    const got = receiver.to(slow.url)
+    expect(new Set(got.map((r) => r.webhookId)).size).toBe(20)
+    expect(got).toHaveLength(20)
+    expect((await deliveriesOf(owner, ws, slow.id, 'delivered')).total).toBe(20)
+  })
+})
+
+describe('a failing endpoint', () => {
+  it("warns the workspace's owners by mail when over 5% of 30 minutes failed, at most once a day", async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const [email] = await ownerEmails(server.core, ws)
+    const hook = await subscribe(owner, ws, ['tenant.created'])
+    receiver.respond(hook.url, 503)
+    const mailsTo = () => smtp.messages.filter((m) => m.to && JSON.stringify(m.to).includes(email!))
+    await createTenant(owner, ws, 'warn-a')
+    await deliver()
+    await deliver()
+    const mail = await smtp.waitFor((m) => JSON.stringify(m.to).includes(email!))
+    expect(mail.subject).toBe(`Webhook deliveries to ${new URL(hook.url).host} are failing`)
+    expect(mail.text).toContain(`1 of the last 1 deliveries to ${hook.url} failed (100%)`)
+    expect(mail.text).toContain(`/app/workspaces/${ws}/settings/webhooks`)
+    expect(mail.text).not.toContain(hook.secret)
+    // More failures the same day: no second mail.
+    await createTenant(owner, ws, 'warn-b')
+    clock.advance(MINUTE)
+    await deliver()
+    await deliver()
+    expect(receiver.to(hook.url).length).toBeGreaterThanOrEqual(3)
+    expect(mailsTo()).toHaveLength(1)
+    // A day later, still failing: one more.
+    clock.advance(DAY)
+    await createTenant(owner, ws, 'warn-c')
+    await deliver()
+    await deliver()
+    await smtp.waitFor((m) => JSON.stringify(m.to).includes(email!) && m !== mail)
+    expect(mailsTo()).toHaveLength(2)
   })
 })
 

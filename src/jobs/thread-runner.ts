@@ -19,6 +19,6 @@ export async function threadRunner(core: Core, opts: ThreadRunnerOptions): Promi
   return new JobRunner(core.store, core.clock, core.log, core, await loadJobHandlers(opts.handlerModules), {
     workerId: opts.workerId,
     leaseMs: core.config.jobLeaseSeconds * 1000,
-    concurrency: opts.concurrency ?? 8,
+    concurrency: opts.concurrency ?? core.config.jobConcurrency,
   })
 }

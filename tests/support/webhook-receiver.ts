@@ -14,7 +14,7 @@ export interface Received {
 }
 
 /** What a path answers: a status, or a function of the request (a status or a whole response). */
-export type Answer = number | ((req: Received) => number | Response)
+export type Answer = number | ((req: Received) => number | Response | Promise<Response>)
 
 /**
  * A webhook receiver on 127.0.0.1 (the servers under test may post there only with
@@ -65,7 +65,7 @@ export function startReceiver(): Receiver {
       }
       requests.push(got)
       const answer = answers.get(got.path) ?? 200
-      const status = typeof answer === 'number' ? answer : answer(got)
+      const status = typeof answer === 'number' ? answer : await answer(got)
       if (status instanceof Response) return status
       return new Response(status >= 200 && status < 300 ? 'ok' : 'no', { status })
     },

@@ -1,12 +1,15 @@
 import { createHmac } from 'node:crypto'
-import { and, asc, count, eq, gt, inArray, isNull } from 'drizzle-orm'
+import { and, asc, count, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
 import { DELIVER_WEBHOOK } from '../../events/emit'
 import { events, webhookAttempts, webhookDeliveries, webhooks } from '../../events/schema'
 import type { JobHandler } from '../../jobs/runner'
 import { isoTime } from '../../shared/clock'
 import { newId } from '../../shared/ids'
 import { OutboundRefused, outboundFetch } from '../../shared/outbound'
+import { sendMail } from '../mail/service'
+import { ownerEmails } from '../workspaces/service'
 import { type Delivery, secretContext, type Webhook } from './service'
 
 const MINUTE = 60_000
@@ -31,6 +34,12 @@ export const TIMEOUT_MS = 10_000
  * node died (the job lease, or the node's restart), resends at once.
  */
 const IN_FLIGHT_MS = TIMEOUT_MS + 20_000
+/** The job that mails a failing endpoint's owners. */
+const WARN_OWNERS = 'webhook.warn_owners'
+/** SPEC "Limits": owners are warned when more than this share failed over the window, once a day. */
+const WARN_SHARE = 0.05
+const WARN_WINDOW_MS = 30 * MINUTE
+const WARN_EVERY_MS = 24 * HOUR
 /** How much of an answer the delivery log keeps. */
 const RESPONSE_KEPT = 1024
 
@@ -238,6 +247,7 @@ async function record(core: Core, webhookId: string, delivery: Delivery, attempt
     const [hook] = await tx.db.select().from(webhooks).where(eq(webhooks.id, webhookId))
     if (!hook) return
     const failingSince = hook.failingSince ?? now
+    const warn = await failingTooOften(tx, hook, now)
     await tx.db
       .update(webhooks)
       .set({
@@ -245,7 +255,71 @@ async function record(core: Core, webhookId: string, delivery: Delivery, attempt
         ...(hook.pausedAt === null && now - failingSince >= PAUSE_AFTER_MS ? { pausedAt: now } : {}),
       })
       .where(eq(webhooks.id, webhookId))
+    if (!warn) return
+    // Claimed by one statement: attempts failing at once on several nodes send one warning.
+    const [claimed] = await tx.db
+      .update(webhooks)
+      .set({ warnedAt: now })
+      .where(
+        and(
+          eq(webhooks.id, webhookId),
+          or(isNull(webhooks.warnedAt), lte(webhooks.warnedAt, now - WARN_EVERY_MS)),
+        ),
+      )
+      .returning({ id: webhooks.id })
+    // The mail goes out from a job of its own: the owners are read and the mail queued outside this
+    // transaction, which holds the endpoint's row.
+    if (claimed)
+      await core.jobs.enqueue(
+        WARN_OWNERS,
+        { webhook_id: hook.id, ...warn },
+        { tx, workspaceId: hook.workspaceId },
+      )
   })
+}
+
+/**
+ * SPEC "Delivery" rule 5: more than 5% of an endpoint's attempts of the last 30 minutes failed, and
+ * its owners were not warned in the last day: the share to tell them, else null.
+ */
+async function failingTooOften(
+  tx: Conn,
+  hook: Webhook,
+  now: number,
+): Promise<{ failed: number; total: number } | null> {
+  if (hook.warnedAt !== null && now - hook.warnedAt < WARN_EVERY_MS) return null
+  const window = and(
+    eq(webhookAttempts.webhookId, hook.id),
+    gt(webhookAttempts.startedAt, now - WARN_WINDOW_MS),
+  )
+  const [all] = await tx.db
+    .select({ total: count(), failed: count(sql`CASE WHEN ${webhookAttempts.ok} THEN NULL ELSE 1 END`) })
+    .from(webhookAttempts)
+    .where(and(window, isNotNull(webhookAttempts.finishedAt)))
+  const total = Number(all?.total ?? 0)
+  const failed = Number(all?.failed ?? 0)
+  return total > 0 && failed / total > WARN_SHARE ? { failed, total } : null
+}
+
+/** One mail to each owner: which endpoint, how badly, where to look. Never a secret or a payload. */
+async function warnOwners(core: Core, webhookId: string, share: { failed: number; total: number }) {
+  const [hook] = await core.db.select().from(webhooks).where(eq(webhooks.id, webhookId))
+  if (!hook) return
+  const page = `${core.config.baseUrl}/app/workspaces/${hook.workspaceId}/settings/webhooks`
+  const percent = Math.round((100 * share.failed) / share.total)
+  for (const to of await ownerEmails(core, hook.workspaceId)) {
+    await sendMail(core, {
+      to,
+      workspaceId: hook.workspaceId,
+      subject: `Webhook deliveries to ${new URL(hook.url).host} are failing`,
+      text: [
+        `${share.failed} of the last ${share.total} deliveries to ${hook.url} failed (${percent}%) in the last 30 minutes.`,
+        'Failed deliveries are retried for 48 hours; an endpoint that fails for 24 hours is paused until you reactivate it.',
+        `See the delivery log: ${page}`,
+        'You get this warning at most once a day per endpoint.',
+      ].join('\n\n'),
+    })
+  }
 }
 
 export function webhookJobs(): JobHandler<Core, never>[] {
@@ -253,6 +327,11 @@ export function webhookJobs(): JobHandler<Core, never>[] {
     {
       kind: DELIVER_WEBHOOK,
       run: (payload: { delivery_id: string }, core, job) => deliver(core, payload.delivery_id, job.id),
+    } as JobHandler<Core, never>,
+    {
+      kind: WARN_OWNERS,
+      run: (p: { webhook_id: string; failed: number; total: number }, core) =>
+        warnOwners(core, p.webhook_id, p),
     } as JobHandler<Core, never>,
   ]
 }

@@ -2,7 +2,7 @@ import { and, count, desc, eq, getTableColumns, ne } from 'drizzle-orm'
 import { type FieldChanges, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
-import { issuerFor } from '../../identity'
+import { findAccounts, issuerFor, PLATFORM } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError, forbidden, notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
@@ -186,3 +186,17 @@ export function createWorkspaceService(core: Core) {
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>
+
+/** The addresses of a workspace's owners, for mail about the workspace (a failing webhook endpoint). */
+export async function ownerEmails(core: Core, workspaceId: string): Promise<string[]> {
+  const owners = await core.db
+    .select({ accountId: workspaceMembers.accountId })
+    .from(workspaceMembers)
+    .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.role, 'owner')))
+  const found = await findAccounts(
+    core,
+    PLATFORM,
+    owners.map((o) => o.accountId),
+  )
+  return found.map((a) => a.email)
+}
