@@ -102,7 +102,13 @@ describe.skipIf(testStore !== 'postgres')(
       const databaseUrl = await createTestDatabase()
       sql = new SQL({ url: databaseUrl, max: 2 })
       // A short lease: a killed node's job is taken over within seconds.
-      cluster = await startCluster(databaseUrl, 3, { JOB_LEASE_SECONDS: '2' })
+      cluster = await startCluster(databaseUrl, 3, {
+        JOB_LEASE_SECONDS: '2',
+        // Webhooks to a receiver of this process, and a cap small enough to meet in a few seconds.
+        WEBHOOKS_ALLOW_HTTP: 'true',
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOK_RATE_PER_MINUTE: '30',
+      })
       ;[node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode]
     }, 60_000)
 
@@ -416,6 +422,90 @@ describe.skipIf(testStore !== 'postgres')(
       expect((await api(null, 'GET', keys)).body).toMatchObject({ items: [{ id: fresh.key_id }], total: 1 })
       expect((await api(node1, 'GET', `${keys}/${old.key_id}`)).status).toBe(404)
     }, 30_000)
+
+    it('webhook deliveries: the per-endpoint cap holds across nodes, each attempted by one node at a time; kill -9 of the node holding one loses nothing', async () => {
+      let hold = true
+      let released!: () => void
+      const releasedAll = new Promise<void>((resolve) => {
+        released = resolve
+      })
+      const got: { path: string; id: string }[] = []
+      const receiver = Bun.serve({
+        hostname: '127.0.0.1',
+        port: 0,
+        async fetch(req) {
+          const path = new URL(req.url).pathname
+          got.push({ path, id: req.headers.get('service-webhook-id') ?? '' })
+          // The first request to /held waits, as a slow receiver, until its node is dead.
+          if (path === '/held' && hold) {
+            hold = false
+            await releasedAll
+          }
+          return new Response('ok')
+        },
+      })
+      try {
+        const capped = await api(null, 'POST', `/v1/workspaces/${ws.id}/webhooks`, {
+          url: `http://127.0.0.1:${receiver.port}/capped`,
+          events: ['tenant.created'],
+        })
+        expect(capped.status).toBe(201)
+        const batch = await api(
+          null,
+          'POST',
+          `/v1/workspaces/${ws.id}/tenants:batch`,
+          Array.from({ length: 45 }, (_, i) => ({ slug: `hook-${i}`, name: `Hook ${i}` })),
+        )
+        expect(batch.status).toBe(200)
+        // 30 a minute per endpoint, whichever node claims: the first 30 arrive, the other 15 wait.
+        const capped30 = () => got.filter((g) => g.path === '/capped')
+        await until('30 deliveries', () => capped30().length >= 30, 15_000, 20)
+        await Bun.sleep(3_000)
+        expect(capped30()).toHaveLength(30)
+        expect(new Set(capped30().map((g) => g.id)).size).toBe(30)
+        const states =
+          await sql`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${capped.body.id} GROUP BY status ORDER BY status`
+        expect(states.map((r: { status: string; n: number }) => [r.status, r.n])).toEqual([
+          ['delivered', 30],
+          ['queued', 15],
+        ])
+        // Waiting, not dropped: each of the 15 has a job due when the minute frees up.
+        const [{ n: waiting }] =
+          await sql`SELECT count(*)::int AS n FROM jobs WHERE kind = 'webhook.deliver' AND status = 'queued' AND run_at > ${Date.now()}`
+        expect(waiting).toBeGreaterThanOrEqual(15)
+
+        // kill -9 of the node whose worker holds a delivery in flight: another node sends it again.
+        const held = await api(null, 'POST', `/v1/workspaces/${ws.id}/webhooks`, {
+          url: `http://127.0.0.1:${receiver.port}/held`,
+          events: ['tenant.deleted'],
+        })
+        expect(held.status).toBe(201)
+        const tenantId = batch.body.results[0].tenant.id
+        expect((await api(null, 'DELETE', `/v1/workspaces/${ws.id}/tenants/${tenantId}`)).status).toBe(200)
+        await until('the held delivery to arrive', () => got.some((g) => g.path === '/held'), 10_000, 20)
+        const [job] =
+          await sql`SELECT id, locked_by FROM jobs WHERE kind = 'webhook.deliver' AND status = 'running' AND payload LIKE '%dlv_%'`
+        const victim = cluster.nodes.find((n) => String(job.locked_by).startsWith(`${n.nodeId}:`))!
+        await victim.kill()
+        released()
+        await until(
+          'the held delivery to be delivered by another node',
+          async () =>
+            (await sql`SELECT status FROM webhook_deliveries WHERE webhook_id = ${held.body.id}`)[0]
+              ?.status === 'delivered',
+          20_000,
+          50,
+        )
+        const heldGot = got.filter((g) => g.path === '/held')
+        expect(heldGot).toHaveLength(2)
+        expect(heldGot[0]!.id).toBe(heldGot[1]!.id)
+        const [after] = await sql`SELECT locked_by, attempts FROM jobs WHERE id = ${job.id}`
+        expect(String(after.locked_by).startsWith(`${victim.nodeId}:`)).toBe(false)
+        await victim.restart()
+      } finally {
+        receiver.stop(true)
+      }
+    }, 60_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {
       const discovery = (n: ClusterNode) => n.fetch(`${ws.auth_url}/.well-known/openid-configuration`)

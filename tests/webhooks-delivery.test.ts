@@ -586,7 +586,8 @@ describe('a slow endpoint', () => {
     await until(() => receiver.to(slow.url).length >= 8)
     // While the slow endpoint holds eight, another endpoint's events go out at once.
     const ids = batch.body.results.slice(0, 5).map((r: { tenant: { id: string } }) => r.tenant.id)
-    for (const id of ids) expect((await api(owner, 'DELETE', `/v1/workspaces/${ws}/tenants/${id}`)).status).toBe(200)
+    for (const id of ids)
+      expect((await api(owner, 'DELETE', `/v1/workspaces/${ws}/tenants/${id}`)).status).toBe(200)
     const fastRun = server.tick()
     await until(() => receiver.to(fast.url).length >= 5)
     expect(receiver.to(fast.url)).toHaveLength(5)

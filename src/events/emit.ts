@@ -3,7 +3,7 @@ import type { Conn, Store } from '../db/store'
 import type { JobQueue } from '../queue/queue'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
-import { events, webhookAttempts, webhookDeliveries, webhooks } from './schema'
+import { events, webhookAttempts, webhookDeliveries, webhookRate, webhooks } from './schema'
 
 /** The job that posts one delivery (features/webhooks/jobs.ts); its payload is the delivery id only. */
 export const DELIVER_WEBHOOK = 'webhook.deliver'
@@ -141,5 +141,6 @@ export async function deleteWorkspaceEvents(core: { db: Conn['db'] }, workspaceI
   await core.db.delete(events).where(eq(events.workspaceId, workspaceId))
   await core.db.delete(webhookDeliveries).where(eq(webhookDeliveries.workspaceId, workspaceId))
   await core.db.delete(webhookAttempts).where(eq(webhookAttempts.workspaceId, workspaceId))
+  await core.db.delete(webhookRate).where(eq(webhookRate.workspaceId, workspaceId))
   await core.db.delete(webhooks).where(eq(webhooks.workspaceId, workspaceId))
 }

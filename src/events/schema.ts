@@ -1,4 +1,4 @@
-import { boolean, epochMs, index, integer, json, table, text } from '../db/columns'
+import { boolean, epochMs, index, integer, json, primaryKey, table, text } from '../db/columns'
 
 /** The events outbox: every domain event, written by `emit()` in the caller's transaction. */
 export const events = table(
@@ -79,9 +79,8 @@ export const webhookDeliveries = table(
 )
 
 /**
- * Every POST to an endpoint, reserved before it is sent: the per-endpoint cap counts them over the
- * last minute (exact, in the reserving transaction, on every node), those not finished count
- * against its concurrency, and the last 30 minutes give its failure rate.
+ * Every POST to an endpoint, reserved before it is sent: those not finished count against its
+ * concurrency, and the last 30 minutes give its failure rate (the dashboard's, the last 24 h).
  */
 export const webhookAttempts = table(
   'webhook_attempts',
@@ -96,6 +95,28 @@ export const webhookAttempts = table(
   },
   (t) => [
     index('webhook_attempts_webhook_idx').on(t.webhookId, t.startedAt),
+    // The in-flight count walks the unfinished attempts only, whatever the endpoint's volume.
+    index('webhook_attempts_in_flight_idx').on(t.webhookId, t.finishedAt, t.startedAt),
     index('webhook_attempts_workspace_idx').on(t.workspaceId),
+  ],
+)
+
+/**
+ * Attempts per endpoint per second: the rolling-minute cap sums an endpoint's last 61 seconds, a
+ * bounded read whatever its volume. 61 whole seconds cover every 60 s window, so no rolling minute
+ * ever holds more than the cap.
+ */
+export const webhookRate = table(
+  'webhook_rate',
+  {
+    webhookId: text('webhook_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    /** Unix second. */
+    second: integer('second').notNull(),
+    attempts: integer('attempts').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.webhookId, t.second] }),
+    index('webhook_rate_workspace_idx').on(t.workspaceId),
   ],
 )

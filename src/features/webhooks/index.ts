@@ -1,7 +1,9 @@
 import { Elysia } from 'elysia'
 import type { Feature } from '../feature'
 import { webhookJobs } from './jobs'
+import { webhookPages } from './pages'
 import { webhookRoutes } from './routes'
+import { purgeWebhookRows } from './service'
 
 /**
  * Outgoing webhooks (DESIGN "Webhooks", SPEC "Events"): endpoints and their signing secrets, and the
@@ -12,5 +14,8 @@ import { webhookRoutes } from './routes'
 export const feature: Feature = {
   name: 'webhooks',
   routes: ({ core, auth }) => new Elysia({ name: 'webhooks' }).use(webhookRoutes(core, auth)),
+  pages: ({ core, auth }) => webhookPages(core, auth),
+  nav: [{ label: 'Webhooks', path: 'settings/webhooks', place: 'settings' }],
   jobs: () => webhookJobs(),
+  purges: [purgeWebhookRows],
 }

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto'
-import { and, asc, count, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, count, eq, gt, gte, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { DELIVER_WEBHOOK } from '../../events/emit'
-import { events, webhookAttempts, webhookDeliveries, webhooks } from '../../events/schema'
+import { events, webhookAttempts, webhookDeliveries, webhookRate, webhooks } from '../../events/schema'
 import type { JobHandler } from '../../jobs/runner'
 import { isoTime } from '../../shared/clock'
 import { newId } from '../../shared/ids'
@@ -36,6 +36,8 @@ export const TIMEOUT_MS = 10_000
 const IN_FLIGHT_MS = TIMEOUT_MS + 20_000
 /** The job that mails a failing endpoint's owners. */
 const WARN_OWNERS = 'webhook.warn_owners'
+/** Seconds the rolling-minute cap sums: 61 whole seconds cover every 60-second window. */
+const RATE_SECONDS = 61
 /** SPEC "Limits": owners are warned when more than this share failed over the window, once a day. */
 const WARN_SHARE = 0.05
 const WARN_WINDOW_MS = 30 * MINUTE
@@ -85,18 +87,23 @@ export async function deliver(core: Core, deliveryId: string, jobId: string): Pr
     const [hook] = await tx.db.select().from(webhooks).where(eq(webhooks.id, delivery.webhookId))
     // Disabled or paused: the delivery waits, queued, for the endpoint to be enabled or reactivated.
     if (!hook?.enabled || hook.pausedAt !== null) return { kind: 'skip' }
-    const recent = await tx.db
-      .select({ at: webhookAttempts.startedAt })
-      .from(webhookAttempts)
-      .where(and(eq(webhookAttempts.webhookId, hook.id), gt(webhookAttempts.startedAt, now - MINUTE)))
-      .orderBy(asc(webhookAttempts.startedAt))
-    // The rolling minute is full: wait until its oldest attempt leaves it.
-    if (recent.length >= perMinute)
-      return {
-        kind: 'wait',
-        until: recent[recent.length - perMinute]!.at + MINUTE,
-        workspaceId: hook.workspaceId,
+    const second = Math.floor(now / 1000)
+    const window = await tx.db
+      .select({ second: webhookRate.second, attempts: webhookRate.attempts })
+      .from(webhookRate)
+      .where(and(eq(webhookRate.webhookId, hook.id), gte(webhookRate.second, second - RATE_SECONDS + 1)))
+      .orderBy(asc(webhookRate.second))
+    let inWindow = window.reduce((sum, b) => sum + b.attempts, 0)
+    if (inWindow >= perMinute) {
+      // Full: wait until enough of its oldest seconds have left it.
+      let leaves = second - RATE_SECONDS + 1
+      for (const b of window) {
+        inWindow -= b.attempts
+        leaves = b.second
+        if (inWindow < perMinute) break
       }
+      return { kind: 'wait', until: (leaves + RATE_SECONDS) * 1000, workspaceId: hook.workspaceId }
+    }
     const [{ n } = { n: 0 }] = await tx.db
       .select({ n: count() })
       .from(webhookAttempts)
@@ -109,6 +116,13 @@ export async function deliver(core: Core, deliveryId: string, jobId: string): Pr
       )
     if (Number(n) >= endpointConcurrency)
       return { kind: 'wait', until: now + 250, workspaceId: hook.workspaceId }
+    await tx.db
+      .insert(webhookRate)
+      .values({ webhookId: hook.id, workspaceId: hook.workspaceId, second, attempts: 1 })
+      .onConflictDoUpdate({
+        target: [webhookRate.webhookId, webhookRate.second],
+        set: { attempts: sql`${webhookRate.attempts} + 1` },
+      })
     const attemptId = newId('att', now)
     await tx.db.insert(webhookAttempts).values({
       id: attemptId,
@@ -139,7 +153,7 @@ export async function deliver(core: Core, deliveryId: string, jobId: string): Pr
     return
   }
   const outcome = await post(core, plan.hook, plan.delivery)
-  await record(core, plan.hook.id, plan.delivery, plan.attemptId, outcome)
+  await record(core, plan.hook.id, plan.delivery, { id: plan.attemptId, jobId }, outcome)
 }
 
 interface Outcome {
@@ -196,13 +210,20 @@ async function post(core: Core, hook: Webhook, delivery: Delivery): Promise<Outc
 }
 
 /** The attempt's outcome on the delivery and its endpoint; a failure schedules the next retry. */
-async function record(core: Core, webhookId: string, delivery: Delivery, attemptId: string, out: Outcome) {
+async function record(
+  core: Core,
+  webhookId: string,
+  delivery: Delivery,
+  attempt: { id: string; jobId: string },
+  out: Outcome,
+) {
+  const { jobId } = attempt
   await core.store.tx(async (tx) => {
     const now = core.clock.now()
     await tx.db
       .update(webhookAttempts)
       .set({ finishedAt: now, ok: out.ok })
-      .where(eq(webhookAttempts.id, attemptId))
+      .where(eq(webhookAttempts.id, attempt.id))
     const common = {
       claimedBy: null,
       lastStatusCode: out.statusCode,
@@ -210,10 +231,12 @@ async function record(core: Core, webhookId: string, delivery: Delivery, attempt
       lastResponse: out.response,
       updatedAt: now,
     }
-    // Deleted or redelivered meanwhile: this attempt's outcome no longer decides anything.
+    // Deleted or redelivered meanwhile (a redelivery drops the claim): this attempt's outcome no
+    // longer decides anything.
     const current = and(
       eq(webhookDeliveries.id, delivery.id),
       inArray(webhookDeliveries.status, ['queued', 'retrying']),
+      eq(webhookDeliveries.claimedBy, jobId),
     )
     if (out.ok) {
       await tx.db

@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { and, count, desc, eq, inArray, lt } from 'drizzle-orm'
+import { and, count, desc, eq, gte, inArray, lt } from 'drizzle-orm'
 import type { Core } from '../../core'
+import { deleteInBatches } from '../../db/purge'
 import type { Conn } from '../../db/store'
 import { DELIVER_WEBHOOK, newDelivery } from '../../events/emit'
-import { type DeliveryStatus, webhookAttempts, webhookDeliveries, webhooks } from '../../events/schema'
+import {
+  type DeliveryStatus,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookRate,
+  webhooks,
+} from '../../events/schema'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
@@ -194,6 +201,7 @@ export function createWebhookService(core: Core) {
         if (!gone) return
         await tx.db.delete(webhookDeliveries).where(eq(webhookDeliveries.webhookId, webhookId))
         await tx.db.delete(webhookAttempts).where(eq(webhookAttempts.webhookId, webhookId))
+        await tx.db.delete(webhookRate).where(eq(webhookRate.webhookId, webhookId))
         await audit(tx, workspace, by, 'webhook.deleted', webhookId, { url: { from: gone.url } })
       })
     },
@@ -284,7 +292,7 @@ export function createWebhookService(core: Core) {
         const now = core.clock.now()
         const [row] = await tx.db
           .update(webhookDeliveries)
-          .set({ status: 'queued', firstFailedAt: null, nextAttemptAt: now, updatedAt: now })
+          .set({ status: 'queued', firstFailedAt: null, nextAttemptAt: now, claimedBy: null, updatedAt: now })
           .where(and(eq(webhookDeliveries.webhookId, hook.id), eq(webhookDeliveries.id, deliveryId)))
           .returning()
         if (!row) throw appError(WebhookErrors.DELIVERY_NOT_FOUND, 404)
@@ -294,5 +302,61 @@ export function createWebhookService(core: Core) {
         return deliveryOut(row)
       })
     },
+  }
+}
+
+/** The window of an endpoint's success rate on the dashboard. */
+export const SUCCESS_RATE_WINDOW_MS = 24 * 3_600_000
+
+/**
+ * Each endpoint's finished attempts of the last 24 h, and how many of those were 2xx (`ok`), by
+ * webhook id; an endpoint without any is absent. Attempts still in flight do not count yet.
+ */
+export async function webhookSuccessRates(
+  core: Core,
+  workspace: Workspace,
+): Promise<Map<string, { ok: number; total: number }>> {
+  const rows = await core.db
+    .select({ webhookId: webhookAttempts.webhookId, ok: webhookAttempts.ok, n: count() })
+    .from(webhookAttempts)
+    .where(
+      and(
+        eq(webhookAttempts.workspaceId, workspace.id),
+        gte(webhookAttempts.startedAt, core.clock.now() - SUCCESS_RATE_WINDOW_MS),
+      ),
+    )
+    .groupBy(webhookAttempts.webhookId, webhookAttempts.ok)
+  const rates = new Map<string, { ok: number; total: number }>()
+  for (const { webhookId, ok, n } of rows) {
+    if (ok === null) continue
+    const rate = rates.get(webhookId) ?? { ok: 0, total: 0 }
+    rate.total += Number(n)
+    if (ok) rate.ok += Number(n)
+    rates.set(webhookId, rate)
+  }
+  return rates
+}
+
+/** Kept for the dashboard's success rate and the warning's window; older attempts go. */
+const ATTEMPTS_KEPT_MS = 48 * 3_600_000
+/** Finished delivery jobs are kept a day (a delivery's own row keeps its history). */
+const JOBS_KEPT_MS = 24 * 3_600_000
+
+/** The periodic purge's share: old attempts, spent rate seconds, finished delivery jobs. */
+export async function purgeWebhookRows(core: Core): Promise<Record<string, number>> {
+  const now = core.clock.now()
+  return {
+    webhook_attempts: await deleteInBatches(core.store, 'webhook_attempts', 'started_at <= $1', [
+      now - ATTEMPTS_KEPT_MS,
+    ]),
+    webhook_rate: await deleteInBatches(core.store, 'webhook_rate', 'second <= $1', [
+      Math.floor(now / 1000) - 120,
+    ]),
+    webhook_jobs: await deleteInBatches(
+      core.store,
+      'jobs',
+      "kind LIKE 'webhook.%' AND status = 'done' AND updated_at <= $1",
+      [now - JOBS_KEPT_MS],
+    ),
   }
 }

@@ -1,0 +1,10 @@
+CREATE TABLE `webhook_rate` (
+	`webhook_id` text NOT NULL,
+	`workspace_id` text NOT NULL,
+	`second` integer NOT NULL,
+	`attempts` integer NOT NULL,
+	PRIMARY KEY(`webhook_id`, `second`)
+);
+--> statement-breakpoint
+CREATE INDEX `webhook_rate_workspace_idx` ON `webhook_rate` (`workspace_id`);--> statement-breakpoint
+CREATE INDEX `webhook_attempts_in_flight_idx` ON `webhook_attempts` (`webhook_id`,`finished_at`,`started_at`);
