@@ -10,6 +10,7 @@
 //   scoped-read-machine-vs-session          apps-list with a machine key's token vs with a session cookie
 //   apps-list-limiter                       apps-list with the control-plane limiter on vs off
 //   tenants-batch                           latency: batches of 100 tenants one after another, p95 target
+//   webhook-deliveries                      latency and rate: events to 10 loopback endpoints, deliveries/s and emit → receipt p95
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
@@ -97,6 +98,7 @@ import {
   seedWorkspaces,
 } from './bench/setup'
 import { type SignInTarget, signInOnce } from './bench/sign-in'
+import { runDeliveries } from './bench/webhooks'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
 
 const root = join(import.meta.dir, '..')
@@ -203,6 +205,8 @@ interface LatencyMeasured {
   cpu: CpuUsage
   /** Wall time of the measured window. */
   seconds: number
+  /** Operations per second, when the scenario also has a rate target. */
+  rate?: number
 }
 
 interface LatencyScenario {
@@ -212,6 +216,8 @@ interface LatencyScenario {
   method: string
   /** Upper bound on the p95, ms. */
   maxP95Ms: number
+  /** Lower bound on `rate`, operations per second, when set. */
+  minRate?: number
   subject: { name: string; run(): Promise<LatencyMeasured> }
 }
 
@@ -726,6 +732,10 @@ const APPS_LISTED = 5
 /** tenants-batch: batches sent, and tenants in each (SPEC: at most 100). */
 const BATCH_COUNT = 40
 const BATCH_ITEMS = 100
+/** webhook-deliveries: events, endpoints each event goes to, and events per emitting transaction. */
+const WEBHOOK_EVENTS = 2_000
+const WEBHOOK_ENDPOINTS = 10
+const WEBHOOK_BATCH = 100
 const PROVISION_COUNT = 50
 const PROVISION_POLL_MS = 10
 const PROVISION_TIMEOUT_MS = 10_000
@@ -1140,6 +1150,56 @@ const scenarios: Record<string, Scenario> = {
       },
     },
   },
+  'webhook-deliveries': {
+    kind: 'latency',
+    description: `${WEBHOOK_EVENTS} tenant.created events emitted straight into the store (as emit() does: event, deliveries, jobs; ${WEBHOOK_BATCH} per transaction) to ${WEBHOOK_ENDPOINTS} endpoints of one workspace on loopback receivers in the bench process: ${WEBHOOK_EVENTS * WEBHOOK_ENDPOINTS} signed POSTs by the server's job worker (JOB_WORKERS=1, JOB_CONCURRENCY=64; two workers measured slower on SQLite: they queue on its one write lock), the per-endpoint cap raised out of reach, on SQLite`,
+    method:
+      'one sample per delivery: its event emitted (the emitting transaction began) → its POST received; the rate counts distinct deliveries between the first and the last receipt; lost = expected − received, and every row must end delivered',
+    maxP95Ms: 30_000,
+    minRate: 1_000,
+    subject: {
+      name: 'gatehouse: webhook deliveries',
+      async run() {
+        const gh = await startGatehouse({
+          env: {
+            WEBHOOKS_ALLOW_HTTP: 'true',
+            WEBHOOKS_ALLOW_PRIVATE: 'true',
+            WEBHOOK_RATE_PER_MINUTE: '1000000',
+            WEBHOOK_ENDPOINT_CONCURRENCY: '64',
+            JOB_CONCURRENCY: '64',
+          },
+        })
+        try {
+          const done = cpuWindow(gh.pid)
+          const r = await runDeliveries(gh.env, {
+            endpoints: WEBHOOK_ENDPOINTS,
+            events: WEBHOOK_EVENTS,
+            batch: WEBHOOK_BATCH,
+            timeoutMs: 180_000,
+          })
+          const lost = r.expected - r.received
+          if (lost > 0 || r.delivered !== r.expected)
+            throw new Error(
+              `${lost} of ${r.expected} deliveries lost; ${r.delivered} rows delivered (${r.duplicates} duplicates)`,
+            )
+          return {
+            samples: summarize(r.latencies),
+            count: r.received,
+            unit: 'deliveries',
+            details: [
+              `${r.received} of ${r.expected} received, 0 lost, ${r.duplicates} twice; ${r.delivered} rows delivered`,
+              `${r.rate.toFixed(0)} deliveries/s between the first and the last receipt; ${r.seconds.toFixed(1)} s from the first emit to the last receipt`,
+            ],
+            cpu: done(),
+            seconds: r.seconds,
+            rate: r.rate,
+          }
+        } finally {
+          await gh.stop()
+        }
+      },
+    },
+  },
   'tenants-batch': {
     kind: 'latency',
     description: `POST /v1/workspaces/{id}/tenants:batch with ${BATCH_ITEMS} new tenants each (every one created with its tenant.created event and audit row), ${BATCH_COUNT} batches one after another with a dashboard session, on SQLite`,
@@ -1469,6 +1529,12 @@ async function runLatency(name: string, scenario: LatencyScenario) {
   console.log('baseline: n/a (latency target)')
   const met = s.p95 < scenario.maxP95Ms
   console.log(`target p95 < ${scenario.maxP95Ms} ms: ${met ? 'met' : 'MISSED'} (p95 ${s.p95.toFixed(1)} ms)`)
+  if (scenario.minRate !== undefined) {
+    const rate = m.rate ?? 0
+    console.log(
+      `target >= ${scenario.minRate} ${m.unit}/s: ${rate >= scenario.minRate ? 'met' : 'MISSED'} (${rate.toFixed(0)} ${m.unit}/s)`,
+    )
+  }
 }
 
 async function runFuzzScenario(name: string, scenario: FuzzScenario) {

@@ -243,10 +243,21 @@ async function record(
         .update(webhookDeliveries)
         .set({ ...common, status: 'delivered', deliveredAt: now, nextAttemptAt: null })
         .where(current)
+      // Written when it says something new (a failure streak ends, or a minute passed): at a high
+      // rate every success would otherwise rewrite the endpoint's row.
       await tx.db
         .update(webhooks)
         .set({ lastSuccessAt: now, failingSince: null })
-        .where(eq(webhooks.id, webhookId))
+        .where(
+          and(
+            eq(webhooks.id, webhookId),
+            or(
+              isNotNull(webhooks.failingSince),
+              isNull(webhooks.lastSuccessAt),
+              lte(webhooks.lastSuccessAt, now - MINUTE),
+            ),
+          ),
+        )
       return
     }
     const firstFailedAt = delivery.firstFailedAt ?? now
