@@ -371,7 +371,9 @@ async function startGatehouse(opts: GatehouseOptions = {}): Promise<Gatehouse> {
   }
   const logFile = join(dataDir, 'stdout.log')
   // BENCH_CPU_PROF=<dir>: each server writes a .cpuprofile there when it stops (Bun's --cpu-prof).
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : []
   const proc = Bun.spawn(opts.command ?? [BUN, ...profile, 'src/main.ts', 'serve'], {
     cwd: root,
     env: { ...process.env, ...env },
