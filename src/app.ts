@@ -6,7 +6,7 @@ import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
 import { type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
-import { type IdentityPlane, issuerFor, PLATFORM } from './identity'
+import { type IdentityPlane, issuerFor, PLATFORM, type RequestTarget } from './identity'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
@@ -131,12 +131,32 @@ export function createAuth(core: Core, features: Feature[] = productFeatures) {
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
+  const seen = new Map<string, RequestTarget>()
   // Not async: a cached identity answer goes out without a promise.
   return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
-    // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
-    const url = URL.parse(request.url)
-    if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
+    const raw = request.url
+    let where = seen.get(raw)
+    if (!where) {
+      // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
+      const url = URL.parse(raw)
+      if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
+      if (raw.length <= SEEN_URL_LENGTH && !raw.includes('?')) {
+        if (seen.size >= SEEN_URLS) seen.clear()
+        seen.set(raw, { host: url.host, pathname: url.pathname })
+      }
+      where = url
+    }
     const clientIp = () => clientAddress(request, server, core.config.trustedProxies)
-    return identity.handle(request, url, clientIp) ?? app.fetch(request)
+    return identity.handle(request, where, clientIp) ?? app.fetch(request)
   }
 }
+
+/**
+ * Request URLs whose host and path the front door remembers, as Bun gives them: parsing was the
+ * largest cost of a cached discovery or JWKS answer, and clients ask the same few URLs again and
+ * again. Only short URLs without a query are kept (a query tends to differ per request), so the memo
+ * holds at most ~0.5 MiB, and it starts over when full. One string always parses alike: what is
+ * remembered is that URL's own host and path, whoever asks.
+ */
+const SEEN_URLS = 1_024
+const SEEN_URL_LENGTH = 256

@@ -234,4 +234,26 @@ describe('with an https BASE_URL', () => {
       expect(res.headers.get('x-frame-options')).toBe('DENY')
     }
   })
+
+  it('answers a URL it has seen (its host and path remembered, the answer cached) like the first time', async () => {
+    const url = 'https://gatehouse.example/i/platform/.well-known/openid-configuration'
+    const answers = []
+    for (let i = 0; i < 3; i++) answers.push(await handle(new Request(url)))
+    const bodies = await Promise.all(answers.map((res) => res.text()))
+    for (const res of answers) {
+      expect(res.status).toBe(200)
+      expect(res.headers.get('strict-transport-security')).toBe(HSTS)
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    }
+    expect(new Set(bodies).size).toBe(1)
+    // Each answer is the request's own: its own id.
+    expect(new Set(answers.map((res) => res.headers.get('x-request-id'))).size).toBe(3)
+    // The same path on the control plane's side is still the control plane's, query or not.
+    for (const path of ['/healthz', '/healthz', '/healthz?x=1']) {
+      const res = await handle(new Request(`https://gatehouse.example${path}`))
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+    }
+  })
 })

@@ -22,13 +22,21 @@ import { type HeaderBag, IDENTITY_CSP, identitySecurityHeaders } from './securit
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
 const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_UNAVAILABLE : SERVER_ERROR)
 
-const CACHEABLE = new Set(['/.well-known/openid-configuration', '/jwks'])
+/** The documents answered from the cache, by their path below the issuer. */
+const DISCOVERY = '/.well-known/openid-configuration'
+const JWKS = '/jwks'
+type Document = 'discovery' | 'jwks'
+/** Which cached document a path asks for: two comparisons, no hashing of the path. */
+const documentAt = (path: string): Document | null =>
+  path === DISCOVERY ? 'discovery' : path === JWKS ? 'jwks' : null
+
 const CACHE_MS = 60_000
 /**
- * Documents cached at most (discovery and JWKS of 1,000 instances: 2.0 + 0.6 KiB a pair, and their
- * headers): an unbounded Map kept them for every instance ever asked, ~30 MiB for 10,000, for good.
+ * Instances whose documents are cached at most (discovery and JWKS of 1,000 instances: 2.0 + 0.6 KiB
+ * a pair, and their headers): an unbounded Map kept them for every instance ever asked, ~30 MiB for
+ * 10,000, for good.
  */
-const CACHED_DOCUMENTS = 2_000
+const CACHED_INSTANCES = 1_000
 
 interface Cached {
   /** The answer with its headers, the plane's security headers included; each hit is a clone. */
@@ -42,11 +50,20 @@ interface Cached {
   servingUntil: number
 }
 
+/** An instance's cached documents, under one key: a hit hashes the instance id, not a joined string. */
+type Documents = Partial<Record<Document, Cached>>
+
 /**
  * Responses that already carry the request id and the plane's security headers, set before they
  * were built (the provider's, through `inject`) or copied from the cache: `answer` leaves them be.
  */
 const headed = new WeakSet<Response>()
+
+/**
+ * Where a request goes, as the front door read it: its URL, or only the host and path it remembered
+ * for that URL (`createFetch`); the rest is parsed again only past the cache.
+ */
+export type RequestTarget = URL | { readonly host: string; readonly pathname: string }
 
 /** A request on its way to an instance: where it goes, and its path below the issuer's prefix. */
 interface Dispatch {
@@ -68,7 +85,7 @@ export interface FetchInit {
  * (`inject`): no second HTTP hop, no socket. Discovery and JWKS are answered from a short cache.
  */
 export class IdentityBridge {
-  private readonly cache = new LRUCache<string, Cached>({ max: CACHED_DOCUMENTS })
+  private readonly cache = new LRUCache<string, Documents>({ max: CACHED_INSTANCES })
   private readonly secureHeaders
   /** The X-Forwarded-Proto and -Host of an instance's issuer, read off the template once. */
   private readonly forwardedOf: (instanceId: string) => { proto: string; host: string }
@@ -91,18 +108,30 @@ export class IdentityBridge {
    * one access-log line; null for a request of the control plane. The client address is resolved
    * only for the plane's requests.
    */
-  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null {
+  handle(
+    request: Request,
+    where: RequestTarget,
+    clientIp: () => string,
+  ): Promise<Response> | Response | null {
     // Read once: each read of a URL's pathname makes a new string.
-    const pathname = url.pathname
-    const target = this.addressing.resolve(url.host, pathname)
+    const pathname = where.pathname
+    const target = this.addressing.resolve(where.host, pathname)
     if (!target) return null
     const startedAt = performance.now()
     const id = requestIdFor(request)
     const path = subPath(pathname, target)
     // Discovery and JWKS, the plane's most frequent requests, are answered from a fresh cache entry
-    // at once: no promise, no await.
-    const hit = request.method === 'GET' ? this.fresh(target.instanceId, path) : undefined
-    if (hit) return this.done(request, pathname, this.fromCache(hit.response, id), id, startedAt)
+    // at once: no promise, no await, and none of the bookkeeping `done` does for other answers (the
+    // copy already carries the plane's headers).
+    const method = request.method
+    const hit = method === 'GET' ? this.fresh(target.instanceId, path) : undefined
+    if (hit) {
+      const response = this.fromCache(hit.response, id)
+      logRequest(this.core.log, id, method, pathname, response.status, startedAt)
+      return response
+    }
+    // Past the cache: the whole URL (search, query), parsed again only if the front door did not.
+    const url = where instanceof URL ? where : new URL(request.url)
     return this.answer(request, { target, path, url }, clientIp, id, startedAt)
   }
 
@@ -134,22 +163,18 @@ export class IdentityBridge {
     startedAt: number,
   ): Response {
     if (!headed.has(response)) this.head(response.headers, id)
-    logRequest(this.core.log, {
-      id,
-      method: request.method,
-      path: pathname,
-      status: response.status,
-      startedAt,
-    })
+    logRequest(this.core.log, id, request.method, pathname, response.status, startedAt)
     return response
   }
 
   /** The cached answer at `path` of an instance, when it is current and the instance known to serve. */
   private fresh(instanceId: string, path: string): Cached | undefined {
-    if (!CACHEABLE.has(path)) return undefined
-    const hit = this.cache.get(`${instanceId}${path}`)
+    const document = documentAt(path)
+    if (!document) return undefined
+    const hit = this.cache.get(instanceId)?.[document]
+    if (!hit) return undefined
     const now = this.core.clock.now()
-    return hit && hit.expires > now && hit.servingUntil > now ? hit : undefined
+    return hit.expires > now && hit.servingUntil > now ? hit : undefined
   }
 
   /** What every answer of the plane carries: its request id and the plane's security headers. */
@@ -180,22 +205,22 @@ export class IdentityBridge {
     id: string,
   ): Promise<Response> {
     const { instanceId } = route.target
-    const cacheKey =
-      request.method === 'GET' && CACHEABLE.has(route.path) ? `${instanceId}${route.path}` : null
-    if (cacheKey) {
-      const hit = this.cache.get(cacheKey)
+    const exempt = documentAt(route.path)
+    const document = request.method === 'GET' ? exempt : null
+    if (document) {
+      const hit = this.cache.get(instanceId)?.[document]
       // A cache hit skips the provider, so it checks here that the instance still serves; a miss is
       // checked once, by the dispatcher.
       if (hit && hit.expires > this.core.clock.now()) {
         if (await this.pool.isServing(instanceId)) {
           hit.servingUntil = this.core.clock.now() + MEMO_MS
-          return this.fromCache(hit.response, id)
+          return this.headedCopy(hit.response, id)
         }
         return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
       }
     }
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts.
-    if (!CACHEABLE.has(route.path)) {
+    if (!exempt) {
       const decision = await this.limit(instanceId)
       if (decision && !decision.allowed) {
         const response = errorResponse(
@@ -223,7 +248,7 @@ export class IdentityBridge {
     const to = { ...route, clientIp: clientIp() }
     const response = await this.send(to, request.method, headers, body, finish)
     headed.add(response)
-    if (cacheKey && response.status === 200) {
+    if (document && response.status === 200) {
       const kept = [...response.headers].filter(
         ([k]) => k === 'content-type' || k === 'cache-control' || k === 'access-control-allow-origin',
       )
@@ -231,8 +256,10 @@ export class IdentityBridge {
       this.secureHeaders(cached.headers)
       // The provider answered: the pool found the instance serving just now.
       const now = this.core.clock.now()
-      this.cache.set(cacheKey, { response: cached, expires: now + CACHE_MS, servingUntil: now + MEMO_MS })
-      return this.fromCache(cached, id)
+      const documents = this.cache.get(instanceId) ?? {}
+      documents[document] = { response: cached, expires: now + CACHE_MS, servingUntil: now + MEMO_MS }
+      this.cache.set(instanceId, documents)
+      return this.headedCopy(cached, id)
     }
     return response
   }
@@ -241,6 +268,12 @@ export class IdentityBridge {
   private fromCache(cached: Response, id: string): Response {
     const response = cached.clone()
     response.headers.set('x-request-id', id)
+    return response
+  }
+
+  /** The same, for an answer that goes through `done`: marked so its headers are not set again. */
+  private headedCopy(cached: Response, id: string): Response {
+    const response = this.fromCache(cached, id)
     headed.add(response)
     return response
   }
@@ -312,7 +345,7 @@ export class IdentityBridge {
       this.pool.evictAll()
       return
     }
-    for (const sub of CACHEABLE) this.cache.delete(`${instanceId}${sub}`)
+    this.cache.delete(instanceId)
     this.pool.evict(instanceId)
   }
 }

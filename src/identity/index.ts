@@ -22,7 +22,7 @@ export { issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
 export { resetAccountMfa } from './mfa/reset'
-export type { IdentityPlane } from './plane'
+export type { IdentityPlane, RequestTarget } from './plane'
 export { platformClient } from './platform'
 export {
   createMachineTokenIssuer,

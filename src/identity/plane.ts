@@ -1,6 +1,6 @@
 import type { Core } from '../core'
 import { preparePasswordChecks } from './accounts'
-import { type FetchInit, IdentityBridge } from './bridge'
+import { type FetchInit, IdentityBridge, type RequestTarget } from './bridge'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
 import { ensureInstanceKeys } from './keys'
@@ -10,6 +10,8 @@ import { InstancePool } from './pool'
 import { buildProvider } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
 
+export type { RequestTarget }
+
 export interface IdentityPlane {
   /** Sends a request to an instance in-process: the control plane's own calls (code exchange, device flow). */
   fetch(instanceId: string, path: string, init?: FetchInit, clientIp?: string): Promise<Response>
@@ -17,7 +19,7 @@ export interface IdentityPlane {
    * The front door's share of a request: the answer when it is addressed to an instance, null when
    * it is the control plane's. `clientIp` is called only for the plane's requests.
    */
-  handle(request: Request, url: URL, clientIp: () => string): Promise<Response> | Response | null
+  handle(request: Request, where: RequestTarget, clientIp: () => string): Promise<Response> | Response | null
   /** The instances' Providers (tests reach one through it). */
   pool: InstancePool
 }
@@ -50,7 +52,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   )
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
-    handle: (request, url, clientIp) => bridge.handle(request, url, clientIp),
+    handle: (request, where, clientIp) => bridge.handle(request, where, clientIp),
     pool,
   }
 }

@@ -10,20 +10,25 @@ export function requestIdFor(request: Request): string {
   return incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID()
 }
 
-/** The one structured access-log line of a request. */
+/**
+ * The one structured access-log line of a request. Positional: the identity plane's cached answers
+ * log one per request, and the fields object is the only one built.
+ */
 export function logRequest(
   log: Logger,
-  entry: { id?: string; method: string; path: string; status: number; startedAt?: number },
+  id: string | undefined,
+  method: string,
+  path: string,
+  status: number,
+  startedAt: number | undefined,
 ): void {
   log.info('request', {
-    request_id: entry.id,
-    method: entry.method,
-    path: entry.path,
-    status: entry.status,
+    request_id: id,
+    method,
+    path,
+    status,
     duration_ms:
-      entry.startedAt === undefined
-        ? undefined
-        : Math.round((performance.now() - entry.startedAt) * 100) / 100,
+      startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
   })
 }
 
@@ -41,11 +46,5 @@ export const requestLogPlugin = (log: Logger) =>
     .onAfterResponse({ as: 'global' }, ({ request, set, path, responseValue }) => {
       const s = started.get(request)
       const status = responseValue instanceof Response ? responseValue.status : set.status
-      logRequest(log, {
-        id: s?.id,
-        method: request.method,
-        path,
-        status: typeof status === 'number' ? status : 200,
-        startedAt: s?.t,
-      })
+      logRequest(log, s?.id, request.method, path, typeof status === 'number' ? status : 200, s?.t)
     })
