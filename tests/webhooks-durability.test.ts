@@ -7,6 +7,7 @@ import { createCore } from '../src/core'
 import { webhookDeliveries, webhooks } from '../src/events/schema'
 import { jobs } from '../src/queue/schema'
 import { createLogger } from '../src/shared/logger'
+import { until } from './support/cluster'
 import { tempDir } from './support/core'
 import { storeEnv } from './support/postgres'
 
@@ -25,13 +26,6 @@ const env: Record<string, string | undefined> = {
 }
 delete env.JOB_LEASE_SECONDS
 delete env.NODE_ID
-const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 20_000) => {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(50)
-  }
-}
 const spawnServer = () =>
   Bun.spawn(['bun', join(import.meta.dir, '../src/main.ts'), 'serve'], {
     env,
