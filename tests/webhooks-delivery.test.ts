@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { and, eq } from 'drizzle-orm'
 import { events } from '../src/events/schema'
 import { ownerEmails } from '../src/features/workspaces/service'
@@ -635,6 +638,35 @@ describe('a failing endpoint', () => {
     await deliver()
     await smtp.waitFor((m) => JSON.stringify(m.to).includes(email!) && m !== mail)
     expect(mailsTo()).toHaveLength(2)
+  })
+})
+
+describe("README's verification example", () => {
+  it('accepts a real delivery with the secret the API gave, and refuses it tampered, stale or with another secret', async () => {
+    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
+    const example = /<!-- webhook-verify-example -->\n```ts\n([\s\S]+?)\n```/.exec(readme)?.[1]
+    expect(example).toContain('export function verifyWebhook')
+    const dir = mkdtempSync(join(tmpdir(), 'readme-webhook-'))
+    try {
+      writeFileSync(join(dir, 'verify.ts'), example!)
+      const { verifyWebhook } = (await import(join(dir, 'verify.ts'))) as {
+        verifyWebhook(raw: string, header: string, secret: string, toleranceS?: number): boolean
+      }
+      // The example reads the system time: this delivery is signed now.
+      clock.set(Date.now())
+      const { owner, ws } = await workspaceWithOwner()
+      const hook = await subscribe(owner, ws, ['tenant.created'])
+      await createTenant(owner, ws, 'readme')
+      await deliver()
+      const [got] = receiver.to(hook.url)
+      expect(got?.signature).toBeString()
+      expect(verifyWebhook(got!.raw, got!.signature!, hook.secret)).toBe(true)
+      expect(verifyWebhook(got!.raw.replace('readme', 'README'), got!.signature!, hook.secret)).toBe(false)
+      expect(verifyWebhook(got!.raw, got!.signature!, `${hook.secret}x`)).toBe(false)
+      expect(verifyWebhook(got!.raw, got!.signature!, hook.secret, -1)).toBe(false)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
