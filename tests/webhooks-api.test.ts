@@ -298,6 +298,38 @@ describe('rotating the secret, reactivating, deliveries', () => {
   })
 })
 
+describe('the deliveries list', () => {
+  it('pages newest first with an opaque cursor, and refuses a limit or cursor it never handed out (422)', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const created = await createHook(owner, ws)
+    const path = `${hooksOf(ws)}/${created.id}`
+    const sent: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const test = await api(owner, 'POST', `${path}/test`)
+      expect(test.status).toBe(202)
+      sent.push(test.body.delivery_id)
+    }
+    const first = await api(owner, 'GET', `${path}/deliveries?limit=2`)
+    expect(first.status).toBe(200)
+    expect(first.body.total).toBe(3)
+    expect(first.body.items.map((d: Json) => d.id)).toEqual([sent[2], sent[1]])
+    expect(first.body.next_cursor).toBeString()
+    expect(first.body.next_cursor).not.toContain('dlv_')
+    const second = await api(owner, 'GET', `${path}/deliveries?limit=2&cursor=${first.body.next_cursor}`)
+    expect(second.body.items.map((d: Json) => d.id)).toEqual([sent[0]])
+    expect(second.body.next_cursor).toBeNull()
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['limit=201', 'limit'],
+      [`cursor=${sent[0]}`, 'cursor'],
+    ]) {
+      const res = await api(owner, 'GET', `${path}/deliveries?${query}`)
+      expect([query, res.status]).toEqual([query, 422])
+      expect(res.body.detail[0].loc).toEqual(['query', field])
+    }
+  })
+})
+
 describe('who may', () => {
   it('needs workspace:write on every route: a viewer and a workspace:read key get 403 and change nothing', async () => {
     const { owner, ws } = await workspaceWithOwner()

@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { SUBSCRIBABLE_EVENTS } from '../../events/emit'
 import { resourceId } from '../../shared/formats'
+import { nextCursorField } from '../../shared/pages'
 
 const eventType = t.Union(
   SUBSCRIBABLE_EVENTS.map((e) => t.Literal(e)),
@@ -90,13 +91,14 @@ export namespace WebhookModel {
 
   export const deliveriesQuery = t.Object({
     status: t.Optional(deliveryStatus),
-    limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    cursor: t.Optional(t.String({ maxLength: 100 })),
+    // 1..200 and an opaque cursor, checked by the shared paging rules (shared/pages.ts).
+    limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
+    cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
   })
   export const deliveries = t.Object({
     items: t.Array(delivery),
     total: t.Integer(),
-    next_cursor: t.Nullable(t.String()),
+    next_cursor: nextCursorField,
   })
 
   export const tested = t.Object({ delivery_id: t.String(), event_id: t.String() })

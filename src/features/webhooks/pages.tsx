@@ -37,7 +37,7 @@ function sentEvents(body: unknown): Record<string, unknown> {
 /** The endpoint page's query: the log's tab and page. */
 const logQuery = t.Object({
   status: t.Optional(t.Literal('failed')),
-  cursor: t.Optional(t.String({ maxLength: 100 })),
+  cursor: t.Optional(t.String({ maxLength: 200 })),
 })
 const filterOf = (query: { status?: 'failed' }): LogFilter => (query.status === 'failed' ? 'failed' : 'all')
 

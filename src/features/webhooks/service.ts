@@ -15,6 +15,7 @@ import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { outboundUrlProblem } from '../../shared/outbound'
+import { decodeCursor, nextCursor, pageLimit } from '../../shared/pages'
 import type { Actor } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { WebhookErrors } from './errors'
@@ -265,7 +266,7 @@ export function createWebhookService(core: Core) {
       query: { status?: DeliveryStatus; limit?: number; cursor?: string },
     ) {
       await find(core.db, workspace.id, webhookId)
-      const limit = query.limit ?? 50
+      const limit = pageLimit(query.limit)
       const where = and(
         eq(webhookDeliveries.webhookId, webhookId),
         query.status ? eq(webhookDeliveries.status, query.status) : undefined,
@@ -273,7 +274,7 @@ export function createWebhookService(core: Core) {
       const rows = await core.db
         .select()
         .from(webhookDeliveries)
-        .where(and(where, query.cursor ? lt(webhookDeliveries.id, query.cursor) : undefined))
+        .where(and(where, query.cursor ? lt(webhookDeliveries.id, decodeCursor(query.cursor)) : undefined))
         .orderBy(desc(webhookDeliveries.id))
         .limit(limit + 1)
       const [{ n } = { n: 0 }] = await core.db.select({ n: count() }).from(webhookDeliveries).where(where)
@@ -281,7 +282,7 @@ export function createWebhookService(core: Core) {
       return {
         items: page.map(deliveryOut),
         total: Number(n),
-        next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+        next_cursor: nextCursor(rows, limit, (d) => d.id),
       }
     },
 
