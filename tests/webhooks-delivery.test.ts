@@ -560,6 +560,42 @@ describe('the rate cap', () => {
   })
 })
 
+describe('a redelivery while an attempt is in flight', () => {
+  it("is not undone by that attempt's late failure: the redelivered one is delivered", async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const hook = await subscribe(owner, ws, ['tenant.created'])
+    // Every request waits for the test; the first is answered 500, the second 200.
+    const waiting: ((r: Response) => void)[] = []
+    receiver.respond(hook.url, () => new Promise<Response>((resolve) => waiting.push(resolve)))
+    const until = async (what: () => boolean) => {
+      const deadline = Date.now() + 10_000
+      while (!what() && Date.now() < deadline) await Bun.sleep(10)
+      expect(what()).toBe(true)
+    }
+    await createTenant(owner, ws, 'inflight')
+    const first = server.tick()
+    await until(() => waiting.length === 1)
+    const [delivery] = (await deliveriesOf(owner, ws, hook.id)).items
+    const again = await api(owner, 'POST', `${hooksOf(ws)}/${hook.id}/deliveries/${delivery!.id}/redeliver`)
+    expect(again.status).toBe(202)
+    const second = server.tick()
+    await until(() => waiting.length === 2)
+    // The first attempt fails after the redelivery took over; then the redelivery succeeds.
+    waiting[0]!(new Response('no', { status: 500 }))
+    await Bun.sleep(50)
+    waiting[1]!(new Response('ok'))
+    await Promise.all([first, second])
+    await deliver()
+    expect(await deliveryOf(owner, ws, hook.id, delivery!.event_id)).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_status_code: 200,
+      next_attempt_at: null,
+    })
+    expect(receiver.to(hook.url)).toHaveLength(2)
+  })
+})
+
 describe('a slow endpoint', () => {
   it('holds at most WEBHOOK_ENDPOINT_CONCURRENCY (8) deliveries in flight and keeps no other endpoint waiting', async () => {
     const { owner, ws } = await workspaceWithOwner()
