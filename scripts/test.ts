@@ -12,7 +12,9 @@ const only = process.env.TEST_STORE
 
 function leg(name: string, env: Record<string, string | undefined>): boolean {
   console.log(`\n== tests on ${name}`)
-  const run = spawnSync(process.execPath, ['test', '--timeout', '30000', ...args], {
+  // On CI only failures are printed, so that the tail CI keeps shows which file failed and why.
+  const quiet = process.env.CI ? ['--only-failures'] : []
+  const run = spawnSync(process.execPath, ['test', '--timeout', '30000', ...quiet, ...args], {
     cwd: root,
     stdio: 'inherit',
     env: { ...process.env, ...env },
