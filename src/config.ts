@@ -42,6 +42,8 @@ export interface Config {
   /** SPEC "Rate limits" (DESIGN "Rate limits"); 0 turns a limit off. */
   rateLimits: RateLimits
   webhooks: WebhookSettings
+  /** Issuers a workspace's `oidc` IdP may name (`IDPS_ALLOW_HTTP`, `IDPS_ALLOW_PRIVATE`): https and public by default. */
+  idps: { allowHttp: boolean; allowPrivate: boolean }
 }
 
 /** Outgoing webhooks (DESIGN "Webhooks", SPEC "Limits"). */
@@ -320,6 +322,10 @@ export function loadConfig(env: Env = process.env): Config {
       batchPerMinute: int(env, 'RATE_LIMIT_BATCH_PER_MINUTE', 5, 0, 1_000_000),
       dataPlaneRps: int(env, 'RATE_LIMIT_DATA_PLANE_RPS', 50, 0, 1_000_000),
       dataPlaneBurst: int(env, 'RATE_LIMIT_DATA_PLANE_BURST', 200, 1, 10_000_000),
+    },
+    idps: {
+      allowHttp: bool(env, 'IDPS_ALLOW_HTTP') ?? false,
+      allowPrivate: bool(env, 'IDPS_ALLOW_PRIVATE') ?? false,
     },
     webhooks: {
       allowHttp: bool(env, 'WEBHOOKS_ALLOW_HTTP') ?? false,

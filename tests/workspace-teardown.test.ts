@@ -141,6 +141,13 @@ async function fillEveryFeature(ws: string): Promise<void> {
   const account = await findAccountByEmail(core, ws, 'end@example.com')
   if (!account) throw new Error('the end user was not created')
 
+  // An external identity provider.
+  const idp = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/idps`, {
+    type: 'github',
+    client_id: 'gh-client',
+    client_secret: 'gh-secret',
+  })
+  expect(idp.status).toBe(201)
   // A webhook endpoint (nothing listens there), and a tenant whose event it is sent and fails.
   const hook = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/webhooks`, {
     url: `http://127.0.0.1:${await freePort()}/hook`,

@@ -8,6 +8,7 @@ import { feature as dashboard } from './dashboard'
 import { feature as docs } from './docs'
 import type { Feature, WorkspaceLifecycle } from './feature'
 import { feature as health } from './health'
+import { feature as idps } from './idps'
 import { feature as loginPolicy } from './login-policy'
 import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
@@ -30,6 +31,7 @@ export const features: Feature[] = [
   apps, // OIDC applications
   users, // a workspace's users and invitations
   loginPolicy, // how a workspace's users sign in
+  idps, // external identity providers of a workspace
   machineKeys, // keys for agents and automation, and their token exchange
   audit, // reading a workspace's audit log (every feature writes it through core.audit)
   tenants, // a workspace's customers, their members and tenant-scoped access

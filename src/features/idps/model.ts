@@ -1,0 +1,50 @@
+import { t } from 'elysia'
+import { resourceId } from '../../shared/formats'
+import { nameField } from '../../shared/names'
+
+/** DESIGN "IdPs": a workspace's external identity providers. */
+export namespace IdpModel {
+  export const params = t.Object({ workspace_id: t.String({ format: 'uuid' }), idp_id: resourceId() })
+
+  export const type = t.Union([
+    t.Literal('google'),
+    t.Literal('github'),
+    t.Literal('microsoft'),
+    t.Literal('oidc'),
+  ])
+
+  export const create = t.Object(
+    {
+      type,
+      name: t.Optional(nameField(100)),
+      client_id: t.String({ minLength: 1, maxLength: 500 }),
+      client_secret: t.String({ minLength: 1, maxLength: 2000 }),
+      issuer: t.Optional(
+        t.String({ minLength: 1, maxLength: 2000, description: '`oidc` only: the issuer URL (https)' }),
+      ),
+      scopes: t.Optional(
+        t.Array(t.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,100}$' }), {
+          maxItems: 20,
+          uniqueItems: true,
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  )
+  export type Create = typeof create.static
+
+  export const out = t.Object({
+    id: t.String({ description: 'idp_ + ULID' }),
+    type,
+    name: t.String(),
+    client_id: t.String(),
+    issuer: t.Nullable(t.String()),
+    scopes: t.Array(t.String()),
+    redirect_uri: t.String({ description: 'Register this at the provider' }),
+    created_at: t.String(),
+  })
+  export type Out = typeof out.static
+
+  export const list = t.Object({ items: t.Array(out), total: t.Integer() })
+  export const deleted = t.Object({ deleted: t.Literal(true) })
+}
