@@ -42,8 +42,132 @@ export interface Config {
   /** SPEC "Rate limits" (DESIGN "Rate limits"); 0 turns a limit off. */
   rateLimits: RateLimits
   webhooks: WebhookSettings
+  idps: IdpSettings
+}
+
+export type NamedIdpType = 'google' | 'github' | 'microsoft'
+export type IdpType = NamedIdpType | 'oidc'
+
+/**
+ * Where a named provider signs users in. `issuer` and `jwks` for the OpenID Connect ones (Microsoft's
+ * issuer holds `{tenantid}`: its `common` endpoints sign with the user's tenant as issuer), `api` for
+ * GitHub (user and emails).
+ */
+export interface NamedIdpEndpoints {
+  authorization: string
+  token: string
+  issuer?: string
+  jwks?: string
+  api?: string
+}
+
+/** An IdP of the platform instance (the dashboard's own sign-in), from the environment. */
+export interface PlatformIdp {
+  type: IdpType
+  name: string
+  clientId: string
+  clientSecret: string
+  /** `PLATFORM_OIDC_ISSUER`; null for the named ones. */
+  issuer: string | null
+}
+
+/** DESIGN "IdPs". */
+export interface IdpSettings {
   /** Issuers a workspace's `oidc` IdP may name (`IDPS_ALLOW_HTTP`, `IDPS_ALLOW_PRIVATE`): https and public by default. */
-  idps: { allowHttp: boolean; allowPrivate: boolean }
+  allowHttp: boolean
+  allowPrivate: boolean
+  /** The one table of the named providers' endpoints; `IDP_ENDPOINTS` (JSON) replaces entries of it. */
+  endpoints: Record<NamedIdpType, NamedIdpEndpoints>
+  /** `GOOGLE_CLIENT_ID`/`_SECRET`, `GITHUB_…`, `MICROSOFT_…`, `PLATFORM_OIDC_*`: in that order. */
+  platform: PlatformIdp[]
+}
+
+export const NAMED_IDP_ENDPOINTS: Record<NamedIdpType, NamedIdpEndpoints> = {
+  google: {
+    issuer: 'https://accounts.google.com',
+    authorization: 'https://accounts.google.com/o/oauth2/v2/auth',
+    token: 'https://oauth2.googleapis.com/token',
+    jwks: 'https://www.googleapis.com/oauth2/v3/certs',
+  },
+  microsoft: {
+    issuer: 'https://login.microsoftonline.com/{tenantid}/v2.0',
+    authorization: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+    token: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+    jwks: 'https://login.microsoftonline.com/common/discovery/v2.0/keys',
+  },
+  github: {
+    authorization: 'https://github.com/login/oauth/authorize',
+    token: 'https://github.com/login/oauth/access_token',
+    api: 'https://api.github.com',
+  },
+}
+
+const NAMED_IDPS: { type: NamedIdpType; prefix: string; name: string }[] = [
+  { type: 'google', prefix: 'GOOGLE', name: 'Google' },
+  { type: 'github', prefix: 'GITHUB', name: 'GitHub' },
+  { type: 'microsoft', prefix: 'MICROSOFT', name: 'Microsoft' },
+]
+
+/** `IDP_ENDPOINTS`: `{"github": {"authorization": "…", …}, …}`, each entry complete, http(s) URLs. */
+function idpEndpoints(env: Env): Record<NamedIdpType, NamedIdpEndpoints> {
+  const raw = env.IDP_ENDPOINTS
+  if (!raw) return NAMED_IDP_ENDPOINTS
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new ConfigError('IDP_ENDPOINTS', 'expected a JSON object')
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError('IDP_ENDPOINTS', 'expected a JSON object')
+  const table = { ...NAMED_IDP_ENDPOINTS }
+  for (const [type, entry] of Object.entries(parsed)) {
+    if (!(type in NAMED_IDP_ENDPOINTS)) throw new ConfigError('IDP_ENDPOINTS', `unknown provider "${type}"`)
+    const need = Object.keys(NAMED_IDP_ENDPOINTS[type as NamedIdpType])
+    const given = (entry ?? {}) as Record<string, unknown>
+    const out: Record<string, string> = {}
+    for (const key of need) {
+      const value = given[key]
+      if (typeof value !== 'string') throw new ConfigError('IDP_ENDPOINTS', `${type}.${key} is missing`)
+      out[key] = key === 'issuer' ? value : httpUrl('IDP_ENDPOINTS', value)
+    }
+    table[type as NamedIdpType] = out as unknown as NamedIdpEndpoints
+  }
+  return table
+}
+
+/** The platform instance's IdPs: each one needs its id and its secret, or neither. */
+function platformIdps(env: Env): PlatformIdp[] {
+  const pair = (prefix: string) => {
+    const id = env[`${prefix}_CLIENT_ID`] || ''
+    const secret = env[`${prefix}_CLIENT_SECRET`] || ''
+    if (!id !== !secret)
+      throw new ConfigError(
+        `${prefix}_CLIENT_${id ? 'SECRET' : 'ID'}`,
+        `is required with ${prefix}_CLIENT_${id ? 'ID' : 'SECRET'}`,
+      )
+    return id ? { clientId: id, clientSecret: secret } : null
+  }
+  const out: PlatformIdp[] = []
+  for (const named of NAMED_IDPS) {
+    const credentials = pair(named.prefix)
+    if (credentials) out.push({ type: named.type, name: named.name, issuer: null, ...credentials })
+  }
+  const oidc = pair('PLATFORM_OIDC')
+  const issuer = env.PLATFORM_OIDC_ISSUER || ''
+  if (!oidc !== !issuer)
+    throw new ConfigError(
+      'PLATFORM_OIDC_ISSUER',
+      'goes with PLATFORM_OIDC_CLIENT_ID and PLATFORM_OIDC_CLIENT_SECRET',
+    )
+  if (oidc)
+    out.push({
+      type: 'oidc',
+      name: str(env, 'PLATFORM_OIDC_NAME', 'Single sign-on'),
+      issuer: httpUrl('PLATFORM_OIDC_ISSUER', issuer),
+      ...oidc,
+    })
+  return out
 }
 
 /** Outgoing webhooks (DESIGN "Webhooks", SPEC "Limits"). */
@@ -326,6 +450,8 @@ export function loadConfig(env: Env = process.env): Config {
     idps: {
       allowHttp: bool(env, 'IDPS_ALLOW_HTTP') ?? false,
       allowPrivate: bool(env, 'IDPS_ALLOW_PRIVATE') ?? false,
+      endpoints: idpEndpoints(env),
+      platform: platformIdps(env),
     },
     webhooks: {
       allowHttp: bool(env, 'WEBHOOKS_ALLOW_HTTP') ?? false,

@@ -126,43 +126,62 @@ export async function signUp(
   const given = (input.name ?? '').trim().slice(0, 200)
   const name = given ? displayName(given) : ''
   const passwordHash = await hashPassword(input.password)
-  const now = core.clock.now()
   try {
     return await core.store.tx(async (tx) => {
       if (await addressTaken(tx, instanceId, email)) throw emailTaken()
-      let first = false
-      if (instanceId === PLATFORM) {
-        await tx.serialize('platform:first-account')
-        const [row] = await tx.db
-          .select({ n: count() })
-          .from(accounts)
-          .where(eq(accounts.instanceId, PLATFORM))
-        first = Number(row?.n ?? 0) === 0
-      }
-      const [account] = await tx.db
-        .insert(accounts)
-        .values({
-          id: newId('usr', now),
-          instanceId,
-          email,
-          name,
-          passwordHash,
-          isPlatformAdmin: first,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
-      if (!account) throw new Error('the account was not written')
-      if (instanceId !== PLATFORM) {
-        await core.emit('user.created', instanceId, userEventData(account), { tx })
-      }
-      return account
+      return insertAccount(tx, core, instanceId, { email, name, passwordHash })
     })
   } catch (e) {
     // Another sign-up with this address committed between the check and the insert.
     if (isUniqueViolation(e)) throw emailTaken()
     throw e
   }
+}
+
+/**
+ * Writes a new active account in the caller's transaction: the platform's first account is its
+ * administrator; a workspace instance's emits `user.created` (with the IdP it came from, if any).
+ * The one way an account is born of a sign-up, with a password or through an external IdP.
+ */
+export async function insertAccount(
+  tx: Conn,
+  core: Core,
+  instanceId: string,
+  input: {
+    email: string
+    name: string
+    passwordHash: string | null
+    emailVerified?: boolean
+    viaIdp?: string | null
+  },
+): Promise<Account> {
+  const now = core.clock.now()
+  let first = false
+  if (instanceId === PLATFORM) {
+    await tx.serialize('platform:first-account')
+    const [row] = await tx.db.select({ n: count() }).from(accounts).where(eq(accounts.instanceId, PLATFORM))
+    first = Number(row?.n ?? 0) === 0
+  }
+  const [account] = await tx.db
+    .insert(accounts)
+    .values({
+      id: newId('usr', now),
+      instanceId,
+      email: input.email,
+      emailVerified: input.emailVerified ?? false,
+      name: input.name,
+      passwordHash: input.passwordHash,
+      isPlatformAdmin: first,
+      viaIdp: input.viaIdp ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning()
+  if (!account) throw new Error('the account was not written')
+  if (instanceId !== PLATFORM) {
+    await core.emit('user.created', instanceId, userEventData(account), { tx })
+  }
+  return account
 }
 
 /** The account when the password matches; null otherwise (constant work either way). */

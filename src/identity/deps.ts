@@ -1,3 +1,4 @@
+import type { IdpType } from '../config'
 import type { Core } from '../core'
 import type { Conn } from '../db/store'
 import type { LoginPolicy } from './policy'
@@ -34,6 +35,22 @@ export interface ClientSource {
 }
 
 /**
+ * An external identity provider an instance's sign-in page offers (the idps feature's rows, or the
+ * platform's from configuration). The secret stays sealed until the code exchange opens it.
+ */
+export interface ExternalIdp {
+  /** `idp_…` for a workspace's; the type for the platform's (`google`, …, `oidc`). */
+  id: string
+  type: IdpType
+  name: string
+  clientId: string
+  clientSecret(): string
+  /** A generic `oidc` IdP's issuer; null for the named ones (their endpoints are configuration). */
+  issuer: string | null
+  scopes: string[]
+}
+
+/**
  * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
  * plane imports no feature, and reads no feature's table.
  */
@@ -49,6 +66,11 @@ export interface IdentityDeps {
   endAccountSessions(conn: Conn, accountId: string): Promise<void>
   /** A workspace instance's login policy (the login-policy feature); never asked for `platform`. */
   loginPolicy(workspaceId: string): Promise<LoginPolicy>
+  /**
+   * A workspace instance's active external IdPs (the idps feature); never asked for `platform`.
+   * Optional: without it a workspace's sign-in page offers none.
+   */
+  externalIdps?(workspaceId: string): Promise<ExternalIdp[]>
   /**
    * A workspace's display name, for what users see of their instance outside its pages (the issuer
    * an authenticator app lists). Optional: without it the issuer's address stands in.

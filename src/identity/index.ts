@@ -17,8 +17,10 @@ export {
   signUp,
   type UserAccount,
 } from './accounts'
-export type { ClientSource, IdentityDeps, MailMessage } from './deps'
-export { issuerFor, PLATFORM } from './instances'
+export { deleteIdpLinks } from './broker/accounts'
+export { DEFAULT_IDP_SCOPES } from './broker/model'
+export type { ClientSource, ExternalIdp, IdentityDeps, MailMessage } from './deps'
+export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
 export { resetAccountMfa } from './mfa/reset'

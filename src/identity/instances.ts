@@ -11,6 +11,10 @@ export const isInstanceId = (id: string) => id === PLATFORM || UUID.test(id)
 export const issuerFor = (config: Config, instanceId: string) =>
   config.authUrlTemplate.replace('{workspace_id}', instanceId)
 
+/** Where an external IdP sends the browser back: one address per IdP, registered at the provider. */
+export const brokerRedirectUri = (config: Config, instanceId: string, idpId: string) =>
+  `${issuerFor(config, instanceId)}/broker/${idpId}/callback`
+
 export interface InstanceTarget {
   instanceId: string
   /** Path prefix of the issuer (`/i/<id>` by default, empty for a host-based template). */

@@ -1,11 +1,13 @@
 import type { Core } from '../core'
 import { preparePasswordChecks } from './accounts'
 import { type FetchInit, IdentityBridge, type RequestTarget } from './bridge'
+import { platformIdps } from './broker/protocol'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
 import { ensureInstanceKeys } from './keys'
 import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
+import { PLATFORM_LOGIN_POLICY } from './policy'
 import { InstancePool } from './pool'
 import { buildProvider } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
@@ -41,7 +43,13 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
         tenantsOf: deps.tenantsOf,
       }),
     deps.workspaceActive,
-    deps.loginPolicy,
+    async (instanceId) =>
+      instanceId === PLATFORM
+        ? { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config) }
+        : {
+            policy: await deps.loginPolicy(instanceId),
+            idps: (await deps.externalIdps?.(instanceId)) ?? [],
+          },
   )
   const bridge = new IdentityBridge(
     core,

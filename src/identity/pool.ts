@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
 import type { Core } from '../core'
+import type { ExternalIdp } from './deps'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
-import { type LoginPolicy, PLATFORM_LOGIN_POLICY } from './policy'
+import type { LoginPolicy } from './policy'
 
 /** Instances whose `active` answer is remembered before the expired answers are dropped. */
 const SERVING_MEMO_MAX = 10_000
@@ -21,6 +22,14 @@ export interface Instance {
    * session lifetime follows it. A policy change evicts the instance on every node.
    */
   policy: LoginPolicy
+  /** The external IdPs its sign-in page offers; a change evicts the instance on every node too. */
+  idps: ExternalIdp[]
+}
+
+/** What an instance is built with besides its keys: read again whenever it is evicted. */
+export interface InstanceSettings {
+  policy: LoginPolicy
+  idps: ExternalIdp[]
 }
 
 /**
@@ -42,8 +51,8 @@ export class InstancePool {
     private readonly build: (instanceId: string, keys: InstanceKeyMaterial, policy: LoginPolicy) => Provider,
     /** Whether the workspace of an instance is active (the workspaces feature's state). */
     private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
-    /** A workspace's login policy (the login-policy feature). */
-    private readonly loginPolicy: (workspaceId: string) => Promise<LoginPolicy>,
+    /** An instance's login policy and IdPs (the features', or the platform's own). */
+    private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
     max = 500,
   ) {
     // The TTL is the backstop for a change this node never heard of (a message lost).
@@ -116,9 +125,9 @@ export class InstancePool {
   private async load(instanceId: string): Promise<Instance | null> {
     const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
-    const policy = instanceId === PLATFORM ? { ...PLATFORM_LOGIN_POLICY } : await this.loginPolicy(instanceId)
+    const { policy, idps } = await this.settings(instanceId)
     const provider = this.build(instanceId, keys, policy)
-    return { id: instanceId, provider, callback: provider.callback(), policy }
+    return { id: instanceId, provider, callback: provider.callback(), policy, idps }
   }
 
   /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */

@@ -94,6 +94,28 @@ export const accounts = table(
   ],
 )
 
+/**
+ * An account's identity at an external IdP (`subject`, the IdP's `sub` or GitHub's user id): a
+ * sign-in through that IdP finds the account by it, whatever the email says later. `idp_id` is the
+ * idps feature's id, or the type for the platform instance's IdPs from configuration.
+ */
+export const accountLinks = table(
+  'account_links',
+  {
+    instanceId: text('instance_id').notNull(),
+    idpId: text('idp_id').notNull(),
+    subject: text('subject').notNull(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    createdAt: epochMs('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.instanceId, t.idpId, t.subject] }),
+    index('account_links_account_idx').on(t.accountId),
+  ],
+)
+
 /** Single-use tokens mailed to users (email verification, password reset, invitation), stored hashed. */
 export const accountTokens = table(
   'account_tokens',

@@ -1,6 +1,7 @@
 import { eq, or, sql } from 'drizzle-orm'
 import type { Core } from '../core'
 import {
+  accountLinks,
   accountPasskeys,
   accountRecoveryCodes,
   accounts,
@@ -17,7 +18,7 @@ import { THROTTLE_KINDS, throttleKey } from './throttle'
 /**
  * Deletes everything the plane holds of an instance: its keys and cookie secrets, its
  * oidc-provider rows, its accounts with their mailed tokens and second factors (authenticator apps,
- * recovery codes, passkeys, open WebAuthn challenges), and its throttle counters. Runs in its
+ * recovery codes, passkeys, open WebAuthn challenges, links to external IdPs), and its throttle counters. Runs in its
  * own transaction; idempotent, so a workspace teardown that failed half-way runs it again.
  */
 export async function deleteInstanceData(core: Core, instanceId: string): Promise<void> {
@@ -33,6 +34,7 @@ export async function deleteInstanceData(core: Core, instanceId: string): Promis
     await tx.db.delete(accountTotp).where(eq(accountTotp.instanceId, instanceId))
     await tx.db.delete(accountRecoveryCodes).where(eq(accountRecoveryCodes.instanceId, instanceId))
     await tx.db.delete(accountPasskeys).where(eq(accountPasskeys.instanceId, instanceId))
+    await tx.db.delete(accountLinks).where(eq(accountLinks.instanceId, instanceId))
     await tx.db.delete(webauthnChallenges).where(eq(webauthnChallenges.instanceId, instanceId))
     await tx.db.delete(accounts).where(eq(accounts.instanceId, instanceId))
     await tx.db.delete(loginThrottle).where(or(...throttled))

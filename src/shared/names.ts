@@ -33,7 +33,7 @@ export const NameErrors = defineErrorCodes({
   NAME_UNSAFE: 'Remove control characters and invisible text-direction marks',
 })
 
-function nameError(name: string): ErrorCode | null {
+export function nameError(name: string): ErrorCode | null {
   if (!name) return NameErrors.NAME_BLANK
   if (UNSAFE_IN_NAME.test(name)) return NameErrors.NAME_UNSAFE
   return null

@@ -11,4 +11,15 @@ CREATE TABLE `idps` (
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `idps_workspace_idx` ON `idps` (`workspace_id`,`created_at`);
+CREATE INDEX `idps_workspace_idx` ON `idps` (`workspace_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `account_links` (
+	`instance_id` text NOT NULL,
+	`idp_id` text NOT NULL,
+	`subject` text NOT NULL,
+	`account_id` text NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`instance_id`, `idp_id`, `subject`),
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `account_links_account_idx` ON `account_links` (`account_id`);

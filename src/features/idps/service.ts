@@ -1,6 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { issuerFor } from '../../identity'
+import { brokerRedirectUri, DEFAULT_IDP_SCOPES, deleteIdpLinks, type ExternalIdp } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
@@ -16,12 +16,12 @@ export type Idp = typeof idps.$inferSelect
 
 const MAX_IDPS = 20
 
-/** What a type is called on its button, and what it asks for, unless the creator says otherwise. */
-const DEFAULTS: Record<IdpType, { name: string; scopes: string[] }> = {
-  google: { name: 'Google', scopes: ['openid', 'email', 'profile'] },
-  microsoft: { name: 'Microsoft', scopes: ['openid', 'email', 'profile'] },
-  github: { name: 'GitHub', scopes: ['read:user', 'user:email'] },
-  oidc: { name: 'Single sign-on', scopes: ['openid', 'email', 'profile'] },
+/** What a type is called on its button, unless the creator says otherwise. */
+const DEFAULT_NAMES: Record<IdpType, string> = {
+  google: 'Google',
+  microsoft: 'Microsoft',
+  github: 'GitHub',
+  oidc: 'Single sign-on',
 }
 
 /** The sealing context of an IdP's client secret: a sealed value moved to another row does not open. */
@@ -29,7 +29,7 @@ export const clientSecretContext = (idpId: string) => `idp:${idpId}`
 
 /** Where the provider sends the user back: one URL per IdP, on the workspace's instance. */
 export const redirectUriOf = (core: Pick<Core, 'config'>, workspaceId: string, idpId: string) =>
-  `${issuerFor(core.config, workspaceId)}/broker/${idpId}/callback`
+  brokerRedirectUri(core.config, workspaceId, idpId)
 
 export function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
   return {
@@ -89,7 +89,6 @@ export function createIdpService(core: Core) {
     async create(workspace: Workspace, by: Actor, input: IdpModel.Create) {
       if (workspace.state === 'deleting') throw appError(IdpErrors.WORKSPACE_DELETING, 409)
       const issuer = checkedIssuer(input)
-      const defaults = DEFAULTS[input.type]
       const now = core.clock.now()
       const id = newId('idp', now)
       const created = await core.store.tx(async (tx) => {
@@ -105,11 +104,11 @@ export function createIdpService(core: Core) {
             id,
             workspaceId: workspace.id,
             type: input.type,
-            name: input.name === undefined ? defaults.name : displayName(input.name),
+            name: input.name === undefined ? DEFAULT_NAMES[input.type] : displayName(input.name),
             clientId: input.client_id.trim(),
             clientSecretSealed: core.secrets.seal(input.client_secret, clientSecretContext(id)),
             issuer,
-            scopes: input.scopes ? [...input.scopes] : defaults.scopes,
+            scopes: input.scopes ? [...input.scopes] : DEFAULT_IDP_SCOPES[input.type],
             active: true,
             createdAt: now,
           })
@@ -141,6 +140,7 @@ export function createIdpService(core: Core) {
           .returning({ id: idps.id, name: idps.name })
         await tx.db.delete(idps).where(inWorkspace(workspace.id, idpId))
         if (!off) return
+        await deleteIdpLinks(tx, workspace.id, idpId)
         await core.audit(
           {
             workspaceId: workspace.id,
@@ -161,3 +161,26 @@ export function createIdpService(core: Core) {
 export async function deleteWorkspaceIdps(core: Core, workspaceId: string): Promise<void> {
   await core.db.delete(idps).where(eq(idps.workspaceId, workspaceId))
 }
+
+/**
+ * The identity plane's `externalIdps`: a workspace's active IdPs, the secret opened only when the
+ * code exchange needs it.
+ */
+export const activeIdpsOf =
+  (core: Core) =>
+  async (workspaceId: string): Promise<ExternalIdp[]> => {
+    const rows = await core.db
+      .select()
+      .from(idps)
+      .where(and(eq(idps.workspaceId, workspaceId), eq(idps.active, true)))
+      .orderBy(idps.createdAt, idps.id)
+    return rows.map((i) => ({
+      id: i.id,
+      type: i.type,
+      name: i.name,
+      clientId: i.clientId,
+      clientSecret: () => core.secrets.open(i.clientSecretSealed, clientSecretContext(i.id)),
+      issuer: i.issuer,
+      scopes: i.scopes,
+    }))
+  }

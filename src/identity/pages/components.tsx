@@ -72,3 +72,23 @@ export function EmailField(p: { autocomplete: 'username' | 'email'; autofocus?: 
     </>
   )
 }
+
+/** One button per external IdP the sign-in page offers ("Continue with GitHub"). */
+export function ExternalIdpButtons(p: {
+  idps: { id: string; name: string; href: string }[]
+  divider: boolean
+}) {
+  if (!p.idps.length) return ''
+  return (
+    <>
+      <div class="idps">
+        {p.idps.map((i) => (
+          <a href={i.href} data-idp={i.id}>
+            Continue with <span safe>{i.name}</span>
+          </a>
+        ))}
+      </div>
+      {p.divider ? <p class="or">or</p> : ''}
+    </>
+  )
+}

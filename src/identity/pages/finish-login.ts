@@ -5,23 +5,30 @@ import type { PageContext, PageRequest } from './http'
 
 /**
  * Authentication methods (RFC 8176) a sign-in used, carried into the ID token's `amr`: `pwd`
- * (password), `otp` (TOTP or a recovery code), `hwk`/`swk` (a passkey: hardware- or software-bound).
+ * (password), `otp` (TOTP or a recovery code), `hwk`/`swk` (a passkey: hardware- or software-bound),
+ * and after a sign-in through an external IdP, the registry's values that IdP asserted.
  */
-export type Amr = 'pwd' | 'otp' | 'hwk' | 'swk'
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'swk' | (string & {})
 
 /**
  * The one way a hosted sign-in ends: the interaction is finished with the account and the methods
- * it used, and a workspace instance records `session.started`. Every factor (password, MFA,
- * passkey, invitation, sign-up) ends here.
+ * it used, and a workspace instance records `session.started` (with the external IdP it came
+ * through). Every factor (password, MFA, passkey, invitation, sign-up, external IdP) ends here.
  */
-export async function finishLogin(c: PageContext, p: PageRequest, account: Account, amr: Amr[]) {
+export async function finishLogin(
+  c: PageContext,
+  p: PageRequest,
+  account: Account,
+  amr: Amr[],
+  viaIdp: string | null = null,
+) {
   await recordSignIn(c.core, account)
   if (p.instance.id !== PLATFORM) {
     await c.core.emit('session.started', p.instance.id, {
       user_id: account.id,
       name: account.name,
       email: account.email,
-      via_idp: null,
+      via_idp: viaIdp,
     })
   }
   await p.instance.provider.interactionFinished(

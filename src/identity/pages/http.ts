@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
+import type { Broker } from '../broker/protocol'
 import type { IdentityDeps } from '../deps'
 import type { IdentityError } from '../errors'
 import { PLATFORM } from '../instances'
@@ -12,6 +13,8 @@ export interface PageContext {
   core: Core
   deps: IdentityDeps
   throttle: LoginThrottle
+  /** Sign-in through external IdPs. */
+  broker: Broker
 }
 
 /** One request to a hosted page. */

@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors'
+import { finishExternal, startExternal } from './broker'
 import { interactionGone, type PageContext, type PageRequest } from './http'
 import { interactionLinks } from './links'
 import { mfaStep, passkeySignIn } from './mfa-interaction'
@@ -33,12 +34,19 @@ export interface InteractionLinks {
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/verify|/abort]`):
- * the sign-in page and its post, the sign-up page and its post, the second step of a sign-in, a
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/verify|/abort]`,
+ * `/idp/<idp_id>` and `/broker`): the sign-in page and its post, the sign-up page and its post, a
+ * sign-in through an external IdP and its return, the second step of a sign-in, a
  * sign-in with a passkey alone, the sign-in waiting on its address (its poll, and a new link), a
  * cancel, and the consent prompt, which is answered without a page.
  */
-export async function interaction(c: PageContext, p: PageRequest, uid: string, action?: string) {
+export async function interaction(
+  c: PageContext,
+  p: PageRequest,
+  uid: string,
+  action?: string,
+  idpId?: string,
+) {
   const { provider } = p.instance
   let details: InteractionDetails
   try {
@@ -59,6 +67,8 @@ export async function interaction(c: PageContext, p: PageRequest, uid: string, a
   }
   if (details.prompt.name === 'consent') return consent(p, details)
   const links = await interactionLinks(p, details)
+  if (action === 'idp') return startExternal(c, p, links, idpId!)
+  if (action === 'broker') return finishExternal(c, p, details, links)
   if (action === 'signup') return signUp(c, p, links)
   if (action === 'mfa') return mfaStep(c, p, details, links)
   if (action === 'passkey') return passkeySignIn(c, p, links)

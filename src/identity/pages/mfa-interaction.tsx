@@ -29,7 +29,17 @@ interface MfaPending {
   epoch: number
   step: 'challenge' | 'enrol' | 'enrolled'
   amr?: Amr[]
+  /** How the first step was made when it was not a password: an external IdP's sign-in. */
+  first?: FirstStep
 }
+
+/** A first step other than a password: the IdP that signed the user in, and the `amr` it asserted. */
+export interface FirstStep {
+  amr: Amr[]
+  viaIdp: string
+}
+
+const firstAmr = (pending: Pick<MfaPending, 'first'>): Amr[] => pending.first?.amr ?? ['pwd']
 
 const pendingOf = (details: InteractionDetails): MfaPending | null => {
   const mfa = (details.result as { mfa?: MfaPending } | undefined)?.mfa
@@ -56,8 +66,9 @@ export async function beginSecondStep(
   account: Account,
   step: 'challenge' | 'enrol',
   links: InteractionLinks,
+  first?: FirstStep,
 ) {
-  await keep(p, { accountId: account.id, epoch: account.authEpoch, step })
+  await keep(p, { accountId: account.id, epoch: account.authEpoch, step, ...(first ? { first } : {}) })
   p.res.writeHead(303, { location: links.mfaUrl, 'cache-control': 'no-store' })
   p.res.end()
 }
@@ -146,7 +157,7 @@ export async function mfaStep(
   if (pending.step === 'enrolled') {
     if (posted && form.get('continue')) {
       await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
-      await finishLogin(c, p, account, pending.amr ?? ['pwd', 'otp'])
+      await finishLogin(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending.first?.viaIdp)
       return
     }
     await send(
@@ -161,13 +172,14 @@ export async function mfaStep(
   }
   // A factor set up meanwhile (elsewhere) is proved, not replaced by another enrolment.
   if (pending.step === 'enrol' && !hasSecondFactor(await accountFactors(c.core, p.instance.id, account.id)))
-    return enrol(c, p, account, links, posted ? form : null)
-  return challenge(c, p, account, links, posted ? form : null)
+    return enrol(c, p, pending, account, links, posted ? form : null)
+  return challenge(c, p, pending, account, links, posted ? form : null)
 }
 
 async function challenge(
   c: PageContext,
   p: PageRequest,
+  pending: MfaPending,
   account: Account,
   links: InteractionLinks,
   form: URLSearchParams | null,
@@ -195,7 +207,7 @@ async function challenge(
   const credential = form.get('credential')
   if (credential) {
     const checked = await verifyPasskey(core, p.instance.id, credential, account.id)
-    if (checked.ok) amr = ['pwd', checked.amr]
+    if (checked.ok) amr = [...firstAmr(pending), checked.amr]
   } else {
     const code = (form.get('code') ?? '').trim()
     const ok = await core.store.tx(
@@ -203,7 +215,7 @@ async function challenge(
         (await useTotpCode(tx, core, account.id, code, { confirm: false })) ||
         (await useRecoveryCode(tx, core, account.id, code)),
     )
-    if (ok) amr = ['pwd', 'otp']
+    if (ok) amr = [...firstAmr(pending), 'otp']
   }
   if (!amr) {
     await throttle.fail(keys.all)
@@ -215,12 +227,13 @@ async function challenge(
   // The address's slot is given back, never its failures forgotten; the account's are.
   await throttle.release([keys.ip])
   await throttle.reset(throttleKey('acct', p.instance.id, account.email))
-  await finishLogin(c, p, account, amr)
+  await finishLogin(c, p, account, amr, pending.first?.viaIdp)
 }
 
 async function enrol(
   c: PageContext,
   p: PageRequest,
+  pending: MfaPending,
   account: Account,
   links: InteractionLinks,
   form: URLSearchParams | null,
@@ -244,7 +257,7 @@ async function enrol(
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, 'The passkey could not be set up. Try again.')
     await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
-    await finishLogin(c, p, account, ['pwd', kind])
+    await finishLogin(c, p, account, [...firstAmr(pending), kind], pending.first?.viaIdp)
     return
   }
   const code = (form.get('code') ?? '').trim()
@@ -254,7 +267,7 @@ async function enrol(
       : null,
   )
   if (!codes) return page(422, 'That code is not right. Check the time on your device and try again.')
-  await keep(p, { accountId: account.id, epoch: account.authEpoch, step: 'enrolled', amr: ['pwd', 'otp'] })
+  await keep(p, { ...pending, step: 'enrolled', amr: [...firstAmr(pending), 'otp'] })
   await send(p.res, 200, RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
 }
 

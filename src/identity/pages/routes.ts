@@ -1,8 +1,10 @@
 import { AppError } from '../../shared/errors'
+import { Broker } from '../broker/protocol'
 import { writeError } from '../errors'
 import { LoginThrottle } from '../throttle'
 import { acceptInvite } from './accept-invite'
 import { HTMX_PATH, serveHtmx } from './assets'
+import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
@@ -20,14 +22,19 @@ interface PageRoute {
 
 /**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
- * interaction, the mailed links' pages, a signed-in user's two-step verification (`/mfa`), and the
+ * interaction (and through an external IdP: `/broker/<idp_id>/callback`), the mailed links' pages, a signed-in user's two-step verification (`/mfa`), and the
  * htmx of the pages that poll. The device and logout pages are oidc-provider's, drawn by device.tsx
  * and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|verify|abort))?$/,
-    run: (c, p, m) => interaction(c, p, m![1]!, m![2]),
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|verify|abort|broker)|\/idp\/([A-Za-z0-9_-]+))?$/,
+    run: (c, p, m) => interaction(c, p, m![1]!, m![3] ? 'idp' : m![2], m![3]),
+  },
+  {
+    path: /^\/broker\/([A-Za-z0-9_-]+)\/callback$/,
+    methods: ['GET'],
+    run: (_c, p, m) => brokerCallback(p, m![1]!),
   },
   {
     path: /^\/interaction\/([A-Za-z0-9_-]+)\/verify-email$/,
@@ -59,8 +66,8 @@ function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | nul
  * Answers a request for a hosted page; false for paths that belong to oidc-provider. Every failure
  * becomes a page: a refusal says why, anything else is logged and said in general terms.
  */
-export function createPageRouter(c: Omit<PageContext, 'throttle'>) {
-  const context: PageContext = { ...c, throttle: new LoginThrottle(c.core) }
+export function createPageRouter(c: Omit<PageContext, 'throttle' | 'broker'>) {
+  const context: PageContext = { ...c, throttle: new LoginThrottle(c.core), broker: new Broker(c.core) }
   return async function handle(p: PageRequest): Promise<boolean> {
     const found = route(p)
     if (!found) return false

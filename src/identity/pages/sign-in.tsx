@@ -1,8 +1,10 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { verifyPassword } from '../accounts'
+import type { ExternalIdp } from '../deps'
 import type { LoginPolicy } from '../policy'
 import { accountLockRule, minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
-import { EmailField, PASSWORDS_OFF } from './components'
+import { externalStartUrl, hintedIdp, offeredIdps, startExternal } from './broker'
+import { EmailField, ExternalIdpButtons, PASSWORDS_OFF } from './components'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
@@ -11,6 +13,7 @@ import { askToVerify } from './verify-email'
 
 interface SignInProps extends InteractionLinks {
   policy: LoginPolicy
+  idps: ExternalIdp[]
   email?: string
   error?: string | null
 }
@@ -24,6 +27,10 @@ function SignInPage(p: SignInProps) {
         to continue to <strong safe>{p.appName}</strong>
       </p>
       <Alert kind="error" message={p.error} />
+      <ExternalIdpButtons
+        idps={p.idps.map((i) => ({ id: i.id, name: i.name, href: externalStartUrl(p, i) }))}
+        divider={p.policy.allowPassword}
+      />
       {p.policy.allowPassword ? (
         <>
           <form method="post" action={p.action} autocomplete="on">
@@ -37,6 +44,8 @@ function SignInPage(p: SignInProps) {
             <a href={p.forgotUrl}>Forgot password?</a>
           </div>
         </>
+      ) : p.idps.length ? (
+        ''
       ) : (
         <p class="hint">{PASSWORDS_OFF}</p>
       )}
@@ -63,13 +72,17 @@ export async function signIn(
   posted: boolean,
 ) {
   const { policy } = p.instance
+  const idps = offeredIdps(p)
   if (!posted) {
+    // `idp_hint` skips this page for the IdP it names, unless the browser came back to choose.
+    const hinted = p.query.has('choose') ? null : hintedIdp(p, details.params.idp_hint)
+    if (hinted) return startExternal(c, p, links, hinted.id)
     const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint : ''
-    await send(p.res, 200, SignInPage({ ...links, policy, email: hint }))
+    await send(p.res, 200, SignInPage({ ...links, policy, idps, email: hint }))
     return
   }
   if (!policy.allowPassword) {
-    await send(p.res, 403, SignInPage({ ...links, policy }))
+    await send(p.res, 403, SignInPage({ ...links, policy, idps }))
     return
   }
   const { core, throttle } = c
@@ -83,13 +96,13 @@ export async function signIn(
   const wait = await throttle.reserve(keys)
   if (wait > 0) {
     const error = `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`
-    await send(p.res, 429, SignInPage({ ...links, policy, email, error }))
+    await send(p.res, 429, SignInPage({ ...links, policy, idps, email, error }))
     return
   }
   const account = await verifyPassword(core, p.instance.id, email, form.get('password') ?? '')
   if (!account) {
     await throttle.fail(keys)
-    await send(p.res, 401, SignInPage({ ...links, policy, email, error: 'Wrong email or password.' }))
+    await send(p.res, 401, SignInPage({ ...links, policy, idps, email, error: 'Wrong email or password.' }))
     return
   }
   await throttle.release([ip])

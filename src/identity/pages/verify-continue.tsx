@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { findAccount, markEmailVerified, useAccountToken } from '../accounts'
+import { assertsMfa } from '../broker/model'
 import { type IdentityError, writeError } from '../errors'
 import { DonePage } from './components'
 import { finishLogin } from './finish-login'
@@ -70,10 +71,13 @@ export async function continueVerified(
     await send(p.res, 200, verifyPendingPage(p, account, links, { error }))
     return
   }
-  // A passkey alone ends a sign-in; a password leads to the second step, as it does at sign-in.
-  const step = pending.amr.includes('pwd') ? await secondStep(c, p, account) : null
-  if (step) return beginSecondStep(p, account, step, links)
-  await finishLogin(c, p, account, pending.amr)
+  // A passkey alone ends a sign-in; a password leads to the second step, as it does at sign-in, and
+  // so does an external IdP that did not assert a second factor of its own.
+  const external = pending.viaIdp ? { amr: pending.amr, viaIdp: pending.viaIdp } : undefined
+  const needsStep = external ? !assertsMfa(external.amr) : pending.amr.includes('pwd')
+  const step = needsStep ? await secondStep(c, p, account) : null
+  if (step) return beginSecondStep(p, account, step, links, external)
+  await finishLogin(c, p, account, pending.amr, pending.viaIdp)
 }
 
 /**

@@ -23,6 +23,8 @@ export interface VerifyPending {
   accountId: string
   epoch: number
   amr: Amr[]
+  /** The external IdP the first step went through, if it was one. */
+  viaIdp?: string
 }
 
 export const verifyPendingOf = (details: InteractionDetails): VerifyPending | null => {
@@ -119,8 +121,14 @@ export async function askToVerify(
   account: Account,
   links: InteractionLinks,
   amr: Amr[],
+  viaIdp?: string,
 ) {
-  const verify: VerifyPending = { accountId: account.id, epoch: account.authEpoch, amr }
+  const verify: VerifyPending = {
+    accountId: account.id,
+    epoch: account.authEpoch,
+    amr,
+    ...(viaIdp ? { viaIdp } : {}),
+  }
   await p.instance.provider.interactionResult(p.req, p.res, { verify }, { mergeWithLastSubmission: false })
   const wait = await sendVerification(c, account, links)
   await send(

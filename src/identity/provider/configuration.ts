@@ -74,6 +74,8 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       policy: promptsFor(core, instanceId, setup.policy),
     },
     extraTokenClaims: extraTokenClaims(core, instanceId),
+    // SPEC login rule 1: which external IdP to go to straight away (the sign-in page reads it).
+    extraParams: ['idp_hint'],
     loadExistingGrant,
     features: {
       devInteractions: { enabled: false },

@@ -14,6 +14,8 @@ button:hover{background:#4338ca}button.link{background:none;color:#4f46e5;margin
 .links{margin-top:18px;font-size:14px;display:flex;justify-content:space-between;gap:8px}a{color:#4f46e5}
 code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px;margin:12px 0}
 .hint{color:#5b6170;font-size:13px;margin-top:4px}
+.idps{display:flex;flex-direction:column;gap:8px;margin:0 0 16px}.idps a{display:block;text-align:center;padding:10px;border:1px solid #cfd3dc;border-radius:8px;color:#1f2330;text-decoration:none;font-weight:600}.idps a:hover{background:#f3f4f8}
+.or{text-align:center;color:#5b6170;font-size:13px;margin:4px 0 0}
 `
 
 /** Lets the inline `<style>` below through a Content-Security-Policy without 'unsafe-inline'. */

@@ -1,0 +1,164 @@
+import { safeEqual } from '../../shared/crypto'
+import { Layout } from '../../shared/views/hosted-layout'
+import { accountForIdentity } from '../broker/accounts'
+import { assertsMfa, BrokerRefused } from '../broker/model'
+import type { BrokerStart } from '../broker/protocol'
+import type { ExternalIdp } from '../deps'
+import { brokerRedirectUri } from '../instances'
+import { finishLogin } from './finish-login'
+import { type PageContext, type PageRequest, send } from './http'
+import type { InteractionDetails, InteractionLinks } from './interaction'
+import { beginSecondStep, secondStep } from './mfa-interaction'
+import { askToVerify } from './verify-email'
+
+/** The IdPs the sign-in page offers now: none when the login policy turned them off. */
+export const offeredIdps = (p: PageRequest): ExternalIdp[] =>
+  p.instance.policy.allowExternalIdps ? p.instance.idps : []
+
+/** The offered IdP an `idp_hint` names (by id, or by type when one IdP has it); null otherwise. */
+export function hintedIdp(p: PageRequest, hint: unknown): ExternalIdp | null {
+  if (typeof hint !== 'string' || !hint) return null
+  const offered = offeredIdps(p)
+  const byId = offered.find((i) => i.id === hint)
+  if (byId) return byId
+  const byType = offered.filter((i) => i.type === hint)
+  return byType.length === 1 ? byType[0]! : null
+}
+
+/** Where the sign-in page sends a click on an IdP's button. */
+export const externalStartUrl = (links: Pick<InteractionLinks, 'signInUrl'>, idp: ExternalIdp) =>
+  `${links.signInUrl}/idp/${encodeURIComponent(idp.id)}`
+
+const brokerStartOf = (details: InteractionDetails): BrokerStart | null => {
+  const start = (details.result as { broker?: BrokerStart } | undefined)?.broker
+  return start &&
+    typeof start.idpId === 'string' &&
+    typeof start.state === 'string' &&
+    typeof start.nonce === 'string' &&
+    typeof start.verifier === 'string'
+    ? start
+    : null
+}
+
+function RefusedPage(props: { message: string; signInUrl: string }) {
+  return (
+    <Layout title="Sign-in failed">
+      <h1>Sign-in failed</h1>
+      <p class="sub" safe>
+        {props.message}
+      </p>
+      <div class="links">
+        <a href={`${props.signInUrl}?choose=1`}>Back to sign-in</a>
+      </div>
+    </Layout>
+  )
+}
+
+const refuse = (p: PageRequest, links: InteractionLinks, status: number, message: string) =>
+  send(p.res, status, RefusedPage({ message, signInUrl: links.signInUrl }))
+
+/**
+ * `/interaction/<uid>/idp/<idp_id>`: a click on an IdP's button (or an `idp_hint`). The request's
+ * `state`, `nonce` and PKCE verifier are kept in the interaction (a row of the store: the return may
+ * reach another node), and the browser goes to the IdP.
+ */
+export async function startExternal(c: PageContext, p: PageRequest, links: InteractionLinks, idpId: string) {
+  const idp = offeredIdps(p).find((i) => i.id === idpId)
+  if (!idp) return refuse(p, links, 404, 'This sign-in method is not offered here any more.')
+  try {
+    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id, idp.id)
+    const { url, start } = await c.broker.start(idp, redirectUri, links.uid)
+    await p.instance.provider.interactionResult(
+      p.req,
+      p.res,
+      { broker: start },
+      { mergeWithLastSubmission: false },
+    )
+    p.res.writeHead(303, { location: url, 'cache-control': 'no-store' })
+    p.res.end()
+  } catch (e) {
+    if (e instanceof BrokerRefused) return refuse(p, links, e.status, e.message)
+    throw e
+  }
+}
+
+/**
+ * `/broker/<idp_id>/callback`, the address registered at the IdP: the answer is handed to the
+ * interaction its `state` names (`<uid>.<random>`), on this origin, where the interaction's own
+ * cookie proves it is the same browser; the checks are made there.
+ */
+export async function brokerCallback(p: PageRequest, idpId: string) {
+  const state = p.query.get('state') ?? ''
+  const uid = /^([A-Za-z0-9_-]{1,64})\.[A-Za-z0-9_-]+$/.exec(state)?.[1]
+  if (!uid) {
+    await send(
+      p.res,
+      400,
+      RefusedPage({
+        message:
+          'This answer from the sign-in provider belongs to no sign-in in progress. Start again from the application.',
+        signInUrl: `${p.prefix}/`,
+      }),
+    )
+    return
+  }
+  const forward = new URLSearchParams({ idp: idpId, state })
+  for (const key of ['code', 'error', 'error_description']) {
+    const value = p.query.get(key)
+    if (value !== null) forward.set(key, value.slice(0, 2000))
+  }
+  p.res.writeHead(303, {
+    location: `${p.prefix}/interaction/${uid}/broker?${forward}`,
+    'cache-control': 'no-store',
+  })
+  p.res.end()
+}
+
+/**
+ * `/interaction/<uid>/broker`: the IdP's answer checked (state, then the code exchange, the ID
+ * token's signature, issuer, audience and nonce, or GitHub's verified address), the account found,
+ * linked or created, and the sign-in finished as the login policy wants: a verified address, and
+ * its second step unless the IdP asserted one.
+ */
+export async function finishExternal(
+  c: PageContext,
+  p: PageRequest,
+  details: InteractionDetails,
+  links: InteractionLinks,
+) {
+  const start = brokerStartOf(details)
+  const state = p.query.get('state') ?? ''
+  if (!start || start.idpId !== p.query.get('idp') || !safeEqual(state, start.state))
+    return refuse(
+      p,
+      links,
+      400,
+      'This answer from the sign-in provider does not match this sign-in. Start again.',
+    )
+  const idp = offeredIdps(p).find((i) => i.id === start.idpId)
+  if (!idp) return refuse(p, links, 404, 'This sign-in method is not offered here any more.')
+  // Used once: a replayed answer finds nothing to check against.
+  await p.instance.provider.interactionResult(p.req, p.res, {}, { mergeWithLastSubmission: false })
+  const error = p.query.get('error')
+  const code = p.query.get('code')
+  if (error || !code) {
+    const message =
+      error === 'access_denied'
+        ? `The sign-in with ${idp.name} was cancelled.`
+        : `${idp.name} did not complete the sign-in. Try again, or choose another way to sign in.`
+    return refuse(p, links, 400, message)
+  }
+  try {
+    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id, idp.id)
+    const who = await c.broker.finish(idp, redirectUri, start, code)
+    const { account } = await accountForIdentity(c.core, p.instance.id, idp, who, p.instance.policy)
+    if (p.instance.policy.requireEmailVerification && !account.emailVerified)
+      return askToVerify(c, p, account, links, who.amr, idp.name)
+    const step = assertsMfa(who.amr) ? null : await secondStep(c, p, account)
+    if (step) return beginSecondStep(p, account, step, links, { amr: who.amr, viaIdp: idp.name })
+    await finishLogin(c, p, account, who.amr, idp.name)
+  } catch (e) {
+    if (e instanceof BrokerRefused) return refuse(p, links, e.status, e.message)
+    throw e
+  }
+}
