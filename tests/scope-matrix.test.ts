@@ -20,6 +20,7 @@ import { type GuardedRoute, pathOf, routeKey, routeTable, type TableRoute } from
 const PUBLIC = new Set([
   'GET /',
   'GET /app/signed-out',
+  'GET /app/signup',
   'GET /docs',
   'GET /docs/scalar.js',
   'GET /docs/setup.js',

@@ -6,7 +6,7 @@ import { findAccountByEmail } from '../src/identity/accounts'
 import { authenticationOptions } from '../src/identity/mfa/passkeys'
 import { issueRecoveryCodes } from '../src/identity/mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
-import { accountPasskeys } from '../src/identity/schema'
+import { accountLinks, accountPasskeys } from '../src/identity/schema'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { pkceAuthorization } from './support/instances'
@@ -186,6 +186,14 @@ async function fillEveryFeature(ws: string): Promise<void> {
     createdAt: core.clock.now(),
   })
   await authenticationOptions(core, ws, null)
+  // The account's identity at an external IdP (written by a sign-in through it: idps-signin.test.ts).
+  await core.db.insert(accountLinks).values({
+    instanceId: ws,
+    idpId: 'idp_01JTEARDOWN0000000000000000',
+    subject: 'sub-1',
+    accountId: account.id,
+    createdAt: core.clock.now(),
+  })
 }
 
 describe('deleting a workspace', () => {

@@ -14,7 +14,7 @@ import { endAccountSessions } from './sessions'
 export const feature: Feature = {
   name: 'auth',
   routes: ({ core, auth, identity }) => authRoutes(core, auth, identity),
-  pages: () => authPages(),
+  pages: ({ core }) => authPages(core),
   purges: [purgeExpiredAuthRows],
   identity: () => ({ endAccountSessions }),
   principals: (core) => [platformTokenResolver(createPlatformTokenVerifier(core)), sessionResolver(core)],

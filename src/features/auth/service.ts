@@ -74,11 +74,9 @@ const s256 = async (verifier: string) =>
 export interface AuthServiceDeps {
   core: Core
   identity: IdentityPlane
-  /** External providers configured for the platform instance (none until IdPs exist). */
-  configuredIdps?: () => string[]
 }
 
-export function createAuthService({ core, identity, configuredIdps = () => [] }: AuthServiceDeps) {
+export function createAuthService({ core, identity }: AuthServiceDeps) {
   const platform = platformClient(core)
   const { issuer } = platform
   const workspaceService = createWorkspaceService(core)
@@ -131,8 +129,14 @@ export function createAuthService({ core, identity, configuredIdps = () => [] }:
         code_challenge_method: 'S256',
         resource: platform.audience,
       })
+      // SPEC login rule 1: a hint names a provider configured for the platform (GOOGLE_CLIENT_ID, …);
+      // any other is ignored, and the platform's sign-in page shows every way in.
       const hint = input.idpHint
-      if (hint && (IDP_HINTS as readonly string[]).includes(hint) && configuredIdps().includes(hint)) {
+      if (
+        hint &&
+        (IDP_HINTS as readonly string[]).includes(hint) &&
+        core.config.idps.platform.some((i) => i.type === hint)
+      ) {
         params.set('idp_hint', hint)
       }
       return { url: `${issuer}/auth?${params}`, pending }

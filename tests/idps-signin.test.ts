@@ -1,0 +1,317 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { and, asc, eq } from 'drizzle-orm'
+import * as oidc from 'openid-client'
+import { events } from '../src/events/schema'
+import { loginPolicies } from '../src/features/login-policy/schema'
+import { accounts, signUp } from '../src/identity'
+import { ManualClock } from '../src/shared/clock'
+import { Agent } from './support/browserless'
+import { callApi, type Person, person } from './support/callers'
+import { startIdpStandIn } from './support/idp-stand-in'
+import { activeWorkspace, pkceAuthorization, publicClient } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+
+// Issue 29: signing in to a workspace's apps through its external IdPs, against a local stand-in
+// for Google, Microsoft and GitHub that the endpoint table (IDP_ENDPOINTS) points at.
+const CLIENT_ID = 'stand-in-client'
+const CLIENT_SECRET = 'stand-in-secret-123'
+const RP = 'http://127.0.0.1:1/cb'
+const clock = new ManualClock(Date.now())
+let server: TestServer
+let idp: Awaited<ReturnType<typeof startIdpStandIn>>
+
+beforeAll(async () => {
+  idp = await startIdpStandIn(CLIENT_ID, CLIENT_SECRET)
+  server = await startTestServer(
+    {
+      IDP_ENDPOINTS: idp.endpoints,
+      IDPS_ALLOW_HTTP: 'true',
+      IDPS_ALLOW_PRIVATE: 'true',
+      // The platform's own Google sign-in (SPEC login rule 1), played by the stand-in too.
+      GOOGLE_CLIENT_ID: CLIENT_ID,
+      GOOGLE_CLIENT_SECRET: CLIENT_SECRET,
+    },
+    undefined,
+    { clock },
+  )
+})
+afterAll(async () => {
+  await server.stop()
+  idp.stop()
+})
+
+const atRp = (u: URL) => u.href.startsWith(RP)
+
+interface Setup {
+  owner: Person
+  ws: string
+  config: oidc.Configuration
+}
+
+async function setup(
+  type: 'google' | 'github' | 'microsoft' | 'oidc' = 'github',
+): Promise<Setup & { idpId: string }> {
+  const owner = await person(server.core)
+  const ws = await activeWorkspace(server.core, owner.id)
+  const { config } = await publicClient(server.core, server.baseUrl, ws, RP)
+  const created = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${ws}/idps`, {
+    type,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+    ...(type === 'oidc' ? { issuer: idp.base, name: 'Stand-in SSO' } : {}),
+  })
+  expect(created.status).toBe(201)
+  return { owner, ws, config, idpId: created.body.id }
+}
+
+/** The hosted sign-in page of a new authorization request, and the agent holding its cookies. */
+async function signInPage(s: Setup) {
+  const agent = new Agent(server.baseUrl)
+  const { url, verifier } = await pkceAuthorization(s.config, RP, 'openid email')
+  const page = await agent.follow(url, {}, atRp)
+  return { agent, page, html: await page.res.text(), verifier }
+}
+
+/** Clicks the IdP's button and follows everything (the stand-in approves at once). */
+async function throughIdp(s: Setup) {
+  const { agent, html, page, verifier } = await signInPage(s)
+  const href = /<a href="([^"]+)" data-idp=/.exec(html)?.[1]
+  expect(href).toBeDefined()
+  const done = await agent.follow(new URL(href!.replace(/&amp;/g, '&'), page.url), {}, atRp)
+  return { agent, done, verifier }
+}
+
+async function tokensFrom(s: Setup, back: URL, verifier: string) {
+  return oidc.authorizationCodeGrant(s.config, back, {
+    pkceCodeVerifier: verifier,
+    expectedState: oidc.skipStateCheck,
+  })
+}
+
+const eventsOf = async (ws: string, type: string) =>
+  (
+    await server.core.db
+      .select()
+      .from(events)
+      .where(and(eq(events.workspaceId, ws), eq(events.type, type)))
+      .orderBy(asc(events.createdAt), asc(events.id))
+  ).map((e) => e.data)
+
+describe('sign-in through a workspace IdP', () => {
+  it('creates the user just in time with via_idp (GitHub: the verified primary address from its API)', async () => {
+    const s = await setup('github')
+    idp.state.next = {
+      sub: '4242',
+      email: 'ignored@example.com',
+      name: 'Ada',
+      githubEmails: [
+        { email: 'old@example.com', primary: false, verified: false },
+        { email: 'Ada@Example.com', primary: true, verified: true },
+      ],
+    }
+    const { done, verifier } = await throughIdp(s)
+    expect(atRp(done.url)).toBe(true)
+    // The request to GitHub carried state and PKCE (S256), and the redirect URI of the IdP.
+    const asked = idp.state.authorizeRequests.at(-1)!.params
+    expect(asked.get('client_id')).toBe(CLIENT_ID)
+    expect(asked.get('code_challenge_method')).toBe('S256')
+    expect(asked.get('state')).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}$/)
+    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/${s.ws}/broker/${s.idpId}/callback`)
+    const tokens = await tokensFrom(s, done.url, verifier)
+    const claims = tokens.claims()!
+    const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
+    expect(users.body.items).toEqual([
+      expect.objectContaining({
+        id: claims.sub,
+        email: 'ada@example.com',
+        email_verified: true,
+        via_idp: 'GitHub',
+      }),
+    ])
+    const who = { user_id: claims.sub, name: 'Ada', email: 'ada@example.com', via_idp: 'GitHub' }
+    expect(await eventsOf(s.ws, 'user.created')).toEqual([who])
+    expect(await eventsOf(s.ws, 'session.started')).toEqual([who])
+
+    // The second sign-in finds the same account by the IdP's subject.
+    const again = await throughIdp(s)
+    const second = await tokensFrom(s, again.done.url, again.verifier)
+    expect(second.claims()!.sub).toBe(claims.sub)
+    expect(await eventsOf(s.ws, 'user.created')).toHaveLength(1)
+  })
+
+  it('links an existing account only when the IdP asserts the address is verified', async () => {
+    const s = await setup('google')
+    const existing = await signUp(server.core, s.ws, {
+      email: 'grace@example.com',
+      password: 'grace password 1',
+    })
+    idp.state.next = { sub: 'g-1', email: 'grace@example.com', emailVerified: false }
+    const refused = await throughIdp(s)
+    expect(refused.done.res.status).toBe(409)
+    expect(await refused.done.res.text()).toContain('already in use')
+
+    idp.state.next = { sub: 'g-1', email: 'grace@example.com', emailVerified: true }
+    const { done, verifier } = await throughIdp(s)
+    expect(atRp(done.url)).toBe(true)
+    expect((await tokensFrom(s, done.url, verifier)).claims()!.sub).toBe(existing.id)
+  })
+
+  it('asks for the login policy second step after an IdP sign-in, unless the IdP asserted MFA', async () => {
+    const s = await setup('google')
+    await server.core.db
+      .update(loginPolicies)
+      .set({ mfa: 'required' })
+      .where(eq(loginPolicies.workspaceId, s.ws))
+    await server.core.instances.changed(s.ws)
+    idp.state.next = { sub: 'm-1', email: 'mfa@example.com', amr: ['pwd'] }
+    const plain = await throughIdp(s)
+    expect(plain.done.res.status).toBe(200)
+    expect(plain.done.url.pathname).toEndWith('/mfa')
+    expect(await plain.done.res.text()).toContain('Set up two-step verification')
+
+    idp.state.next = { sub: 'm-2', email: 'mfa2@example.com', amr: ['pwd', 'otp'] }
+    const strong = await throughIdp(s)
+    expect(atRp(strong.done.url)).toBe(true)
+    const tokens = await tokensFrom(s, strong.done.url, strong.verifier)
+    expect(tokens.claims()!.amr).toEqual(['pwd', 'otp'])
+  })
+
+  it('signs in through Microsoft, whose common endpoint issues tokens as the user tenant', async () => {
+    const s = await setup('microsoft')
+    idp.state.next = { sub: 'ms-1', email: 'satya@example.com' }
+    const { done, verifier } = await throughIdp(s)
+    expect(atRp(done.url)).toBe(true)
+    expect((await tokensFrom(s, done.url, verifier)).claims()!.email).toBe('satya@example.com')
+  })
+
+  it('signs in through a generic OpenID Connect issuer found by discovery, with a nonce', async () => {
+    const s = await setup('oidc')
+    idp.state.next = { sub: 'o-1', email: 'oidc@example.com' }
+    const { done, verifier } = await throughIdp(s)
+    expect(atRp(done.url)).toBe(true)
+    expect(idp.state.authorizeRequests.at(-1)!.params.get('nonce')).toMatch(/^[A-Za-z0-9_-]{20,}$/)
+    const sub = (await tokensFrom(s, done.url, verifier)).claims()!.sub
+    const [row] = await server.core.db.select().from(accounts).where(eq(accounts.id, sub))
+    expect(row!.viaIdp).toBe('Stand-in SSO')
+  })
+})
+
+describe('what an IdP sign-in refuses, each with a readable page', () => {
+  it('a tampered state', async () => {
+    const s = await setup('google')
+    idp.state.next = { sub: 't-1', email: 'tamper@example.com' }
+    const { agent, html, page } = await signInPage(s)
+    const href = /<a href="([^"]+)" data-idp=/.exec(html)![1]!
+    const toIdp = await agent.request(new URL(href.replace(/&amp;/g, '&'), page.url))
+    const authorize = new URL(toIdp.headers.get('location')!)
+    const atIdp = await fetch(authorize, { redirect: 'manual' })
+    const callback = new URL(atIdp.headers.get('location')!)
+    callback.searchParams.set('state', `${callback.searchParams.get('state')!}x`)
+    const done = await agent.follow(callback, {}, atRp)
+    expect(done.res.status).toBe(400)
+    expect(await done.res.text()).toContain('does not match this sign-in')
+    expect(await eventsOf(s.ws, 'session.started')).toEqual([])
+  })
+
+  it('a wrong nonce', async () => {
+    const s = await setup('google')
+    idp.state.next = { sub: 'n-1', email: 'nonce@example.com', nonce: 'not-the-one' }
+    const { done } = await throughIdp(s)
+    expect(done.res.status).toBe(400)
+    expect(await done.res.text()).toContain('for another sign-in (nonce)')
+  })
+
+  it('an ID token for another audience', async () => {
+    const s = await setup('google')
+    idp.state.next = { sub: 'a-1', email: 'aud@example.com', audience: 'someone-else' }
+    const { done } = await throughIdp(s)
+    expect(done.res.status).toBe(400)
+    expect(await done.res.text()).toContain('not valid for this sign-in')
+  })
+
+  it('a GitHub account without a verified address', async () => {
+    const s = await setup('github')
+    idp.state.next = {
+      sub: '77',
+      email: 'x@example.com',
+      githubEmails: [{ email: 'unverified@example.com', primary: true, verified: false }],
+    }
+    const { done } = await throughIdp(s)
+    expect(done.res.status).toBe(403)
+    expect(await done.res.text()).toContain('no verified email address')
+    const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
+    expect(users.body.items).toEqual([])
+  })
+})
+
+describe('the IdP buttons on the sign-in page', () => {
+  it('follow the login policy and the IdP list, on the next page served', async () => {
+    const s = await setup('github')
+    expect((await signInPage(s)).html).toContain('Continue with <span>GitHub</span>')
+    await callApi(server.baseUrl, s.owner, 'PATCH', `/v1/workspaces/${s.ws}/login-policy`, {
+      allow_external_idps: false,
+    })
+    const off = await signInPage(s)
+    expect(off.html).not.toContain('data-idp=')
+    // The start address of a hidden IdP is refused too.
+    const start = await off.agent.follow(new URL(`${off.page.url.pathname}/idp/${s.idpId}`, off.page.url))
+    expect(start.res.status).toBe(404)
+    await callApi(server.baseUrl, s.owner, 'PATCH', `/v1/workspaces/${s.ws}/login-policy`, {
+      allow_external_idps: true,
+    })
+    expect((await signInPage(s)).html).toContain('data-idp=')
+    for (let i = 0; i < 2; i++) {
+      const gone = await callApi(server.baseUrl, s.owner, 'DELETE', `/v1/workspaces/${s.ws}/idps/${s.idpId}`)
+      expect(gone.status).toBe(200)
+    }
+    expect((await signInPage(s)).html).not.toContain('data-idp=')
+  })
+})
+
+describe("the platform's own sign-in through a configured provider", () => {
+  const atIdp = (u: URL) => u.href.startsWith(idp.base)
+
+  it('goes straight to Google for idp_hint=google, with state, nonce and PKCE, and lands on next', async () => {
+    const agent = new Agent(server.baseUrl)
+    const before = idp.state.authorizeRequests.length
+    const start = await agent.follow('/v1/auth/login?idp_hint=google&next=/app/workspaces/new', {}, atIdp)
+    expect(start.url.href.startsWith(`${idp.base}/authorize?`)).toBe(true)
+    const asked = start.url.searchParams
+    expect(asked.get('client_id')).toBe(CLIENT_ID)
+    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/platform/broker/google/callback`)
+    expect(asked.get('state')).toMatch(/\./)
+    expect(asked.get('nonce')).toMatch(/^[A-Za-z0-9_-]{20,}$/)
+    expect(asked.get('code_challenge_method')).toBe('S256')
+    expect(asked.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(idp.state.authorizeRequests.length).toBe(before)
+
+    idp.state.next = { sub: 'p-1', email: 'founder@example.com', name: 'Founder' }
+    const done = await agent.follow(start.url)
+    expect(done.url.pathname).toBe('/app/workspaces/new')
+    expect(done.res.status).toBe(200)
+    const me = await agent.request('/v1/auth/me')
+    expect(((await me.json()) as { email: string }).email).toBe('founder@example.com')
+  })
+
+  it('shows the picker for an unknown hint (and for a provider not configured)', async () => {
+    for (const hint of ['myspace', 'github']) {
+      const agent = new Agent(server.baseUrl)
+      const before = idp.state.authorizeRequests.length
+      const page = await agent.follow(`/v1/auth/login?idp_hint=${hint}`, {}, atIdp)
+      expect(page.res.status).toBe(200)
+      const html = await page.res.text()
+      expect(html).toContain('Continue with <span>Google</span>')
+      expect(html).toContain('name="password"')
+      expect(idp.state.authorizeRequests.length).toBe(before)
+    }
+  })
+
+  it('offers each configured provider on the sign-up entry page, with its hint and next', async () => {
+    const res = await fetch(`${server.baseUrl}/app/signup`)
+    expect(res.status).toBe(200)
+    const html = await res.text()
+    expect(html).toContain('href="/v1/auth/login?idp_hint=google&next=%2Fapp%2Fworkspaces%2Fnew"')
+    expect(html).toContain('href="/v1/auth/login?next=%2Fapp%2Fworkspaces%2Fnew"')
+    expect(html).not.toContain('idp_hint=github')
+  })
+})
