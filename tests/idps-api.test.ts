@@ -40,7 +40,7 @@ describe('identity providers', () => {
       client_id: 'g-client.apps.googleusercontent.com',
       issuer: null,
       scopes: ['openid', 'email', 'profile'],
-      redirect_uri: `${server.baseUrl}/i/${ws}/broker/${google.body.id}/callback`,
+      redirect_uri: `${server.baseUrl}/i/${ws}/broker/callback`,
       created_at: expect.any(String),
     })
     const oidc = await api(owner, 'POST', idpsOf(ws), {

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { and, asc, eq } from 'drizzle-orm'
 import * as oidc from 'openid-client'
 import { events } from '../src/events/schema'
-import { apps } from '../src/features/apps/schema'
 import { accounts, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser } from './support/browser'
@@ -43,11 +42,10 @@ describe('federation between two workspaces', () => {
     })
     await server.core.db.update(accounts).set({ emailVerified: true }).where(eq(accounts.id, lin.id))
 
-    // As with any provider: a client at A first, then the IdP at B, then B's redirect URI at A.
-    const appOfA = await registerApp(server.core, a, {
-      type: 'web',
-      redirectUris: ['https://later.example/cb'],
-    })
+    // As with any provider: a client at A registered with B's redirect URI (one per instance, known
+    // before the IdP exists), then the IdP at B with that client's credentials.
+    const redirectUri = `${server.baseUrl}/i/${b}/broker/callback`
+    const appOfA = await registerApp(server.core, a, { type: 'web', redirectUris: [redirectUri] })
     const idp = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${b}/idps`, {
       type: 'oidc',
       name: 'Workspace A',
@@ -56,11 +54,7 @@ describe('federation between two workspaces', () => {
       client_secret: appOfA.clientSecret,
     })
     expect(idp.status).toBe(201)
-    await server.core.db
-      .update(apps)
-      .set({ redirectUris: [idp.body.redirect_uri] })
-      .where(eq(apps.clientId, appOfA.clientId))
-    await server.core.instances.changed(a)
+    expect(idp.body.redirect_uri).toBe(redirectUri)
 
     // An app of B, and a person in Chromium signing in to it.
     const { config } = await publicClient(server.core, server.baseUrl, b, RP)

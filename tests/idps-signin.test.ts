@@ -116,7 +116,7 @@ describe('sign-in through a workspace IdP', () => {
     expect(asked.get('client_id')).toBe(CLIENT_ID)
     expect(asked.get('code_challenge_method')).toBe('S256')
     expect(asked.get('state')).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{20,}$/)
-    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/${s.ws}/broker/${s.idpId}/callback`)
+    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/${s.ws}/broker/callback`)
     const tokens = await tokensFrom(s, done.url, verifier)
     const claims = tokens.claims()!
     const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
@@ -213,6 +213,16 @@ describe('what an IdP sign-in refuses, each with a readable page', () => {
     expect(await eventsOf(s.ws, 'session.started')).toEqual([])
   })
 
+  it('an answer naming another issuer (RFC 9207 iss: a mix-up), before its code is sent anywhere', async () => {
+    const s = await setup('oidc')
+    idp.state.next = { sub: 'i-1', email: 'mixup@example.com', iss: 'https://attacker.example' }
+    const before = idp.state.tokenRequests
+    const { done } = await throughIdp(s)
+    expect(done.res.status).toBe(400)
+    expect(await done.res.text()).toContain('did not come from Stand-in SSO')
+    expect(idp.state.tokenRequests).toBe(before)
+  })
+
   it('a wrong nonce', async () => {
     const s = await setup('google')
     idp.state.next = { sub: 'n-1', email: 'nonce@example.com', nonce: 'not-the-one' }
@@ -278,7 +288,7 @@ describe("the platform's own sign-in through a configured provider", () => {
     expect(start.url.href.startsWith(`${idp.base}/authorize?`)).toBe(true)
     const asked = start.url.searchParams
     expect(asked.get('client_id')).toBe(CLIENT_ID)
-    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/platform/broker/google/callback`)
+    expect(asked.get('redirect_uri')).toBe(`${server.baseUrl}/i/platform/broker/callback`)
     expect(asked.get('state')).toMatch(/\./)
     expect(asked.get('nonce')).toMatch(/^[A-Za-z0-9_-]{20,}$/)
     expect(asked.get('code_challenge_method')).toBe('S256')

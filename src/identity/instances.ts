@@ -11,9 +11,13 @@ export const isInstanceId = (id: string) => id === PLATFORM || UUID.test(id)
 export const issuerFor = (config: Config, instanceId: string) =>
   config.authUrlTemplate.replace('{workspace_id}', instanceId)
 
-/** Where an external IdP sends the browser back: one address per IdP, registered at the provider. */
-export const brokerRedirectUri = (config: Config, instanceId: string, idpId: string) =>
-  `${issuerFor(config, instanceId)}/broker/${idpId}/callback`
+/**
+ * Where an external IdP sends the browser back, registered at the provider: one address per
+ * instance, so it is known before the IdP is created (the provider's client comes first). Which IdP
+ * answers is the sign-in's own record, never the address.
+ */
+export const brokerRedirectUri = (config: Config, instanceId: string) =>
+  `${issuerFor(config, instanceId)}/broker/callback`
 
 export interface InstanceTarget {
   instanceId: string

@@ -14,6 +14,8 @@ export interface StandInUser {
   nonce?: string
   /** Issues the ID token to this audience instead of the client. */
   audience?: string
+  /** Names this issuer in the authorization response (RFC 9207) instead of itself. */
+  iss?: string
 }
 
 export interface AuthorizeRequest {
@@ -52,6 +54,7 @@ export async function startIdpStandIn(clientId: string, clientSecret: string) {
           token_endpoint: `${base}/token`,
           jwks_uri: `${base}/jwks`,
           token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+          authorization_response_iss_parameter_supported: true,
         })
       }
       if (url.pathname === '/jwks') return Response.json({ keys: [jwk] })
@@ -62,6 +65,7 @@ export async function startIdpStandIn(clientId: string, clientSecret: string) {
         const back = new URL(url.searchParams.get('redirect_uri')!)
         back.searchParams.set('code', code)
         back.searchParams.set('state', url.searchParams.get('state') ?? '')
+        back.searchParams.set('iss', state.next.iss ?? base)
         return Response.redirect(back.href, 302)
       }
       if ((url.pathname === '/token' || url.pathname === '/ms/token') && req.method === 'POST') {

@@ -28,8 +28,8 @@ const DEFAULT_NAMES: Record<IdpType, string> = {
 export const clientSecretContext = (idpId: string) => `idp:${idpId}`
 
 /** Where the provider sends the user back: one URL per IdP, on the workspace's instance. */
-export const redirectUriOf = (core: Pick<Core, 'config'>, workspaceId: string, idpId: string) =>
-  brokerRedirectUri(core.config, workspaceId, idpId)
+export const redirectUriOf = (core: Pick<Core, 'config'>, workspaceId: string) =>
+  brokerRedirectUri(core.config, workspaceId)
 
 export function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
   return {
@@ -39,7 +39,7 @@ export function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
     client_id: i.clientId,
     issuer: i.issuer,
     scopes: i.scopes,
-    redirect_uri: redirectUriOf(core, i.workspaceId, i.id),
+    redirect_uri: redirectUriOf(core, i.workspaceId),
     created_at: isoTime(i.createdAt),
   }
 }

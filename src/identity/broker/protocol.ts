@@ -31,6 +31,8 @@ interface Endpoints {
   /** GitHub's API. */
   api?: string
   tokenAuth: 'basic' | 'post'
+  /** RFC 9207: the IdP names itself in its answer (`iss`), which is then checked. */
+  issParameter?: boolean
 }
 
 const TIMEOUT_MS = 10_000
@@ -157,6 +159,7 @@ export class Broker {
       jwks: url('jwks_uri', true)!,
       userinfo: url('userinfo_endpoint', false),
       tokenAuth: methods.includes('client_secret_basic') ? 'basic' : 'post',
+      issParameter: doc.authorization_response_iss_parameter_supported === true,
     }
     this.discovery.set(issuer, endpoints)
     return endpoints
@@ -187,14 +190,23 @@ export class Broker {
     return { url: url.href, start }
   }
 
-  /** The IdP's answer to `start`: the code exchanged and the user it names, every check passed. */
+  /**
+   * The IdP's answer to `start`: the code exchanged and the user it names, every check passed. The
+   * code goes only to the IdP the sign-in started with (kept in the interaction), and an IdP that
+   * names itself in its answers (RFC 9207 `iss`) must name itself: an answer of another IdP sent
+   * here (a mix-up) is refused before its code goes anywhere.
+   */
   async finish(
     idp: ExternalIdp,
     redirectUri: string,
     start: BrokerStart,
     code: string,
+    iss: string | null,
   ): Promise<ExternalIdentity> {
     const endpoints = await this.endpoints(idp)
+    const expected = endpoints.issuer?.includes('{tenantid}') ? undefined : endpoints.issuer
+    if (expected && (endpoints.issParameter || iss !== null) && iss !== expected)
+      throw new BrokerRefused(`This answer did not come from ${idp.name}. Start again.`)
     const tokens = await this.exchange(idp, endpoints, redirectUri, code, start.verifier)
     const accessToken = typeof tokens.access_token === 'string' ? tokens.access_token : null
     if (idp.type === 'github') return this.githubUser(idp, endpoints, accessToken)

@@ -66,7 +66,7 @@ export async function startExternal(c: PageContext, p: PageRequest, links: Inter
   const idp = offeredIdps(p).find((i) => i.id === idpId)
   if (!idp) return refuse(p, links, 404, 'This sign-in method is not offered here any more.')
   try {
-    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id, idp.id)
+    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
     const { url, start } = await c.broker.start(idp, redirectUri, links.uid)
     await p.instance.provider.interactionResult(
       p.req,
@@ -83,11 +83,11 @@ export async function startExternal(c: PageContext, p: PageRequest, links: Inter
 }
 
 /**
- * `/broker/<idp_id>/callback`, the address registered at the IdP: the answer is handed to the
+ * `/broker/callback`, the address registered at every IdP: the answer is handed to the
  * interaction its `state` names (`<uid>.<random>`), on this origin, where the interaction's own
  * cookie proves it is the same browser; the checks are made there.
  */
-export async function brokerCallback(p: PageRequest, idpId: string) {
+export async function brokerCallback(p: PageRequest) {
   const state = p.query.get('state') ?? ''
   const uid = /^([A-Za-z0-9_-]{1,64})\.[A-Za-z0-9_-]+$/.exec(state)?.[1]
   if (!uid) {
@@ -102,8 +102,8 @@ export async function brokerCallback(p: PageRequest, idpId: string) {
     )
     return
   }
-  const forward = new URLSearchParams({ idp: idpId, state })
-  for (const key of ['code', 'error', 'error_description']) {
+  const forward = new URLSearchParams({ state })
+  for (const key of ['code', 'iss', 'error', 'error_description']) {
     const value = p.query.get(key)
     if (value !== null) forward.set(key, value.slice(0, 2000))
   }
@@ -128,7 +128,7 @@ export async function finishExternal(
 ) {
   const start = brokerStartOf(details)
   const state = p.query.get('state') ?? ''
-  if (!start || start.idpId !== p.query.get('idp') || !safeEqual(state, start.state))
+  if (!start || !safeEqual(state, start.state))
     return refuse(
       p,
       links,
@@ -149,8 +149,8 @@ export async function finishExternal(
     return refuse(p, links, 400, message)
   }
   try {
-    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id, idp.id)
-    const who = await c.broker.finish(idp, redirectUri, start, code)
+    const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
+    const who = await c.broker.finish(idp, redirectUri, start, code, p.query.get('iss'))
     const { account } = await accountForIdentity(c.core, p.instance.id, idp, who, p.instance.policy)
     if (p.instance.policy.requireEmailVerification && !account.emailVerified)
       return askToVerify(c, p, account, links, who.amr, idp.name)

@@ -22,8 +22,9 @@ interface PageRoute {
 
 /**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
- * interaction (and through an external IdP: `/broker/<idp_id>/callback`), the mailed links' pages, a signed-in user's two-step verification (`/mfa`), and the
- * htmx of the pages that poll. The device and logout pages are oidc-provider's, drawn by device.tsx
+ * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
+ * links' pages, a signed-in user's two-step verification (`/mfa`), and the htmx of the pages that
+ * poll. The device and logout pages are oidc-provider's, drawn by device.tsx
  * and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
@@ -31,11 +32,7 @@ const ROUTES: PageRoute[] = [
     path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|passkey|verify|abort|broker)|\/idp\/([A-Za-z0-9_-]+))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![3] ? 'idp' : m![2], m![3]),
   },
-  {
-    path: /^\/broker\/([A-Za-z0-9_-]+)\/callback$/,
-    methods: ['GET'],
-    run: (_c, p, m) => brokerCallback(p, m![1]!),
-  },
+  { path: '/broker/callback', methods: ['GET'], run: (_c, p) => brokerCallback(p) },
   {
     path: /^\/interaction\/([A-Za-z0-9_-]+)\/verify-email$/,
     methods: ['GET'],
