@@ -7,3 +7,19 @@ document.addEventListener('click', (event) => {
     button.textContent = 'Copied'
   })
 })
+
+// Fields asked for one choice of a select alone: <fieldset data-shown-for="<select id>=<value>">.
+// Hidden, the fieldset is disabled too, so what it holds is not sent.
+function showChosenFields() {
+  for (const fieldset of document.querySelectorAll('fieldset[data-shown-for]')) {
+    const [id, value] = fieldset.dataset.shownFor.split('=')
+    const shown = document.getElementById(id)?.value === value
+    fieldset.hidden = !shown
+    fieldset.disabled = !shown
+  }
+}
+document.addEventListener('change', (event) => {
+  if (event.target instanceof HTMLSelectElement) showChosenFields()
+})
+// A page restored from history keeps the choice its select had.
+window.addEventListener('pageshow', showChosenFields)

@@ -108,6 +108,9 @@ describe.skipIf(testStore !== 'postgres')(
         WEBHOOKS_ALLOW_HTTP: 'true',
         WEBHOOKS_ALLOW_PRIVATE: 'true',
         WEBHOOK_RATE_PER_MINUTE: '30',
+        // A workspace's oidc IdP is another workspace's instance, on this loopback cluster.
+        IDPS_ALLOW_HTTP: 'true',
+        IDPS_ALLOW_PRIVATE: 'true',
       })
       ;[node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode]
     }, 60_000)
@@ -505,6 +508,122 @@ describe.skipIf(testStore !== 'postgres')(
       } finally {
         receiver.stop(true)
       }
+    }, 60_000)
+
+    it("an IdP added on node 1 is on nodes 2 and 3's sign-in pages at once; a federated sign-in alternating between nodes completes", async () => {
+      // Workspace B signs its users in through workspace A (the one above) as an oidc IdP.
+      const createdB = await api(null, 'POST', '/v1/workspaces', { name: 'Federated' })
+      expect(createdB.status).toBe(201)
+      const b = createdB.body.id as string
+      await until(
+        'workspace B to be active',
+        async () => (await api(null, 'GET', `/v1/workspaces/${b}`)).body.state === 'active',
+      )
+      expect(
+        (await api(null, 'PATCH', `/v1/workspaces/${b}/login-policy`, { require_email_verification: false }))
+          .status,
+      ).toBe(200)
+      const appOfB = await api(node3, 'POST', `/v1/workspaces/${b}/apps`, {
+        name: 'B app',
+        app_type: 'web',
+        redirect_uris: [`${RP}/cb`],
+      })
+      expect(appOfB.status).toBe(201)
+      const authB = `${cluster.baseUrl}/i/${b}`
+      const configB = await oidc.discovery(
+        new URL(authB),
+        appOfB.body.client_id,
+        appOfB.body.client_secret,
+        oidc.ClientSecretBasic(appOfB.body.client_secret),
+        { execute: [oidc.allowInsecureRequests] },
+      )
+      // A's client for B, registered with B's redirect URI.
+      const appOfA = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+        name: 'Federated B',
+        app_type: 'web',
+        redirect_uris: [`${authB}/broker/callback`],
+      })
+      expect(appOfA.status).toBe(201)
+
+      // A sign-in page of B open on nodes 2 and 3: no IdP yet.
+      const verifier = oidc.randomPKCECodeVerifier()
+      const authorize = oidc.buildAuthorizationUrl(configB, {
+        redirect_uri: `${RP}/cb`,
+        scope: 'openid email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      }).href
+      const pages = await Promise.all(
+        [node2, node3].map(async (n) => {
+          const res = await n.fetch(authorize, { redirect: 'manual' })
+          const cookie = res.headers
+            .getSetCookie()
+            .map((c) => c.split(';')[0])
+            .join('; ')
+          const at = new URL(res.headers.get('location') ?? '', authorize).href
+          const html = async () => (await n.fetch(at, { headers: { cookie }, redirect: 'manual' })).text()
+          expect(await html()).not.toContain('Continue with')
+          return { n, html }
+        }),
+      )
+      const idp = await api(node1, 'POST', `/v1/workspaces/${b}/idps`, {
+        type: 'oidc',
+        name: 'Analytical SSO',
+        issuer: ws.auth_url,
+        client_id: appOfA.body.client_id,
+        client_secret: appOfA.body.client_secret,
+      })
+      expect(idp.status).toBe(201)
+      expect(idp.body.redirect_uri).toBe(`${authB}/broker/callback`)
+      const answeredAt = performance.now()
+      await Promise.all(
+        pages.map(({ n, html }) =>
+          until(
+            `node ${n.index} to show the IdP`,
+            async () => (await html()).includes('Continue with <span>Analytical SSO</span>'),
+            5_000,
+            5,
+          ),
+        ),
+      )
+      const latency = performance.now() - answeredAt
+      console.log(
+        `cluster: an IdP added on node 1 was on nodes 2 and 3's sign-in pages after ${latency.toFixed(0)} ms`,
+      )
+      expect(latency).toBeLessThan(1000)
+
+      // The federated sign-in, every request through the proxy: B's page, A's page, back to B, the app.
+      const agent = new Agent(cluster.baseUrl)
+      const from = cluster.proxy.served.length
+      const signIn = await agent.follow(authorize, {}, (u) => u.href.startsWith(RP))
+      const html = await signIn.res.text()
+      const start = /<a href="([^"]+)" data-idp=/.exec(html)?.[1]
+      expect(start).toBeDefined()
+      const atA = await agent.follow(new URL(start!.replace(/&amp;/g, '&'), signIn.url))
+      expect(atA.url.pathname.startsWith(`/i/${ws.id}/interaction/`)).toBe(true)
+      const back = await agent.submit(
+        await atA.res.text(),
+        atA.url,
+        '/login',
+        { email: 'charles@example.com', password: 'babbage-engine-1822' },
+        (u) => u.href.startsWith(RP),
+      )
+      expect(back.url.href.startsWith(`${RP}/cb?`)).toBe(true)
+      expect(new Set(cluster.proxy.served.slice(from)).size).toBe(3)
+      const tokens = await oidc.authorizationCodeGrant(configB, back.url, {
+        pkceCodeVerifier: verifier,
+        expectedState: oidc.skipStateCheck,
+        idTokenExpected: true,
+      })
+      expect(tokens.claims()!.iss).toBe(authB)
+      const users = await api(node1, 'GET', `/v1/workspaces/${b}/users`)
+      expect(users.body.items).toEqual([
+        expect.objectContaining({
+          id: tokens.claims()!.sub,
+          email: 'charles@example.com',
+          via_idp: 'Analytical SSO',
+        }),
+      ])
     }, 60_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {

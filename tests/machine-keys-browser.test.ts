@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { workspaceMembers } from '../src/features/workspaces/schema'
-import { sharedBrowser } from './support/browser'
+import { acceptConfirmations, settled, sharedBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { exchangeForm, type KeyFile, signAssertion } from './support/machine-keys'
 import { startTestServer, type TestServer } from './support/server'
@@ -46,9 +46,6 @@ async function signedIn(user: { email: string; password: string }) {
   return { ctx, p }
 }
 
-/** htmx wires what a swap brought in once it settled: wait for that before using it. */
-const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling'))
-
 /** The key file shown on the page, parsed from `#key-file`. */
 async function shownKeyFile(): Promise<KeyFile> {
   const text = await page.locator('#key-file').textContent()
@@ -76,10 +73,7 @@ afterAll(() => server?.stop())
 describe('Settings → Machine keys in the dashboard', () => {
   it('is linked from the workspace settings and starts empty', async () => {
     page = (await signedIn(ownerUser)).p
-    page.on('dialog', (d) => {
-      confirmations.push(d.message())
-      void d.accept()
-    })
+    acceptConfirmations(page, confirmations)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/settings`)
     await page.getByRole('link', { name: 'Machine keys' }).click()
     await page.waitForURL(keysUrl)

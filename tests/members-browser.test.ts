@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { ParsedMail } from 'mailparser'
-import type { Page } from 'playwright-core'
 import { ManualClock } from '../src/shared/clock'
-import { sharedBrowser, signUpInBrowser } from './support/browser'
+import { settled, sharedBrowser, signUpInBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
@@ -24,13 +23,6 @@ afterAll(async () => {
   await server.stop()
   await smtp.close()
 })
-
-/**
- * htmx wires what a swap brought in only once it settled (`htmx-added` is gone then): an element
- * used before that answers like plain HTML, so a test waits as a person's reading would.
- */
-const settled = (page: Page) =>
-  page.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling'))
 
 const recipients = (mail: ParsedMail) =>
   [mail.to ?? []].flat().flatMap((a) => a.value.map((v) => v.address?.toLowerCase()))

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import type { Page } from 'playwright-core'
 import { signUp } from '../src/identity'
-import { signedInPage } from './support/browser'
+import { settled, signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser } from './support/users'
@@ -17,10 +16,6 @@ beforeAll(async () => {
   server = await startTestServer()
 })
 afterAll(() => server.stop())
-
-/** htmx wires what a swap brought in once it settled: a test waits as a person's reading would. */
-const settled = (page: Page) =>
-  page.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling'))
 
 describe("a workspace's tenants in the dashboard", () => {
   it('creates, searches, pages, opens a tenant, adds and removes members, and deletes it', async () => {

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core'
 import { SUBSCRIBABLE_EVENTS } from '../src/events/emit'
 import { workspaceMembers } from '../src/features/workspaces/schema'
 import { ManualClock } from '../src/shared/clock'
-import { sharedBrowser, signedInPage } from './support/browser'
+import { acceptConfirmations, settled, sharedBrowser, signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type Json, json, type PlatformUser, signUpUser } from './support/users'
@@ -46,9 +46,6 @@ const confirmations: string[] = []
 const secrets: string[] = []
 let hookId = ''
 
-/** htmx wires what a swap brought in once it settled: wait for that before using it. */
-const settled = (p: Page) => p.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling'))
-
 /** What the job timers would do by now: run every job due, and what those jobs enqueued. */
 async function runJobs() {
   await server.tick()
@@ -88,10 +85,7 @@ describe('Settings → Webhooks in the dashboard', () => {
     const signed = await signedInPage(server.baseUrl, ownerUser)
     page = signed.page
     errors = signed.errors
-    page.on('dialog', (d) => {
-      confirmations.push(d.message())
-      void d.accept()
-    })
+    acceptConfirmations(page, confirmations)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/settings`)
     await page.getByRole('link', { name: 'Webhooks' }).click()
     await page.waitForURL(hooksUrl)

@@ -71,6 +71,8 @@ export const sentText = (body: unknown, name: string): string => {
 
 export type FormValues<K extends string> = Record<K, string>
 export type FieldErrors<K extends string> = Partial<Record<K, string>>
+/** What a form is drawn with: empty, or the values as typed and the errors of a refusal. */
+export type FormState<K extends string> = { values?: FormValues<K>; errors?: FieldErrors<K> }
 
 export type FormResult<K extends string, R> =
   | { ok: true; result: R }

@@ -52,3 +52,18 @@ export async function signedInPage(baseUrl: string, user: { email: string; passw
   await page.waitForURL(`${baseUrl}/app/`)
   return { context, page, errors }
 }
+
+/**
+ * htmx wires what a swap brought in only once it settled (`htmx-added` is gone then): an element
+ * used before that answers like plain HTML, so a test waits as a person's reading would.
+ */
+export const settled = (page: Page) =>
+  page.waitForFunction(() => !document.querySelector('.htmx-added, .htmx-settling'))
+
+/** Accepts every confirmation the page asks from now on (hx-confirm), recording its message in `asked`. */
+export function acceptConfirmations(page: Page, asked: string[]): void {
+  page.on('dialog', (d) => {
+    asked.push(d.message())
+    void d.accept()
+  })
+}

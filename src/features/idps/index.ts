@@ -1,15 +1,19 @@
 import { Elysia } from 'elysia'
 import type { Feature } from '../feature'
+import { idpPages } from './pages'
 import { idpRoutes } from './routes'
 import { activeIdpsOf, deleteWorkspaceIdps } from './service'
 
 /**
  * External identity providers (DESIGN "IdPs"): a workspace's Google, GitHub, Microsoft and generic
- * OpenID Connect providers, on the sign-in page of its instance (the identity plane asks for them).
+ * OpenID Connect providers, through the API and on Settings → Identity providers, and on the sign-in page of its
+ * instance (the identity plane asks for them).
  */
 export const feature: Feature = {
   name: 'idps',
   routes: ({ core, auth }) => new Elysia({ name: 'idps' }).use(idpRoutes(core, auth)),
+  pages: ({ core, auth }) => idpPages(core, auth),
+  nav: [{ label: 'Identity providers', path: 'settings/idps', place: 'settings' }],
   teardown: deleteWorkspaceIdps,
   identity: (core) => ({ externalIdps: activeIdpsOf(core) }),
 }

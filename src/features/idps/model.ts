@@ -6,27 +6,41 @@ import { nameField } from '../../shared/names'
 export namespace IdpModel {
   export const params = t.Object({ workspace_id: t.String({ format: 'uuid' }), idp_id: resourceId() })
 
-  export const type = t.Union([
-    t.Literal('google'),
-    t.Literal('github'),
-    t.Literal('microsoft'),
-    t.Literal('oidc'),
-  ])
+  export const type = t.Union(
+    [t.Literal('google'), t.Literal('github'), t.Literal('microsoft'), t.Literal('oidc')],
+    { errorMessage: { anyOf: 'Choose a provider.' } },
+  )
 
   export const create = t.Object(
     {
       type,
       name: t.Optional(nameField(100)),
-      client_id: t.String({ minLength: 1, maxLength: 500 }),
-      client_secret: t.String({ minLength: 1, maxLength: 2000 }),
+      client_id: t.String({
+        minLength: 1,
+        maxLength: 500,
+        errorMessage: { minLength: 'Enter the client ID.', maxLength: 'Use at most 500 characters.' },
+      }),
+      client_secret: t.String({
+        minLength: 1,
+        maxLength: 2000,
+        errorMessage: { minLength: 'Enter the client secret.', maxLength: 'Use at most 2000 characters.' },
+      }),
       issuer: t.Optional(
-        t.String({ minLength: 1, maxLength: 2000, description: '`oidc` only: the issuer URL (https)' }),
+        t.String({
+          minLength: 1,
+          maxLength: 2000,
+          description: '`oidc` only: the issuer URL (https)',
+          errorMessage: { maxLength: 'Use at most 2000 characters.' },
+        }),
       ),
       scopes: t.Optional(
-        t.Array(t.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,100}$' }), {
-          maxItems: 20,
-          uniqueItems: true,
-        }),
+        t.Array(
+          t.String({
+            pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]{1,100}$',
+            errorMessage: { pattern: 'Use at most 100 visible characters, without quotes or backslashes.' },
+          }),
+          { maxItems: 20, uniqueItems: true, errorMessage: { maxItems: 'Use at most 20 scopes.' } },
+        ),
       ),
     },
     { additionalProperties: false },

@@ -25,7 +25,7 @@ const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
 const deleteForm = defineForm(WorkspaceModel.remove, { confirm: { read: (raw) => raw } })
 
 /** Settings sections that later releases fill in. */
-const SETTINGS = ['Identity providers', 'Email (SMTP)', 'Branding', 'Billing']
+const SETTINGS = ['Email (SMTP)', 'Branding', 'Billing']
 
 /**
  * Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). `nav` is every

@@ -17,6 +17,15 @@ export function FieldError({ id, message }: { id: string; message?: string }) {
   )
 }
 
+/** A button that copies `value`: public/app.js copies data-copy on click (CSP: no inline script). */
+function CopyButton({ value }: { value: string }) {
+  return (
+    <button type="button" class="btn secondary small" data-copy={value}>
+      Copy
+    </button>
+  )
+}
+
 /** A value with a button that copies it (credentials, issuer URLs). */
 export function Copyable({ label, value }: { label: string; value: string }) {
   return (
@@ -24,11 +33,81 @@ export function Copyable({ label, value }: { label: string; value: string }) {
       <code title={label} safe>
         {value}
       </code>
-      {/* public/app.js copies data-copy on click. */}
-      <button type="button" class="btn secondary small" data-copy={value}>
-        Copy
-      </button>
+      <CopyButton value={value} />
     </div>
+  )
+}
+
+/**
+ * A value to paste elsewhere, in a read-only field beside a button that copies it: what a user
+ * registers at another service, such as a redirect URI (a long one scrolls in the field).
+ */
+export function CopyField({ id, label, value }: { id: string; label: string; value: string }) {
+  return (
+    <div class="secret">
+      <input id={id} type="text" readonly value={value} aria-label={label} spellcheck="false" />
+      <CopyButton value={value} />
+    </div>
+  )
+}
+
+/**
+ * A labelled one-line input with its hint and its error (`#<id>-error`), for the forms that answer
+ * 422 with the values as typed. A password input is never given a value: pass none.
+ */
+export function TextField({
+  id,
+  name,
+  label,
+  value,
+  error,
+  hint,
+  type = 'text',
+  required,
+  maxlength,
+  placeholder,
+  autocomplete,
+}: {
+  id: string
+  name: string
+  label: string
+  value?: string
+  error?: string
+  hint?: string
+  type?: 'text' | 'password'
+  required?: boolean
+  maxlength?: number
+  placeholder?: string
+  autocomplete?: string
+}) {
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ')
+  return (
+    <>
+      <label for={id} safe>
+        {label}
+      </label>
+      <input
+        id={id}
+        name={name}
+        type={type}
+        value={type === 'password' ? undefined : value}
+        required={required}
+        maxlength={maxlength === undefined ? undefined : String(maxlength)}
+        placeholder={placeholder}
+        autocomplete={autocomplete}
+        spellcheck="false"
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={described || undefined}
+      />
+      {hint ? (
+        <p class="hint" id={`${id}-hint`} safe>
+          {hint}
+        </p>
+      ) : (
+        ''
+      )}
+      <FieldError id={`${id}-error`} message={error} />
+    </>
   )
 }
 
