@@ -541,6 +541,8 @@ describe.skipIf(testStore !== 'postgres')(
       const appOfA = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
         name: 'Federated B',
         app_type: 'web',
+        // This cluster is on http://127.0.0.1: an app may name it in dev mode.
+        dev_mode: true,
         redirect_uris: [`${authB}/broker/callback`],
       })
       expect(appOfA.status).toBe(201)

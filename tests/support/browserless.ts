@@ -2,15 +2,16 @@
 // redirects by hand so tests can stop at the relying party's redirect_uri.
 
 export class Agent {
-  private readonly jar = new Map<string, { value: string; path: string }>()
+  /** Keyed by name and path, as a browser keeps them: two instances' `_interaction` cookies coexist. */
+  private readonly jar = new Map<string, { name: string; value: string; path: string }>()
 
   constructor(private readonly origin: string) {}
 
   /** The Cookie header this agent sends to `url`. */
   cookieHeader(url: URL): string {
-    return [...this.jar.entries()]
-      .filter(([, c]) => url.pathname.startsWith(c.path))
-      .map(([k, c]) => `${k}=${c.value}`)
+    return [...this.jar.values()]
+      .filter((c) => url.pathname.startsWith(c.path))
+      .map((c) => `${c.name}=${c.value}`)
       .join('; ')
   }
 
@@ -24,13 +25,14 @@ export class Agent {
           .find((a) => a.toLowerCase().startsWith('path='))
           ?.slice(5) ?? '/'
       const expired = attrs.some((a) => /max-age=0|expires=thu, 01 jan 1970/i.test(a.trim()))
-      if (expired || rest.join('=') === '') this.jar.delete(name!.trim())
-      else this.jar.set(name!.trim(), { value: rest.join('='), path })
+      const key = `${name!.trim()} ${path}`
+      if (expired || rest.join('=') === '') this.jar.delete(key)
+      else this.jar.set(key, { name: name!.trim(), value: rest.join('='), path })
     }
   }
 
   cookie(name: string): string | undefined {
-    return this.jar.get(name)?.value
+    return [...this.jar.values()].find((c) => c.name === name)?.value
   }
 
   async request(url: string | URL, init: RequestInit = {}): Promise<Response> {

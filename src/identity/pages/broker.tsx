@@ -29,6 +29,8 @@ export function hintedIdp(p: PageRequest, hint: unknown): ExternalIdp | null {
 export const externalStartUrl = (links: Pick<InteractionLinks, 'signInUrl'>, idp: ExternalIdp) =>
   `${links.signInUrl}/idp/${encodeURIComponent(idp.id)}`
 
+const verifierContext = (uid: string) => `broker-verifier:${uid}`
+
 const brokerStartOf = (details: InteractionDetails): BrokerStart | null => {
   const start = (details.result as { broker?: BrokerStart } | undefined)?.broker
   return start &&
@@ -71,7 +73,8 @@ export async function startExternal(c: PageContext, p: PageRequest, links: Inter
     await p.instance.provider.interactionResult(
       p.req,
       p.res,
-      { broker: start },
+      // The verifier redeems a code: sealed in the store, as every value that would work if presented.
+      { broker: { ...start, verifier: c.core.secrets.seal(start.verifier, verifierContext(links.uid)) } },
       { mergeWithLastSubmission: false },
     )
     p.res.writeHead(303, { location: url, 'cache-control': 'no-store' })
@@ -150,7 +153,8 @@ export async function finishExternal(
   }
   try {
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
-    const who = await c.broker.finish(idp, redirectUri, start, code, p.query.get('iss'))
+    const verifier = c.core.secrets.open(start.verifier, verifierContext(links.uid))
+    const who = await c.broker.finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
     const { account } = await accountForIdentity(c.core, p.instance.id, idp, who, p.instance.policy)
     if (p.instance.policy.requireEmailVerification && !account.emailVerified)
       return askToVerify(c, p, account, links, who.amr, idp.name)
