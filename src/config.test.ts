@@ -122,6 +122,69 @@ describe('TRUSTED_PROXIES', () => {
   }
 })
 
+describe('external IdPs', () => {
+  it('has the providers own endpoints and no platform IdP by default', () => {
+    const { idps } = loadConfig({ DATA_DIR: tempDir() })
+    expect(idps.platform).toEqual([])
+    expect(idps.endpoints.google.issuer).toBe('https://accounts.google.com')
+    expect(idps.endpoints.github.api).toBe('https://api.github.com')
+  })
+
+  it('takes each platform provider from its id and secret, and a company IdP from PLATFORM_OIDC_*', () => {
+    const { idps } = loadConfig({
+      DATA_DIR: tempDir(),
+      GITHUB_CLIENT_ID: 'gh',
+      GITHUB_CLIENT_SECRET: 'gh-secret',
+      PLATFORM_OIDC_ISSUER: 'https://sso.example.com/',
+      PLATFORM_OIDC_CLIENT_ID: 'corp',
+      PLATFORM_OIDC_CLIENT_SECRET: 'corp-secret',
+      PLATFORM_OIDC_NAME: 'Example SSO',
+    })
+    expect(idps.platform).toEqual([
+      { type: 'github', name: 'GitHub', clientId: 'gh', clientSecret: 'gh-secret', issuer: null },
+      {
+        type: 'oidc',
+        name: 'Example SSO',
+        clientId: 'corp',
+        clientSecret: 'corp-secret',
+        issuer: 'https://sso.example.com',
+      },
+    ])
+  })
+
+  it('replaces an entry of the endpoint table from IDP_ENDPOINTS, keeping the others', () => {
+    const github = {
+      authorization: 'https://ghe.example.com/login/oauth/authorize',
+      token: 'https://ghe.example.com/login/oauth/access_token',
+      api: 'https://ghe.example.com/api/v3',
+    }
+    const { idps } = loadConfig({ DATA_DIR: tempDir(), IDP_ENDPOINTS: JSON.stringify({ github }) })
+    expect(idps.endpoints.github).toEqual(github)
+    expect(idps.endpoints.microsoft.token).toBe('https://login.microsoftonline.com/common/oauth2/v2.0/token')
+  })
+
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ GOOGLE_CLIENT_ID: 'g' }, /^invalid GOOGLE_CLIENT_SECRET: /],
+    [{ MICROSOFT_CLIENT_SECRET: 's' }, /^invalid MICROSOFT_CLIENT_ID: /],
+    [{ PLATFORM_OIDC_CLIENT_ID: 'c', PLATFORM_OIDC_CLIENT_SECRET: 's' }, /^invalid PLATFORM_OIDC_ISSUER: /],
+    [{ IDP_ENDPOINTS: '[1]' }, /^invalid IDP_ENDPOINTS: /],
+    [{ IDP_ENDPOINTS: '{"myspace": {}}' }, /^invalid IDP_ENDPOINTS: unknown provider "myspace"/],
+    [
+      { IDP_ENDPOINTS: '{"github": {"authorization": "https://a.example"}}' },
+      /^invalid IDP_ENDPOINTS: github.token is missing/,
+    ],
+    [
+      { IDP_ENDPOINTS: '{"github": {"authorization": "ftp://a", "token": "https://b", "api": "https://c"}}' },
+      /^invalid IDP_ENDPOINTS: /,
+    ],
+  ]
+  for (const [env, message] of bad) {
+    it(`refuses ${JSON.stringify(env)} naming the variable`, () => {
+      expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
+    })
+  }
+})
+
 describe('the CLI on a bad value', () => {
   it('stops with one clear line naming the variable, never a stack trace', () => {
     const proc = Bun.spawnSync(['bun', 'src/main.ts', 'serve'], {
