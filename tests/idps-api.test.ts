@@ -88,6 +88,9 @@ describe('identity providers', () => {
       [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'https://localhost/' }, 'issuer'],
       [{ type: 'myspace', client_id: 'a', client_secret: 'b' }, 'type'],
       [{ type: 'google', client_id: '', client_secret: 'b' }, 'client_id'],
+      // Scopes every sign-in would fail without: the ID token's, GitHub's verified address.
+      [{ type: 'google', client_id: 'a', client_secret: 'b', scopes: ['email', 'profile'] }, 'scopes'],
+      [{ type: 'github', client_id: 'a', client_secret: 'b', scopes: ['read:user'] }, 'scopes'],
     ]
     for (const [body, field] of bad) {
       const res = await api(owner, 'POST', idpsOf(ws), body)

@@ -4,6 +4,7 @@ import * as oidc from 'openid-client'
 import { events } from '../src/events/schema'
 import { loginPolicies } from '../src/features/login-policy/schema'
 import { accounts, signUp } from '../src/identity'
+import { accountLinks, accountTokens } from '../src/identity/schema'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { callApi, type Person, person } from './support/callers'
@@ -88,6 +89,12 @@ async function tokensFrom(s: Setup, back: URL, verifier: string) {
   })
 }
 
+const linksOf = async (accountId: string) =>
+  server.core.db
+    .select({ idpId: accountLinks.idpId, subject: accountLinks.subject })
+    .from(accountLinks)
+    .where(eq(accountLinks.accountId, accountId))
+
 const eventsOf = async (ws: string, type: string) =>
   (
     await server.core.db
@@ -139,21 +146,65 @@ describe('sign-in through a workspace IdP', () => {
     expect(await eventsOf(s.ws, 'user.created')).toHaveLength(1)
   })
 
-  it('links an existing account only when the IdP asserts the address is verified', async () => {
+  it('links an existing account only when both the IdP and the account proved the address', async () => {
     const s = await setup('google')
     const existing = await signUp(server.core, s.ws, {
       email: 'grace@example.com',
       password: 'grace password 1',
     })
+    // The IdP does not vouch for the address: refused.
     idp.state.next = { sub: 'g-1', email: 'grace@example.com', emailVerified: false }
     const refused = await throughIdp(s)
     expect(refused.done.res.status).toBe(409)
-    expect(await refused.done.res.text()).toContain('already in use')
-
+    expect(await refused.done.res.text()).toContain('already used by another account')
+    // The IdP does, but the account never proved it (anyone may have signed up with it): refused,
+    // so a squatter's password never comes to share the real owner's account.
     idp.state.next = { sub: 'g-1', email: 'grace@example.com', emailVerified: true }
+    const squatted = await throughIdp(s)
+    expect(squatted.done.res.status).toBe(409)
+    expect(await linksOf(existing.id)).toEqual([])
+
+    await server.core.db.update(accounts).set({ emailVerified: true }).where(eq(accounts.id, existing.id))
     const { done, verifier } = await throughIdp(s)
     expect(atRp(done.url)).toBe(true)
     expect((await tokensFrom(s, done.url, verifier)).claims()!.sub).toBe(existing.id)
+    expect(await linksOf(existing.id)).toEqual([{ idpId: s.idpId, subject: 'g-1' }])
+  })
+
+  it('accepts an open invitation for the address the IdP proved, and not an expired one', async () => {
+    const s = await setup('google')
+    const invite = (email: string) =>
+      callApi(server.baseUrl, s.owner, 'POST', `/v1/workspaces/${s.ws}/users/invite`, { email })
+    const invited = await invite('kay@example.com')
+    expect(invited.status).toBe(201)
+    idp.state.next = { sub: 'k-1', email: 'kay@example.com', name: 'Kay' }
+    const { done, verifier } = await throughIdp(s)
+    expect(atRp(done.url)).toBe(true)
+    expect((await tokensFrom(s, done.url, verifier)).claims()!.sub).toBe(invited.body.id)
+    const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
+    expect(users.body.items).toEqual([
+      expect.objectContaining({
+        id: invited.body.id,
+        status: 'active',
+        email_verified: true,
+        via_idp: 'Google',
+      }),
+    ])
+    expect(await eventsOf(s.ws, 'user.created')).toEqual([
+      { user_id: invited.body.id, name: '', email: 'kay@example.com', via_idp: 'Google' },
+    ])
+
+    // An invitation past its 7 days (its token's expiry moved to the past) opens nothing.
+    const late = await invite('late@example.com')
+    await server.core.db
+      .update(accountTokens)
+      .set({ expiresAt: clock.now() - 1 })
+      .where(eq(accountTokens.accountId, late.body.id))
+    idp.state.next = { sub: 'l-1', email: 'late@example.com' }
+    const expired = await throughIdp(s)
+    expect(expired.done.res.status).toBe(403)
+    expect(await expired.done.res.text()).toContain('invitation has expired')
+    expect(await linksOf(late.body.id)).toEqual([])
   })
 
   it('asks for the login policy second step after an IdP sign-in, unless the IdP asserted MFA', async () => {
@@ -168,6 +219,11 @@ describe('sign-in through a workspace IdP', () => {
     expect(plain.done.res.status).toBe(200)
     expect(plain.done.url.pathname).toEndWith('/mfa')
     expect(await plain.done.res.text()).toContain('Set up two-step verification')
+
+    // Two methods of one kind, or a risk signal, are not two factors.
+    idp.state.next = { sub: 'm-3', email: 'mfa3@example.com', amr: ['pwd', 'rba', 'kba'] }
+    const weak = await throughIdp(s)
+    expect(weak.done.url.pathname).toEndWith('/mfa')
 
     idp.state.next = { sub: 'm-2', email: 'mfa2@example.com', amr: ['pwd', 'otp'] }
     const strong = await throughIdp(s)
@@ -221,6 +277,23 @@ describe('what an IdP sign-in refuses, each with a readable page', () => {
     expect(done.res.status).toBe(400)
     expect(await done.res.text()).toContain('did not come from Stand-in SSO')
     expect(idp.state.tokenRequests).toBe(before)
+  })
+
+  it('an issuer whose discovery document is larger than any real one (read no further than 256 KiB)', async () => {
+    const owner = await person(server.core)
+    const ws = await activeWorkspace(server.core, owner.id)
+    const { config } = await publicClient(server.core, server.baseUrl, ws, RP)
+    const created = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${ws}/idps`, {
+      type: 'oidc',
+      name: 'Endless',
+      issuer: `${idp.base}/big`,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    })
+    expect(created.status).toBe(201)
+    const { done } = await throughIdp({ owner, ws, config })
+    expect(done.res.status).toBe(502)
+    expect(await done.res.text()).toContain('Endless answered something that is not a sign-in')
   })
 
   it('a wrong nonce', async () => {

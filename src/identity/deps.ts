@@ -48,6 +48,11 @@ export interface ExternalIdp {
   /** A generic `oidc` IdP's issuer; null for the named ones (their endpoints are configuration). */
   issuer: string | null
   scopes: string[]
+  /**
+   * The operator's own (the platform's, from configuration): reached without the outbound guard
+   * that holds every workspace's issuer, like the named providers' endpoints.
+   */
+  trusted?: boolean
 }
 
 /**

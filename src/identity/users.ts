@@ -151,6 +151,41 @@ export async function findInvitation(
 }
 
 /**
+ * Accepts an invitation through an external IdP that proved the address, in the caller's
+ * transaction: the open token is used up (one that expired opens nothing), the account activated
+ * with its address proved, and `user.created` emitted with the IdP. Null when no open token is left.
+ */
+export async function acceptInvitationThroughIdp(
+  tx: Conn,
+  core: Core,
+  accountId: string,
+  viaIdp: string,
+): Promise<UserAccount | null> {
+  const now = core.clock.now()
+  const [used] = await tx.db
+    .update(accountTokens)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(accountTokens.accountId, accountId),
+        eq(accountTokens.purpose, 'invite'),
+        isNull(accountTokens.usedAt),
+        gt(accountTokens.expiresAt, now),
+      ),
+    )
+    .returning()
+  if (!used) return null
+  const [account] = await tx.db
+    .update(accounts)
+    .set({ status: 'active', emailVerified: true, viaIdp, updatedAt: now })
+    .where(and(eq(accounts.id, accountId), eq(accounts.status, 'invited')))
+    .returning()
+  if (!account) return null
+  await core.emit('user.created', account.instanceId, userEventData(account), { tx })
+  return account
+}
+
+/**
  * Accepts an invitation: uses the token up, sets the password, proves the address (the link came
  * by mail) and activates the account, which is then `user.created`, all in one transaction. Null
  * when the token is unknown, expired or already used. The password follows the instance's rule.

@@ -47,6 +47,18 @@ export async function startIdpStandIn(clientId: string, clientSecret: string) {
     port: 0,
     async fetch(req): Promise<Response> {
       const url = new URL(req.url)
+      // An issuer whose discovery document never ends (a provider that streams without stopping).
+      if (url.pathname === '/big/.well-known/openid-configuration') {
+        const filler = 'x'.repeat(1024)
+        let sent = 0
+        const stream = new ReadableStream({
+          pull(c) {
+            if (sent++ > 1024) return c.close()
+            c.enqueue(new TextEncoder().encode(sent === 1 ? `{"issuer":"${base}/big","pad":"` : filler))
+          },
+        })
+        return new Response(stream, { headers: { 'content-type': 'application/json' } })
+      }
       if (url.pathname === '/.well-known/openid-configuration') {
         return Response.json({
           issuer: base,

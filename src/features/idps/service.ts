@@ -76,6 +76,16 @@ export function createIdpService(core: Core) {
     return url.href.replace(/\/$/, '')
   }
 
+  /** Scopes without which every sign-in would fail: refused at once rather than at the first sign-in. */
+  function checkScopes(input: IdpModel.Create) {
+    if (!input.scopes) return
+    const loc = ['body', 'scopes']
+    if (input.type === 'github') {
+      if (!input.scopes.includes('user:email') && !input.scopes.includes('user'))
+        throw appError(IdpErrors.SCOPES_GITHUB_EMAIL, 422, { loc })
+    } else if (!input.scopes.includes('openid')) throw appError(IdpErrors.SCOPES_OPENID, 422, { loc })
+  }
+
   return {
     async list(workspace: Workspace) {
       const rows = await core.db
@@ -89,6 +99,7 @@ export function createIdpService(core: Core) {
     async create(workspace: Workspace, by: Actor, input: IdpModel.Create) {
       if (workspace.state === 'deleting') throw appError(IdpErrors.WORKSPACE_DELETING, 409)
       const issuer = checkedIssuer(input)
+      checkScopes(input)
       const now = core.clock.now()
       const id = newId('idp', now)
       const created = await core.store.tx(async (tx) => {

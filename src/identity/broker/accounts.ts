@@ -1,11 +1,12 @@
 import { and, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { type Conn, isUniqueViolation } from '../../db/store'
-import { displayName } from '../../shared/names'
+import { nameError } from '../../shared/names'
 import { type Account, EMAIL, insertAccount, normalizeEmail } from '../accounts'
 import type { ExternalIdp } from '../deps'
 import type { LoginPolicy } from '../policy'
 import { accountLinks, accounts } from '../schema'
+import { acceptInvitationThroughIdp } from '../users'
 import { BrokerRefused, type ExternalIdentity } from './model'
 
 /**
@@ -55,29 +56,34 @@ export async function accountForIdentity(
         .where(and(eq(accounts.instanceId, instanceId), eq(accounts.email, email)))
         .limit(1)
       if (existing) {
-        if (!who.emailVerified)
-          throw new BrokerRefused(
-            `The email address ${email} is already in use by another account. Sign in with that account, or ask ${idp.name} to verify your address.`,
-            409,
-          )
-        // The IdP proved the address: the account's own check is done, and an invitation accepted.
-        const [account] = await tx.db
-          .update(accounts)
-          .set({ emailVerified: true, status: 'active', updatedAt: now })
-          .where(eq(accounts.id, existing.id))
-          .returning()
+        const inUse = new BrokerRefused(
+          `The email address ${email} is already used by another account here. Sign in with that account (and verify its address) first.`,
+          409,
+        )
+        // Linked only when both sides proved the address: the IdP asserts it verified, and the
+        // account proved it too (or holds an open invitation to it). An unproved account may be
+        // anyone's: linking it would share it with whoever signed up with that address first.
+        if (!who.emailVerified) throw inUse
+        if (existing.status === 'invited') {
+          const invited = await acceptInvitationThroughIdp(tx, core, existing.id, idp.name)
+          if (!invited) throw new BrokerRefused('Your invitation has expired. Ask for a new one.', 403)
+          await tx.db.insert(accountLinks).values({ ...link, accountId: existing.id })
+          return { account: invited, created: true }
+        }
+        if (!existing.emailVerified) throw inUse
         await tx.db.insert(accountLinks).values({ ...link, accountId: existing.id })
-        return { account: account!, created: false }
+        return { account: existing, created: false }
       }
       if (!policy.allowRegistration)
         throw new BrokerRefused(
           'New accounts cannot be created here. Ask an administrator for an invitation.',
           403,
         )
-      const given = who.name.trim().slice(0, 200)
+      // A name the IdP sends that no form would take (control characters, …) is left out.
+      const given = Array.from(who.name.trim()).slice(0, 200).join('')
       const account = await insertAccount(tx, core, instanceId, {
         email,
-        name: given ? displayName(given) : '',
+        name: given && !nameError(given) ? given : '',
         passwordHash: null,
         emailVerified: who.emailVerified,
         viaIdp: idp.name,

@@ -30,8 +30,28 @@ export class BrokerRefused extends Error {
   }
 }
 
+/** RFC 8176's methods by the kind of factor they prove; the others (risk, location, …) prove none. */
+const FACTOR_KIND: Record<string, 'know' | 'have' | 'are'> = {
+  pwd: 'know',
+  pin: 'know',
+  kba: 'know',
+  otp: 'have',
+  sms: 'have',
+  tel: 'have',
+  hwk: 'have',
+  swk: 'have',
+  sc: 'have',
+  fpt: 'are',
+  face: 'are',
+  iris: 'are',
+  retina: 'are',
+  vbm: 'are',
+}
+
 /**
- * Whether an IdP's `amr` says the user proved more than one factor there: `mfa`, or two methods.
- * Then the login policy's second step is not asked again.
+ * Whether an IdP's `amr` says the user proved more than one factor there: `mfa`, or methods of two
+ * different kinds (something known, held, or of the person). Then the login policy's second step
+ * is not asked again.
  */
-export const assertsMfa = (amr: readonly string[]) => amr.includes('mfa') || new Set(amr).size >= 2
+export const assertsMfa = (amr: readonly string[]) =>
+  amr.includes('mfa') || new Set(amr.map((m) => FACTOR_KIND[m]).filter(Boolean)).size >= 2

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client } from 'arctic'
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, errors as joseErrors, jwtVerify } from 'jose'
 import { LRUCache } from 'lru-cache'
@@ -36,6 +37,32 @@ interface Endpoints {
 }
 
 const TIMEOUT_MS = 10_000
+/** What one answer of an IdP may weigh (discovery documents and key sets are a few KiB). */
+const MAX_BODY = 256 * 1024
+
+/** The JSON of a response read up to MAX_BODY bytes, or null (too large, or not JSON). */
+async function readJson(res: Response): Promise<unknown> {
+  if (Number(res.headers.get('content-length') ?? 0) > MAX_BODY) {
+    await res.body?.cancel()
+    return null
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  if (!res.body) return null
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength
+    if (size > MAX_BODY) {
+      await res.body.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(chunk)
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    return null
+  }
+}
 const CACHE_TTL_MS = 10 * 60_000
 /** The asymmetric algorithms an ID token may be signed with: never `none`, never HMAC. */
 const ID_TOKEN_ALGS = [
@@ -77,7 +104,9 @@ const AMR_VALUES = new Set([
 /** The platform instance's IdPs (the dashboard's own sign-in), from configuration; ids are the types. */
 export const platformIdps = (config: Pick<Config, 'idps'>): ExternalIdp[] =>
   config.idps.platform.map((i) => ({
-    id: i.type,
+    // A company IdP's links belong to its issuer: another issuer's subjects never match them.
+    id: i.issuer ? `oidc-${createHash('sha256').update(i.issuer).digest('hex').slice(0, 16)}` : i.type,
+    trusted: true,
     type: i.type,
     name: i.name,
     clientId: i.clientId,
@@ -97,12 +126,20 @@ export const platformIdps = (config: Pick<Config, 'idps'>): ExternalIdp[] =>
 export class Broker {
   /** Caches, not state: a node that has none fetches the document again. */
   private readonly discovery = new LRUCache<string, Endpoints>({ max: 1000, ttl: CACHE_TTL_MS })
-  private readonly keys = new LRUCache<string, JSONWebKeySet>({ max: 1000, ttl: CACHE_TTL_MS })
+  private readonly keys = new LRUCache<string, JSONWebKeySet>({
+    max: 1000,
+    ttl: CACHE_TTL_MS,
+    // Bounded by weight too: a thousand key sets of the largest size allowed would be 256 MiB.
+    maxSize: 8 * 1024 * 1024,
+    sizeCalculation: (set) => JSON.stringify(set).length || 1,
+  })
 
   constructor(private readonly core: Core) {}
 
   private policyOf(idp: ExternalIdp): OutboundPolicy {
-    return idp.type === 'oidc' ? this.core.config.idps : { allowHttp: true, allowPrivate: true }
+    return idp.type === 'oidc' && !idp.trusted
+      ? this.core.config.idps
+      : { allowHttp: true, allowPrivate: true }
   }
 
   private async fetch(idp: ExternalIdp, url: string, init: RequestInit = {}): Promise<Response> {
@@ -118,8 +155,9 @@ export class Broker {
     }
   }
 
+  /** An IdP's JSON answer, read up to MAX_BODY bytes: a provider streaming without end is cut off. */
   private async json(idp: ExternalIdp, res: Response): Promise<Record<string, unknown>> {
-    const body = (await res.json().catch(() => null)) as unknown
+    const body = await readJson(res)
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw new BrokerRefused(`${idp.name} answered something that is not a sign-in.`, 502)
     return body as Record<string, unknown>
@@ -134,13 +172,14 @@ export class Broker {
     const issuer = idp.issuer ?? ''
     const cached = this.discovery.get(issuer)
     if (cached) return cached
-    const res = await this.fetch(idp, `${issuer}/.well-known/openid-configuration`, {
+    const res = await this.fetch(idp, `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, {
       headers: { accept: 'application/json' },
     })
     if (res.status !== 200) throw new BrokerRefused(`${idp.name} did not publish its configuration.`, 502)
     const doc = await this.json(idp, res)
-    // OpenID Connect Discovery §4.3: the document's issuer is exactly the one configured.
-    if (doc.issuer !== issuer)
+    // OpenID Connect Discovery §4.3: the document's issuer is the one configured (a trailing slash
+    // aside, which people add or leave out), and from then on exactly the document's.
+    if (typeof doc.issuer !== 'string' || doc.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, ''))
       throw new BrokerRefused(`${idp.name} published another issuer's configuration.`, 502)
     const url = (key: string, required: boolean) => {
       const value = doc[key]
@@ -153,7 +192,7 @@ export class Broker {
       ? doc.token_endpoint_auth_methods_supported
       : ['client_secret_basic']
     const endpoints: Endpoints = {
-      issuer,
+      issuer: doc.issuer,
       authorization: url('authorization_endpoint', true)!,
       token: url('token_endpoint', true)!,
       jwks: url('jwks_uri', true)!,
@@ -357,7 +396,7 @@ export class Broker {
     if (userRes.status !== 200 || (typeof user.id !== 'number' && typeof user.id !== 'string'))
       throw new BrokerRefused(`${idp.name} did not say who signed in.`, 502)
     const emailsRes = await this.fetch(idp, `${endpoints.api}/user/emails`, { headers })
-    const emails = (await emailsRes.json().catch(() => null)) as unknown
+    const emails = await readJson(emailsRes)
     const list = Array.isArray(emails)
       ? (emails as { email?: unknown; primary?: unknown; verified?: unknown }[])
       : []

@@ -108,7 +108,8 @@ export async function brokerCallback(p: PageRequest) {
   const forward = new URLSearchParams({ state })
   for (const key of ['code', 'iss', 'error', 'error_description']) {
     const value = p.query.get(key)
-    if (value !== null) forward.set(key, value.slice(0, 2000))
+    // Some providers' codes are long (Entra's): kept whole up to 8 KiB, refused beyond.
+    if (value !== null && value.length <= 8192) forward.set(key, value)
   }
   p.res.writeHead(303, {
     location: `${p.prefix}/interaction/${uid}/broker?${forward}`,
