@@ -3,22 +3,54 @@
 // is non-zero when either failed. Arguments go to both `bun test` runs (`npm test -- tests/apps-api.test.ts`).
 // TEST_STORE=sqlite or TEST_STORE=postgres runs one leg only.
 import { spawnSync } from 'node:child_process'
-import { resolve } from 'node:path'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
 
 const root = resolve(import.meta.dir, '..')
 const args = process.argv.slice(2)
 const only = process.env.TEST_STORE
 
+/** The failures a leg's JUnit report holds, one block each: the file, the test, what it said. */
+function failuresOf(report: string): string[] {
+  let xml: string
+  try {
+    xml = readFileSync(report, 'utf8')
+  } catch {
+    return []
+  }
+  const decode = (text: string) =>
+    text
+      .replace(/&#10;/g, '\n')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&')
+  const out: string[] = []
+  for (const m of xml.matchAll(
+    /<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g,
+  )) {
+    const details = decode(m[3]!).split('\n').slice(0, 12).join('\n  ')
+    out.push(`${m[2]} > ${decode(m[1]!)}\n  ${details}`)
+  }
+  return out
+}
+
 function leg(name: string, env: Record<string, string | undefined>): boolean {
   console.log(`\n== tests on ${name}`)
   // On CI only failures are printed, so that the tail CI keeps shows which file failed and why.
   const quiet = process.env.CI ? ['--only-failures'] : []
-  const run = spawnSync(process.execPath, ['test', '--timeout', '30000', ...quiet, ...args], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, ...env },
-  })
+  const report = join(mkdtempSync(join(tmpdir(), 'gatehouse-junit-')), 'report.xml')
+  const run = spawnSync(
+    process.execPath,
+    ['test', '--timeout', '30000', '--reporter=junit', `--reporter-outfile=${report}`, ...quiet, ...args],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
+  )
+  // Repeated last, where a log's tail is read: which file and test failed, and their error.
+  const failures = failuresOf(report)
+  if (failures.length) console.log(`\n== ${failures.length} failure(s) on ${name}:\n${failures.join('\n')}`)
   console.log(`== ${name} leg ${run.status === 0 ? 'passed' : 'FAILED'}`)
   return run.status === 0
 }
