@@ -158,6 +158,36 @@ describe('the purge job', () => {
   })
 })
 
+describe('finished jobs', () => {
+  it('go a day after they finished (a week for periodic slots and dead ones); waiting ones stay', async () => {
+    const { core } = t
+    const at = core.clock.now()
+    const row = (id: string, status: string, updatedAt: number, dedupeKey: string | null = null) =>
+      core.store.query(
+        `INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, dedupe_key, created_at, updated_at)
+         VALUES ($1, 'test.purge', '{}', $2, 1, 5, $3, $4, $3, $3)`,
+        [id, status, updatedAt, dedupeKey],
+      )
+    await row('job_old_done', 'done', at - 2 * DAY)
+    await row('job_new_done', 'done', at - DAY / 2)
+    await row('job_old_queued', 'queued', at - 30 * DAY)
+    await row('job_dead_recent', 'dead', at - 2 * DAY)
+    await row('job_dead_old', 'dead', at - 8 * DAY)
+    await row('job_slot_recent', 'done', at - 2 * DAY, 'test.purge@1')
+    const purge = jobHandlers.find((h) => h.kind === PURGE_EXPIRED)!
+    await purge.run({} as never, core as never, {} as never)
+    const left = await core.store.query<{ id: string }>(
+      "SELECT id FROM jobs WHERE kind = 'test.purge' ORDER BY id",
+    )
+    expect(left.map((r) => r.id)).toEqual([
+      'job_dead_recent',
+      'job_new_done',
+      'job_old_queued',
+      'job_slot_recent',
+    ])
+  })
+})
+
 describe('a running server', () => {
   it('enqueues the current purge slot at start, and its job workers run it', async () => {
     const dataDir = tempDir()

@@ -1,12 +1,12 @@
 import type { Core } from '../core'
 import { type Feature, features, workspaceLifecycle } from '../features'
 import { purgeExpiredIdentityRows } from '../identity'
-import { purgeFinishedPeriodicJobs } from '../queue/queue'
+import { purgeFinishedJobs } from '../queue/queue'
 import { type Purge, purgeExpired } from './maintenance'
 import type { JobHandler } from './runner'
 
 /** What the periodic purge removes beyond the features' own: the identity plane's and the queue's rows. */
-const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedPeriodicJobs]
+const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedJobs]
 
 /** Every job kind of these features (each defined in its feature's `jobs.ts`), and the purge. */
 export function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {

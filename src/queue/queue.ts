@@ -92,13 +92,25 @@ export async function deleteWorkspaceJobs({ db }: { db: Conn['db'] }, workspaceI
   await db.delete(jobs).where(and(eq(jobs.workspaceId, workspaceId), ne(jobs.status, 'running')))
 }
 
-/** Finished periodic jobs are kept this long (what ran lately stays visible), then dropped. */
+/**
+ * Finished periodic jobs are kept a week (what ran lately stays visible; a slot's key is what
+ * keeps a second node from running it again), dead jobs a week (their error is read to diagnose),
+ * every other finished job a day (a mail, a delivery, a provisioning: their outcome lives in their
+ * own rows).
+ */
 const KEEP_FINISHED_PERIODIC_MS = 7 * 24 * 3600_000
+const KEEP_DEAD_MS = 7 * 24 * 3600_000
+const KEEP_FINISHED_MS = 24 * 3600_000
 
-/** Drops finished periodic jobs older than a week: each schedule slot adds a row. */
-export async function purgeFinishedPeriodicJobs({ store, clock }: { store: Conn; clock: Clock }) {
-  const where = "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $1"
+/** Drops finished jobs past their keeping time: without it the queue's table only grows. */
+export async function purgeFinishedJobs({ store, clock }: { store: Conn; clock: Clock }) {
+  const now = clock.now()
+  const periodic = "dedupe_key IS NOT NULL AND status = 'done' AND updated_at <= $1"
+  const others = "dedupe_key IS NULL AND status = 'done' AND updated_at <= $1"
   return {
-    jobs: await deleteInBatches(store, 'jobs', where, [clock.now() - KEEP_FINISHED_PERIODIC_MS]),
+    jobs:
+      (await deleteInBatches(store, 'jobs', periodic, [now - KEEP_FINISHED_PERIODIC_MS])) +
+      (await deleteInBatches(store, 'jobs', others, [now - KEEP_FINISHED_MS])) +
+      (await deleteInBatches(store, 'jobs', "status = 'dead' AND updated_at <= $1", [now - KEEP_DEAD_MS])),
   }
 }

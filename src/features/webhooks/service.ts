@@ -340,10 +340,7 @@ export async function webhookSuccessRates(
 
 /** Kept for the dashboard's success rate and the warning's window; older attempts go. */
 const ATTEMPTS_KEPT_MS = 48 * 3_600_000
-/** Finished delivery jobs are kept a day (a delivery's own row keeps its history). */
-const JOBS_KEPT_MS = 24 * 3_600_000
-
-/** The periodic purge's share: old attempts, spent rate seconds, finished delivery jobs. */
+/** The periodic purge's share: old attempts and spent rate seconds (finished jobs are the queue's). */
 export async function purgeWebhookRows(core: Core): Promise<Record<string, number>> {
   const now = core.clock.now()
   return {
@@ -353,11 +350,5 @@ export async function purgeWebhookRows(core: Core): Promise<Record<string, numbe
     webhook_rate: await deleteInBatches(core.store, 'webhook_rate', 'second <= $1', [
       Math.floor(now / 1000) - 120,
     ]),
-    webhook_jobs: await deleteInBatches(
-      core.store,
-      'jobs',
-      "kind LIKE 'webhook.%' AND status = 'done' AND updated_at <= $1",
-      [now - JOBS_KEPT_MS],
-    ),
   }
 }
