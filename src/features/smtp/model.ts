@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 const EMAIL = '^[^\\s@<>,;:"()\\[\\]\\\\]+@[^\\s@<>,;:"()\\[\\]\\\\]+\\.[^\\s@<>,;:"()\\[\\]\\\\]+$'
@@ -31,7 +32,8 @@ export namespace SmtpModel {
           pattern: 'Enter a host name or an IP address, e.g. smtp.example.com.',
         },
       }),
-      port: t.Integer({
+      // TypeBox's own Integer: Elysia's is a union with numeric strings, whose error names no rule.
+      port: Type.Integer({
         minimum: 1,
         maximum: 65535,
         errorMessage: {
