@@ -43,6 +43,14 @@ export interface Config {
   rateLimits: RateLimits
   webhooks: WebhookSettings
   idps: IdpSettings
+  /** A workspace's own SMTP servers (DESIGN "SMTP"). */
+  smtp: SmtpSettings
+}
+
+/** DESIGN "SMTP": where a workspace's own mail server may be. */
+export interface SmtpSettings {
+  /** Private, loopback, link-local and metadata addresses (`SMTP_ALLOW_PRIVATE`); refused by default. */
+  allowPrivate: boolean
 }
 
 export type NamedIdpType = 'google' | 'github' | 'microsoft'
@@ -453,6 +461,7 @@ export function loadConfig(env: Env = process.env): Config {
       endpoints: idpEndpoints(env),
       platform: platformIdps(env),
     },
+    smtp: { allowPrivate: bool(env, 'SMTP_ALLOW_PRIVATE') ?? false },
     webhooks: {
       allowHttp: bool(env, 'WEBHOOKS_ALLOW_HTTP') ?? false,
       allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE') ?? false,

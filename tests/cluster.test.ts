@@ -8,6 +8,7 @@ import { type Cluster, type ClusterNode, startCluster, until } from './support/c
 import { exchangeForm, type KeyFile, signAssertion } from './support/machine-keys'
 import { createTestDatabase, testStore } from './support/postgres'
 import type { TestServer } from './support/server'
+import { startSmtpServer } from './support/smtp'
 import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
 // Three `gatehouse serve` processes on one PostgreSQL database behind one BASE_URL, a round-robin
@@ -111,6 +112,8 @@ describe.skipIf(testStore !== 'postgres')(
         // A workspace's oidc IdP is another workspace's instance, on this loopback cluster.
         IDPS_ALLOW_HTTP: 'true',
         IDPS_ALLOW_PRIVATE: 'true',
+        // A workspace's own mail server is a test SMTP server on loopback.
+        SMTP_ALLOW_PRIVATE: 'true',
       })
       ;[node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode]
     }, 60_000)
@@ -626,6 +629,37 @@ describe.skipIf(testStore !== 'postgres')(
           via_idp: 'Analytical SSO',
         }),
       ])
+    }, 60_000)
+
+    it('an SMTP server set through node 1 is what the next mail of nodes 2 and 3 goes through, at once', async () => {
+      const smtp = await startSmtpServer()
+      try {
+        const put = await api(node1, 'PUT', `/v1/workspaces/${ws.id}/smtp`, {
+          host: '127.0.0.1',
+          port: smtp.port,
+          security: 'none',
+          from_address: 'engine@analytical.test',
+          from_name: 'Analytical',
+        })
+        expect(put.status).toBe(200)
+        // No node keeps the provider in memory: each mail job reads the one in effect when it sends.
+        for (const n of [node2, node3]) {
+          const email = `cluster-smtp-${n.index}-${crypto.randomUUID()}@example.com`
+          const invited = await api(n, 'POST', `/v1/workspaces/${ws.id}/users/invite`, { email })
+          expect(invited.status).toBe(201)
+          const mail = await smtp.waitFor((m) => JSON.stringify(m.to).includes(email), 15_000)
+          expect(mail.from?.value).toEqual([{ address: 'engine@analytical.test', name: 'Analytical' }])
+        }
+        for (const n of [node2, node3])
+          expect((await api(n, 'GET', `/v1/workspaces/${ws.id}/smtp`)).body).toMatchObject({
+            provider: 'custom',
+            port: smtp.port,
+          })
+        expect((await api(node3, 'DELETE', `/v1/workspaces/${ws.id}/smtp`)).body.provider).toBe('platform')
+        expect((await api(node1, 'GET', `/v1/workspaces/${ws.id}/smtp`)).body.provider).toBe('platform')
+      } finally {
+        await smtp.close()
+      }
     }, 60_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {

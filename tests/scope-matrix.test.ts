@@ -54,8 +54,9 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
  * What needs workspace:admin whatever a route declares (issue 25, SPEC's scope table): changing
- * members, machine keys, the plan and billing, the login policy (security settings), an MFA reset,
- * retrying provisioning and deleting the workspace; and reading the audit log.
+ * members, machine keys, the plan and billing, the login policy (security settings), the mail server
+ * (it receives every sign-in and reset link), an MFA reset, retrying provisioning and deleting the
+ * workspace; and reading the audit log.
  */
 const ADMIN_WRITES = [
   // The workspace's members (a tenant's members are users of the workspace: workspace:write).
@@ -63,6 +64,7 @@ const ADMIN_WRITES = [
   /\/machine-keys/,
   /\/billing/,
   /\/login-policy/,
+  /\/smtp/,
   /\/mfa$/,
   /\/retry-provisioning$/,
 ]

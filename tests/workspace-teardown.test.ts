@@ -194,6 +194,15 @@ async function fillEveryFeature(ws: string): Promise<void> {
     accountId: account.id,
     createdAt: core.clock.now(),
   })
+  // The workspace's own mail server, last: no mail of this workspace is queued to go through it.
+  const smtp = await json(owner.agent, 'PUT', `/v1/workspaces/${ws}/smtp`, {
+    host: 'smtp.example.com',
+    port: 587,
+    username: 'mailer',
+    password: 'smtp-secret',
+    from_address: 'auth@example.com',
+  })
+  expect(smtp.status).toBe(200)
 }
 
 describe('deleting a workspace', () => {

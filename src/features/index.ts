@@ -12,6 +12,7 @@ import { feature as idps } from './idps'
 import { feature as loginPolicy } from './login-policy'
 import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
+import { feature as smtp } from './smtp'
 import { feature as tenants } from './tenants'
 import { feature as users } from './users'
 import { feature as webhooks } from './webhooks'
@@ -25,6 +26,7 @@ export const features: Feature[] = [
   health, // /healthz
   docs, // the API reference at /docs
   dashboard, // the dashboard's assets, and / leading to it
+  smtp, // a workspace's own mail server, which the mail path sends through
   mail, // the one mail path and the development outbox
   auth, // signing in to the platform, and who is calling
   workspaces, // workspaces and their identity instances

@@ -21,6 +21,7 @@ export type IdPrefix =
   | 'aud'
   | 'mail'
   | 'mk'
+  | 'smtp'
 
 /** Prefixed, time-sortable ids such as `evt_01J…` (ULID, Crockford base32). */
 export const newId = (prefix: IdPrefix, now: number = Date.now()): string => `${prefix}_${ulid(now)}`

@@ -15,8 +15,11 @@ export interface SmtpSink {
   close(): Promise<void>
 }
 
-/** A real SMTP server on a free loopback port that keeps what it receives, for tests. */
-export async function startSmtpServer(): Promise<SmtpSink> {
+/**
+ * A real SMTP server on a free loopback port that keeps what it receives, for tests. With
+ * `password`, an AUTH with any other password is refused (535), as a real server does.
+ */
+export async function startSmtpServer(opts: { password?: string } = {}): Promise<SmtpSink> {
   const messages: ParsedMail[] = []
   const logins: SmtpSink['logins'] = []
   const listeners = new Set<() => void>()
@@ -28,6 +31,8 @@ export async function startSmtpServer(): Promise<SmtpSink> {
     closeTimeout: 500,
     onAuth(auth, _session, callback) {
       logins.push({ username: auth.username ?? '', password: auth.password ?? '' })
+      if (opts.password !== undefined && auth.password !== opts.password)
+        return callback(Object.assign(new Error('Authentication credentials invalid'), { responseCode: 535 }))
       callback(null, { user: auth.username })
     },
     onData(stream, _session, callback) {
