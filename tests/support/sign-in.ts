@@ -5,22 +5,14 @@ import { activeWorkspace, registerApp } from './instances'
 import type { TestServer } from './server'
 
 /**
- * A workspace of its own (throttle keys are per instance) with one password account, and an
- * authorization request standing at its hosted sign-in form. `post` submits that form; it may be
- * called many times, also at once, since a wrong password leaves the interaction open.
+ * A fresh browser (an Agent) standing at the hosted sign-in form of an authorization request of
+ * `clientId` at workspace `ws`; `post` submits that form with an email and a password.
  */
-export async function signInForm(
-  server: TestServer,
-  account = { email: 'ada@example.com', password: 'correct horse battery' },
-) {
-  const ws = await activeWorkspace(server.core)
-  await signUp(server.core, ws, account)
-  const redirectUri = 'https://rp.example.com/cb'
-  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [redirectUri] })
+export async function openSignInForm(server: TestServer, ws: string, clientId: string, redirectUri: string) {
   const agent = new Agent(server.baseUrl)
   const url = new URL(`${server.baseUrl}/i/${ws}/auth`)
   url.search = new URLSearchParams({
-    client_id: app.clientId,
+    client_id: clientId,
     response_type: 'code',
     redirect_uri: redirectUri,
     scope: 'openid',
@@ -37,5 +29,22 @@ export async function signInForm(
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams({ email, password }).toString(),
     })
+  return { agent, post }
+}
+
+/**
+ * A workspace of its own (throttle keys are per instance) with one password account, and an
+ * authorization request standing at its hosted sign-in form. `post` submits that form; it may be
+ * called many times, also at once, since a wrong password leaves the interaction open.
+ */
+export async function signInForm(
+  server: TestServer,
+  account = { email: 'ada@example.com', password: 'correct horse battery' },
+) {
+  const ws = await activeWorkspace(server.core)
+  await signUp(server.core, ws, account)
+  const redirectUri = 'https://rp.example.com/cb'
+  const app = await registerApp(server.core, ws, { type: 'spa', redirectUris: [redirectUri] })
+  const { post } = await openSignInForm(server, ws, app.clientId, redirectUri)
   return { ws, account, post }
 }
