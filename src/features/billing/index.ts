@@ -3,6 +3,7 @@ import type { Feature } from '../feature'
 import { deleteBillingAccount } from './account'
 import { purgeBillingEvents } from './events'
 import { billingJobs } from './jobs'
+import { billingPages } from './pages'
 import { billingRoutes, paymentWebhookRoutes } from './routes'
 import { createUsageMeter, deleteWorkspaceUsage } from './usage'
 
@@ -16,6 +17,8 @@ export const feature: Feature = {
   name: 'billing',
   routes: ({ core, auth }) =>
     new Elysia({ name: 'billing' }).use(billingRoutes(core, auth)).use(paymentWebhookRoutes(core)),
+  pages: ({ core, auth }) => billingPages(core, auth),
+  nav: [{ label: 'Billing', path: 'billing', place: 'workspace' }],
   teardown: async (core, workspaceId) => {
     await deleteWorkspaceUsage(core, workspaceId)
     await deleteBillingAccount(core, workspaceId)
