@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import * as oidc from 'openid-client'
 import type { BrowserContext, Page } from 'playwright-core'
 import { ManualClock } from '../src/shared/clock'
 import { settled, sharedBrowser, signedInPage, signUpInBrowser } from './support/browser'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import { authorizeUrl } from './support/sign-in'
 import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in'
 import { signUpUser } from './support/users'
 
@@ -86,16 +86,7 @@ describe("a workspace at Free's included MAU", () => {
     const context = await (await sharedBrowser()).newContext()
     await fakeOutside(context)
     const page = await context.newPage()
-    const url = new URL(`${server.baseUrl}/i/${ws}/auth`)
-    url.search = new URLSearchParams({
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: RP,
-      scope: 'openid',
-      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-    }).toString()
-    await page.goto(url.href)
+    await page.goto((await authorizeUrl(server, ws, clientId, RP)).href)
     return { context, page }
   }
 

@@ -4,12 +4,8 @@ import { Agent } from './browserless'
 import { activeWorkspace, registerApp } from './instances'
 import type { TestServer } from './server'
 
-/**
- * A fresh browser (an Agent) standing at the hosted sign-in form of an authorization request of
- * `clientId` at workspace `ws`; `post` submits that form with an email and a password.
- */
-export async function openSignInForm(server: TestServer, ws: string, clientId: string, redirectUri: string) {
-  const agent = new Agent(server.baseUrl)
+/** An authorization request (code, PKCE) of `clientId` at workspace `ws`: where a sign-in starts. */
+export async function authorizeUrl(server: TestServer, ws: string, clientId: string, redirectUri: string) {
   const url = new URL(`${server.baseUrl}/i/${ws}/auth`)
   url.search = new URLSearchParams({
     client_id: clientId,
@@ -19,7 +15,16 @@ export async function openSignInForm(server: TestServer, ws: string, clientId: s
     code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
     code_challenge_method: 'S256',
   }).toString()
-  const page = await agent.follow(url)
+  return url
+}
+
+/**
+ * A fresh browser (an Agent) standing at the hosted sign-in form of an authorization request of
+ * `clientId` at workspace `ws`; `post` submits that form with an email and a password.
+ */
+export async function openSignInForm(server: TestServer, ws: string, clientId: string, redirectUri: string) {
+  const agent = new Agent(server.baseUrl)
+  const page = await agent.follow(await authorizeUrl(server, ws, clientId, redirectUri))
   const html = await page.res.text()
   const action = /<form method="post" action="([^"]*\/login)"/.exec(html)?.[1]
   if (!action) throw new Error(`no sign-in form on:\n${html.slice(0, 500)}`)
