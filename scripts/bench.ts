@@ -6,6 +6,7 @@
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
+//   sign-in-metering                        hosted password sign-ins with billing's MAU metering on vs off
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
 //   scoped-read-machine-vs-session          apps-list with a machine key's token vs with a session cookie
 //   apps-list-limiter                       apps-list with the control-plane limiter on vs off
@@ -123,10 +124,13 @@ const flag = (name: (typeof FLAGS)[number]) => {
 }
 const positional = args.filter((a, i) => !a.startsWith('--') && !FLAGS.some((f) => args[i - 1] === `--${f}`))
 /** --seconds when not given: 5, or the scenario's own (a sign-in takes a large part of a second: more samples). */
-const DEFAULT_SECONDS: Record<string, number> = { 'sign-in': 10 }
+const DEFAULT_SECONDS: Record<string, number> = { 'sign-in': 10, 'sign-in-metering': 10 }
 const seconds = Number(flag('seconds') ?? DEFAULT_SECONDS[positional[0] ?? ''] ?? 5)
 /** --connections when not given: 32, or the scenario's own (a sign-in flow is mostly a hash: a few per CPU). */
-const DEFAULT_CONNECTIONS: Record<string, number> = { 'sign-in': availableParallelism() * 2 }
+const DEFAULT_CONNECTIONS: Record<string, number> = {
+  'sign-in': availableParallelism() * 2,
+  'sign-in-metering': availableParallelism() * 2,
+}
 const connections = Number(flag('connections') ?? DEFAULT_CONNECTIONS[positional[0] ?? ''] ?? 32)
 /** Seconds of load before each measurement (the token endpoint's code path takes a while to JIT). */
 const warmup = Number(flag('warmup') ?? 2)
@@ -704,10 +708,18 @@ async function startAppsList(
  */
 async function gatehouseWithWorkspace(
   path: string,
-  opts: { store?: 'sqlite' | 'postgres'; seedInChild?: boolean; redirectUri?: string } = {},
+  opts: {
+    store?: 'sqlite' | 'postgres'
+    seedInChild?: boolean
+    redirectUri?: string
+    env?: Record<string, string>
+  } = {},
 ) {
   const pg = opts.store === 'postgres' ? await freshPostgresDatabase() : null
-  const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
+  const gh = await startGatehouse({
+    ...(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {}),
+    env: opts.env,
+  })
   try {
     const ws =
       pg || opts.seedInChild
@@ -721,6 +733,55 @@ async function gatehouseWithWorkspace(
       throw new Error(`discovery of ${ws.issuer} answered ${res.status} with issuer ${doc.issuer}`)
     }
     return { gh, ws, url: `${ws.issuer}${path}`, databasePid: pg?.postmaster }
+  } catch (e) {
+    await gh.stop()
+    throw e
+  }
+}
+
+/**
+ * The sign-in scenarios' server: whole hosted sign-ins of seeded accounts, one per connection; `env`
+ * adds to the server's environment (billing's metering for `sign-in-metering`).
+ */
+async function startSignIns(env: Record<string, string> = {}): Promise<Target> {
+  // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1),
+  // and verify() below spends one failure of it.
+  const maxConnections = SIGN_IN_RULES.ip.limit - 1
+  if (connections > maxConnections)
+    throw new Error(
+      `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${SIGN_IN_RULES.ip.limit} attempts per client address at once)`,
+    )
+  const hash = await signInPasswordHash()
+  const { gh, ws } = await gatehouseWithWorkspace('', { redirectUri: SIGN_IN_REDIRECT_URI, env })
+  try {
+    const emails = await seedAccounts(gh.env, ws.workspaceId, connections, hash)
+    const target: SignInTarget = {
+      origin: gh.url,
+      issuer: ws.issuer,
+      clientId: ws.clientId,
+      redirectUri: SIGN_IN_REDIRECT_URI,
+    }
+    return {
+      unit: 'sign-ins/s',
+      // Connection i signs in as account i: never two attempts of one account at once.
+      run: (opts) =>
+        runClosedLoop(
+          async (i) => (await signInOnce(target, emails[i % emails.length]!, SIGN_IN_PASSWORD)).problem,
+          opts,
+        ),
+      async verify() {
+        // The password is what is checked: a wrong one is refused (one failure, of the 5 an
+        // account may have; the right one below resets them).
+        const wrong = await signInOnce(target, emails[0]!, `${SIGN_IN_PASSWORD}!`)
+        if (!wrong.problem?.includes('HTTP 401'))
+          throw new Error(`a wrong password was not refused with a 401: ${wrong.problem ?? 'it signed in'}`)
+        const ok = await signInOnce(target, emails[0]!, SIGN_IN_PASSWORD)
+        if (ok.problem) throw new Error(`a sign-in failed: ${ok.problem} (${ok.steps.join(' → ')})`)
+        return `one sign-in: ${ok.steps.join(' → ')}; ${emails.length} accounts, one per connection; a wrong password: 401`
+      },
+      pid: gh.pid,
+      stop: gh.stop,
+    }
   } catch (e) {
     await gh.stop()
     throw e
@@ -838,6 +899,19 @@ async function startJobNodes(store: 'sqlite' | 'postgres', nodes: number): Promi
       await Promise.all(servers.map((s) => s.stop()))
     },
   }
+}
+
+/**
+ * Billing configured, so MAU metering runs on every sign-in. The sign-in path never calls Stripe
+ * (no meter event name: no usage report job), so the API host is an address nothing answers.
+ */
+const METERING_ON = {
+  STRIPE_SECRET_KEY: 'sk_test_bench',
+  STRIPE_WEBHOOK_SECRET: 'whsec_bench',
+  STRIPE_PRICE_FREE: 'price_bench_free',
+  STRIPE_PRICE_PRO: 'price_bench_pro',
+  STRIPE_API_HOST: 'http://127.0.0.1:9',
+  BILLING_FREE_INCLUDED_MAU: '100000000',
 }
 
 /** The password of every account of the sign-in scenario. */
@@ -1000,55 +1074,17 @@ const scenarios: Record<string, Scenario> = {
     minRatio: 0.8,
     unit: 'sign-ins/s',
     baseline: hashBound,
-    subject: {
-      name: 'gatehouse: sign-in',
-      async start() {
-        // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1),
-        // and verify() below spends one failure of it.
-        const maxConnections = SIGN_IN_RULES.ip.limit - 1
-        if (connections > maxConnections)
-          throw new Error(
-            `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${SIGN_IN_RULES.ip.limit} attempts per client address at once)`,
-          )
-        const hash = await signInPasswordHash()
-        const { gh, ws } = await gatehouseWithWorkspace('', { redirectUri: SIGN_IN_REDIRECT_URI })
-        try {
-          const emails = await seedAccounts(gh.env, ws.workspaceId, connections, hash)
-          const target: SignInTarget = {
-            origin: gh.url,
-            issuer: ws.issuer,
-            clientId: ws.clientId,
-            redirectUri: SIGN_IN_REDIRECT_URI,
-          }
-          return {
-            unit: 'sign-ins/s',
-            // Connection i signs in as account i: never two attempts of one account at once.
-            run: (opts) =>
-              runClosedLoop(
-                async (i) => (await signInOnce(target, emails[i % emails.length]!, SIGN_IN_PASSWORD)).problem,
-                opts,
-              ),
-            async verify() {
-              // The password is what is checked: a wrong one is refused (one failure, of the 5 an
-              // account may have; the right one below resets them).
-              const wrong = await signInOnce(target, emails[0]!, `${SIGN_IN_PASSWORD}!`)
-              if (!wrong.problem?.includes('HTTP 401'))
-                throw new Error(
-                  `a wrong password was not refused with a 401: ${wrong.problem ?? 'it signed in'}`,
-                )
-              const ok = await signInOnce(target, emails[0]!, SIGN_IN_PASSWORD)
-              if (ok.problem) throw new Error(`a sign-in failed: ${ok.problem} (${ok.steps.join(' → ')})`)
-              return `one sign-in: ${ok.steps.join(' → ')}; ${emails.length} accounts, one per connection; a wrong password: 401`
-            },
-            pid: gh.pid,
-            stop: gh.stop,
-          }
-        } catch (e) {
-          await gh.stop()
-          throw e
-        }
-      },
-    },
+    subject: { name: 'gatehouse: sign-in', start: () => startSignIns() },
+  },
+  'sign-in-metering': {
+    description:
+      "the sign-in scenario's hosted password sign-ins with billing's MAU metering on (Stripe configured: each finished sign-in upserts the user's row of the month; none is new after the first flow of each account) vs the same server without billing (no metering)",
+    method:
+      'sign-ins/s of the same flows, same seeding, separate processes; ratio = metering on / metering off',
+    minRatio: 0.95,
+    unit: 'sign-ins/s',
+    baseline: { name: 'gatehouse: sign-in, metering off', start: () => startSignIns() },
+    subject: { name: 'gatehouse: sign-in, metering on', start: () => startSignIns(METERING_ON) },
   },
   'job-claims': {
     kind: 'jobs',

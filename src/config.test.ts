@@ -301,3 +301,52 @@ describe('DATABASE_URL and DATABASE_POOL_SIZE', () => {
     expect(noKey.stderr).not.toContain(PASSWORD)
   }, 30_000)
 })
+
+describe('billing', () => {
+  const stripe = {
+    STRIPE_SECRET_KEY: 'sk_test_abc123',
+    STRIPE_WEBHOOK_SECRET: 'whsec_abc123',
+    STRIPE_PRICE_FREE: 'price_free',
+    STRIPE_PRICE_PRO: 'price_pro',
+  }
+
+  it('is off without STRIPE_SECRET_KEY (the other STRIPE_* unread); the plans keep their terms', () => {
+    const config = loadConfig({ DATA_DIR: tempDir(), STRIPE_WEBHOOK_SECRET: 'not read' })
+    expect(config.billing.stripe).toBeNull()
+    expect(config.billing.plans.free).toEqual({ includedMau: 1000, overageCents: 0 })
+  })
+
+  it("reads Stripe's settings, the API host as an origin", () => {
+    const config = loadConfig({ DATA_DIR: tempDir(), ...stripe, STRIPE_API_HOST: 'http://127.0.0.1:12111' })
+    expect(config.billing.stripe).toMatchObject({
+      prices: { free: 'price_free', pro: 'price_pro', enterprise: null },
+      api: { host: '127.0.0.1', port: 12111, protocol: 'http' },
+      mauMeterEvent: null,
+    })
+    expect(loadConfig({ DATA_DIR: tempDir(), ...stripe }).billing.stripe!.api).toEqual({
+      host: 'api.stripe.com',
+      port: 443,
+      protocol: 'https',
+    })
+  })
+
+  for (const [variable, env] of [
+    ['STRIPE_WEBHOOK_SECRET', { STRIPE_WEBHOOK_SECRET: '' }],
+    ['STRIPE_PRICE_PRO', { STRIPE_PRICE_PRO: 'prod_123' }],
+    ['STRIPE_SECRET_KEY', { STRIPE_SECRET_KEY: 'pk_test_public' }],
+    ['STRIPE_API_HOST', { STRIPE_API_HOST: 'https://api.stripe.com/v1' }],
+  ] as const) {
+    it(`refuses a bad ${variable}, naming it and never echoing a secret`, () => {
+      let error: unknown
+      try {
+        loadConfig({ DATA_DIR: tempDir(), ...stripe, ...env })
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(ConfigError)
+      expect((error as ConfigError).variable).toBe(variable)
+      expect((error as Error).message).not.toContain('sk_test')
+      expect((error as Error).message).not.toContain('whsec_')
+    })
+  }
+})

@@ -45,12 +45,43 @@ export interface Config {
   idps: IdpSettings
   /** A workspace's own SMTP servers (DESIGN "SMTP"). */
   smtp: SmtpSettings
+  billing: BillingSettings
 }
 
 /** DESIGN "SMTP": where a workspace's own mail server may be. */
 export interface SmtpSettings {
   /** Private, loopback, link-local and metadata addresses (`SMTP_ALLOW_PRIVATE`); refused by default. */
   allowPrivate: boolean
+}
+
+export type PlanName = 'free' | 'pro' | 'enterprise'
+
+/** What a plan includes (DESIGN "Billing"): monthly active users, and the price of each one beyond. */
+export interface PlanTerms {
+  includedMau: number
+  /** Cents per monthly active user beyond `includedMau`; 0 on Free, which stops sign-ups instead. */
+  overageCents: number
+}
+
+/** The Stripe account billing talks to; absent when STRIPE_SECRET_KEY is unset. */
+export interface StripeSettings {
+  secretKey: string
+  /** Verifies the inbound events (`Stripe-Signature`) of `POST /v1/webhooks/payments`. */
+  webhookSecret: string
+  /** The recurring price of each plan; enterprise's only to recognise subscriptions sales made. */
+  prices: { free: string; pro: string; enterprise: string | null }
+  /** Where the SDK sends its requests (`STRIPE_API_HOST`): Stripe's own API unless told. */
+  api: { host: string; port: number; protocol: 'http' | 'https' }
+  /** The Billing Meter event name MAU counts are reported under (`STRIPE_MAU_METER_EVENT`); null: none. */
+  mauMeterEvent: string | null
+}
+
+/** DESIGN "Billing": the plans always; Stripe only when configured (else every workspace is Free). */
+export interface BillingSettings {
+  plans: Record<PlanName, PlanTerms>
+  stripe: StripeSettings | null
+  /** How long a workspace whose payment failed keeps its plan (`BILLING_GRACE_DAYS`). */
+  graceDays: number
 }
 
 export type NamedIdpType = 'google' | 'github' | 'microsoft'
@@ -176,6 +207,67 @@ function platformIdps(env: Env): PlatformIdp[] {
       ...oidc,
     })
   return out
+}
+
+/** `STRIPE_API_HOST`: an http(s) origin, its port implied by the scheme when absent. */
+function stripeApi(env: Env): StripeSettings['api'] {
+  const raw = env.STRIPE_API_HOST
+  if (!raw) return { host: 'api.stripe.com', port: 443, protocol: 'https' }
+  const url = new URL(httpUrl('STRIPE_API_HOST', raw))
+  if (url.pathname !== '/' || url.username || url.password)
+    throw new ConfigError('STRIPE_API_HOST', 'expected an origin such as https://api.stripe.com (no path)')
+  const protocol = url.protocol === 'http:' ? 'http' : 'https'
+  return { host: url.hostname, port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443, protocol }
+}
+
+/** A Stripe id or key of the form `<prefix>…`, or a clear error naming the variable. */
+function stripeValue(env: Env, name: string, prefixes: string[]): string {
+  const raw = env[name] ?? ''
+  if (!raw) throw new ConfigError(name, 'is required with STRIPE_SECRET_KEY')
+  if (!prefixes.some((p) => raw.startsWith(p)) || /\s/.test(raw))
+    throw new ConfigError(name, `expected a value starting with ${prefixes.join(' or ')}`)
+  return raw
+}
+
+/**
+ * Billing (DESIGN "Billing"): without STRIPE_SECRET_KEY, none of the STRIPE_* variables is read and
+ * billing is off. With it, the webhook secret and the Free and Pro prices are required.
+ */
+function billingSettings(env: Env): BillingSettings {
+  const plans: Record<PlanName, PlanTerms> = {
+    free: { includedMau: int(env, 'BILLING_FREE_INCLUDED_MAU', 1_000, 1, 100_000_000), overageCents: 0 },
+    pro: {
+      includedMau: int(env, 'BILLING_PRO_INCLUDED_MAU', 10_000, 1, 100_000_000),
+      overageCents: int(env, 'BILLING_PRO_OVERAGE_CENTS', 2, 0, 100_000),
+    },
+    enterprise: {
+      includedMau: int(env, 'BILLING_ENTERPRISE_INCLUDED_MAU', 100_000, 1, 1_000_000_000),
+      overageCents: int(env, 'BILLING_ENTERPRISE_OVERAGE_CENTS', 1, 0, 100_000),
+    },
+  }
+  const graceDays = int(env, 'BILLING_GRACE_DAYS', 7, 0, 90)
+  if (!env.STRIPE_SECRET_KEY) return { plans, stripe: null, graceDays }
+  const enterprise = env.STRIPE_PRICE_ENTERPRISE
+    ? stripeValue(env, 'STRIPE_PRICE_ENTERPRISE', ['price_'])
+    : null
+  const meter = env.STRIPE_MAU_METER_EVENT || null
+  if (meter !== null && !/^[A-Za-z0-9_.:-]{1,100}$/.test(meter))
+    throw new ConfigError('STRIPE_MAU_METER_EVENT', 'expected 1 to 100 letters, digits, ".", "_", ":" or "-"')
+  return {
+    plans,
+    graceDays,
+    stripe: {
+      secretKey: stripeValue(env, 'STRIPE_SECRET_KEY', ['sk_', 'rk_']),
+      webhookSecret: stripeValue(env, 'STRIPE_WEBHOOK_SECRET', ['whsec_']),
+      prices: {
+        free: stripeValue(env, 'STRIPE_PRICE_FREE', ['price_']),
+        pro: stripeValue(env, 'STRIPE_PRICE_PRO', ['price_']),
+        enterprise,
+      },
+      api: stripeApi(env),
+      mauMeterEvent: meter,
+    },
+  }
 }
 
 /** Outgoing webhooks (DESIGN "Webhooks", SPEC "Limits"). */
@@ -468,5 +560,6 @@ export function loadConfig(env: Env = process.env): Config {
       perMinute: int(env, 'WEBHOOK_RATE_PER_MINUTE', 100, 1, 1_000_000),
       endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
     },
+    billing: billingSettings(env),
   }
 }

@@ -9,6 +9,7 @@ import { exchangeForm, type KeyFile, signAssertion } from './support/machine-key
 import { createTestDatabase, testStore } from './support/postgres'
 import type { TestServer } from './support/server'
 import { startSmtpServer } from './support/smtp'
+import { PRICES, type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in'
 import { type Json, type PlatformUser, signUpEndUser, signUpUser } from './support/users'
 
 // Three `gatehouse serve` processes on one PostgreSQL database behind one BASE_URL, a round-robin
@@ -27,6 +28,7 @@ let node1: ClusterNode
 let node2: ClusterNode
 let node3: ClusterNode
 let ws: { id: string; auth_url: string }
+let stripe: StripeStandIn
 
 /** A JSON call with the owner's bearer token, through the proxy or to one node. */
 async function api(
@@ -102,6 +104,8 @@ describe.skipIf(testStore !== 'postgres')(
       if (testStore !== 'postgres') return
       const databaseUrl = await createTestDatabase()
       sql = new SQL({ url: databaseUrl, max: 2 })
+      // Billing configured on every node: Stripe's events are signed by this process's stand-in.
+      stripe = startStripeStandIn(Date.now)
       // A short lease: a killed node's job is taken over within seconds.
       cluster = await startCluster(databaseUrl, 3, {
         JOB_LEASE_SECONDS: '2',
@@ -114,6 +118,7 @@ describe.skipIf(testStore !== 'postgres')(
         IDPS_ALLOW_PRIVATE: 'true',
         // A workspace's own mail server is a test SMTP server on loopback.
         SMTP_ALLOW_PRIVATE: 'true',
+        ...stripe.env,
       })
       ;[node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode]
     }, 60_000)
@@ -121,6 +126,7 @@ describe.skipIf(testStore !== 'postgres')(
     afterAll(async () => {
       await cluster?.stop()
       await sql?.close()
+      stripe?.stop()
     })
 
     it('signs a dashboard user up and in through the hosted pages in Chromium, each request on the next node', async () => {
@@ -661,6 +667,46 @@ describe.skipIf(testStore !== 'postgres')(
         await smtp.close()
       }
     }, 60_000)
+    it('the same Stripe event delivered to the three nodes at once is applied once', async () => {
+      const now = Math.floor(Date.now() / 1000)
+      const subscription = {
+        id: 'sub_cluster',
+        object: 'subscription',
+        created: now,
+        customer: 'cus_cluster',
+        status: 'active',
+        cancel_at_period_end: false,
+        ended_at: null,
+        metadata: { workspace_id: ws.id },
+        schedule: null,
+        items: {
+          object: 'list',
+          data: [
+            {
+              id: 'si_cluster',
+              object: 'subscription_item',
+              price: { id: PRICES.pro, object: 'price' },
+              quantity: 1,
+              current_period_start: now,
+              current_period_end: now + 30 * 86_400,
+            },
+          ],
+        },
+      }
+      const event = stripe.event('customer.subscription.created', subscription)
+      const answers = await Promise.all(
+        cluster.nodes.map((n) => stripe.post(event, { to: `${n.url}/v1/webhooks/payments` })),
+      )
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200])
+      expect(answers.map((a) => a.body.duplicate).sort()).toEqual([false, true, true])
+      const changed =
+        await sql`SELECT data FROM events WHERE workspace_id = ${ws.id} AND type = 'plan.changed'`
+      expect(changed).toHaveLength(1)
+      expect((await api(node3, 'GET', `/v1/workspaces/${ws.id}/billing`)).body).toMatchObject({
+        plan: 'pro',
+        status: 'active',
+      })
+    }, 30_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {
       const discovery = (n: ClusterNode) => n.fetch(`${ws.auth_url}/.well-known/openid-configuration`)

@@ -37,6 +37,8 @@ const PUBLIC = new Set([
   'GET /dev/outbox',
   // The mailed invitation: its token is the credential; signed out, the page says how to sign in.
   'GET /app/invitation',
+  // Stripe's events: the signature over the raw body is the credential (SPEC "Inbound payment-provider webhook").
+  'POST /v1/webhooks/payments',
 ])
 
 /** The headers that say who is calling. */

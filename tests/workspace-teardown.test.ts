@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import * as oidc from 'openid-client'
 import { Secret, TOTP } from 'otpauth'
 import type { Store } from '../src/db/store'
+import { billingAccounts, billingMonthlyUsers, billingUsage } from '../src/features/billing/schema'
 import { findAccountByEmail } from '../src/identity/accounts'
 import { authenticationOptions } from '../src/identity/mfa/passkeys'
 import { issueRecoveryCodes } from '../src/identity/mfa/recovery'
@@ -203,6 +204,16 @@ async function fillEveryFeature(ws: string): Promise<void> {
     from_address: 'auth@example.com',
   })
   expect(smtp.status).toBe(200)
+  // Billing's mirror and this month's MAU (written by Stripe's events and sign-ins: billing-*.test.ts).
+  const month = new Date(core.clock.now()).toISOString().slice(0, 7)
+  await core.db.insert(billingAccounts).values({
+    workspaceId: ws,
+    customerId: `cus_${ws}`,
+    createdAt: core.clock.now(),
+    updatedAt: core.clock.now(),
+  })
+  await core.db.insert(billingMonthlyUsers).values({ workspaceId: ws, month, accountId: account.id })
+  await core.db.insert(billingUsage).values({ workspaceId: ws, month, mau: 1 })
 }
 
 describe('deleting a workspace', () => {

@@ -4,6 +4,7 @@
 import { feature as apps } from './apps'
 import { feature as audit } from './audit'
 import { feature as auth } from './auth'
+import { feature as billing } from './billing'
 import { feature as dashboard } from './dashboard'
 import { feature as docs } from './docs'
 import type { Feature, WorkspaceLifecycle } from './feature'
@@ -38,6 +39,7 @@ export const features: Feature[] = [
   audit, // reading a workspace's audit log (every feature writes it through core.audit)
   tenants, // a workspace's customers, their members and tenant-scoped access
   webhooks, // signed outgoing events to a workspace's endpoints
+  billing, // plans, Stripe checkout and events, MAU metering and the spending cap
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

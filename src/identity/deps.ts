@@ -92,4 +92,15 @@ export interface IdentityDeps {
    * without it the claim is never released.
    */
   tenantsOf?(instanceId: string, accountId: string): Promise<string[]>
+  /**
+   * Counts a workspace instance's monthly active user as each sign-in finishes (the billing
+   * feature's MAU metering: one upsert). Optional: without it nothing is metered.
+   */
+  activeUser?(workspaceId: string, accountId: string): Promise<void>
+  /**
+   * Whether a workspace instance refuses new users now (Free's included MAU or the spending cap
+   * reached): its sign-up page and just-in-time IdP sign-up say so; existing users still sign in.
+   * Optional: without it sign-ups are never refused for usage.
+   */
+  signupsBlocked?(workspaceId: string): Promise<boolean>
 }

@@ -11,7 +11,7 @@ import { type Actor, holdsScope } from '../../shared/plugins/auth'
 import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import type { WorkspaceModel } from './model'
-import { workspaceMembers, workspaces } from './schema'
+import { type Plan, workspaceMembers, workspaces } from './schema'
 
 export type Workspace = typeof workspaces.$inferSelect
 
@@ -199,4 +199,28 @@ export async function ownerEmails(core: Core, workspaceId: string): Promise<stri
     owners.map((o) => o.accountId),
   )
   return found.map((a) => a.email)
+}
+
+export type { Plan } from './schema'
+
+/** A workspace's plan, or null when it is gone (the billing feature's metering reads it). */
+export async function workspacePlan(conn: Pick<Conn, 'db'>, workspaceId: string): Promise<Plan | null> {
+  const [row] = await conn.db
+    .select({ plan: workspaces.plan })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .limit(1)
+  return row?.plan ?? null
+}
+
+/**
+ * Sets a workspace's plan in `tx`, the billing feature's transaction that applies a payment event;
+ * the plan it had, or null when the workspace is gone. The caller tells the instances after commit.
+ */
+export async function setWorkspacePlan(tx: Conn, workspaceId: string, plan: Plan, now: number) {
+  await tx.serialize(`workspace:${workspaceId}`)
+  const before = await workspacePlan(tx, workspaceId)
+  if (before !== null && before !== plan)
+    await tx.db.update(workspaces).set({ plan, updatedAt: now }).where(eq(workspaces.id, workspaceId))
+  return before
 }

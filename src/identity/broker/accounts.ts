@@ -4,6 +4,7 @@ import { type Conn, isUniqueViolation } from '../../db/store'
 import { nameError } from '../../shared/names'
 import { type Account, EMAIL, insertAccount, normalizeEmail } from '../accounts'
 import type { ExternalIdp } from '../deps'
+import { SIGNUPS_BLOCKED } from '../pages/components'
 import type { LoginPolicy } from '../policy'
 import { accountLinks, accounts } from '../schema'
 import { acceptInvitationThroughIdp } from '../users'
@@ -15,7 +16,7 @@ import { BrokerRefused, type ExternalIdentity } from './model'
  * 2. else the account with the same address, linked now, only when the IdP asserts the address is
  *    verified (an unverified claim is how an account would be taken over);
  * 3. else a new account, just in time, with `via_idp` the IdP's name, when the policy lets people
- *    sign up.
+ *    sign up and the workspace takes new users (its monthly active users are within its limit).
  * Anything else is refused with a page that says why.
  */
 export async function accountForIdentity(
@@ -24,6 +25,8 @@ export async function accountForIdentity(
   idp: ExternalIdp,
   who: ExternalIdentity,
   policy: Pick<LoginPolicy, 'allowRegistration'>,
+  /** Whether the workspace takes no new users now (IdentityDeps.signupsBlocked); asked only for a new one. */
+  signupsBlocked: () => Promise<boolean> = async () => false,
   retried = false,
 ): Promise<{ account: Account; created: boolean }> {
   const [linked] = await core.db
@@ -47,6 +50,8 @@ export async function accountForIdentity(
       403,
     )
   const now = core.clock.now()
+  // Asked before the transaction (it reads other rows): a sign-in that may create an account.
+  const blocked = await signupsBlocked()
   try {
     return await core.store.tx(async (tx) => {
       const link = { instanceId, idpId: idp.id, subject: who.subject, createdAt: now }
@@ -79,6 +84,7 @@ export async function accountForIdentity(
           'New accounts cannot be created here. Ask an administrator for an invitation.',
           403,
         )
+      if (blocked) throw new BrokerRefused(SIGNUPS_BLOCKED, 403)
       // A name the IdP sends that no form would take (control characters, …) is left out.
       const given = Array.from(who.name.trim()).slice(0, 200).join('')
       const account = await insertAccount(tx, core, instanceId, {
@@ -93,7 +99,8 @@ export async function accountForIdentity(
     })
   } catch (e) {
     // The same person signing in twice at once: the other attempt linked or created the account.
-    if (isUniqueViolation(e) && !retried) return accountForIdentity(core, instanceId, idp, who, policy, true)
+    if (isUniqueViolation(e) && !retried)
+      return accountForIdentity(core, instanceId, idp, who, policy, signupsBlocked, true)
     throw e
   }
 }

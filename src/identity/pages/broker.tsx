@@ -156,7 +156,9 @@ export async function finishExternal(
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
     const verifier = c.core.secrets.open(start.verifier, verifierContext(links.uid))
     const who = await c.broker.finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
-    const { account } = await accountForIdentity(c.core, p.instance.id, idp, who, p.instance.policy)
+    const instanceId = p.instance.id
+    const blocked = async () => (await c.deps.signupsBlocked?.(instanceId)) ?? false
+    const { account } = await accountForIdentity(c.core, instanceId, idp, who, p.instance.policy, blocked)
     if (p.instance.policy.requireEmailVerification && !account.emailVerified)
       return askToVerify(c, p, account, links, who.amr, idp.name)
     const step = assertsMfa(who.amr) ? null : await secondStep(c, p, account)

@@ -6,6 +6,10 @@ import type { IdentityError } from '../errors'
 export const PASSWORDS_OFF =
   'This workspace does not use passwords: you sign in through an external identity provider.'
 
+/** Why a workspace over its monthly users refuses a new account (sign-up, or a first IdP sign-in). */
+export const SIGNUPS_BLOCKED =
+  'This workspace is not accepting new accounts right now: it has reached its limit of monthly active users. If you already have an account, sign in.'
+
 /** The answer of a password page (reset, forgot) of an instance whose login policy turns passwords off. */
 export const PASSWORDS_OFF_ERROR: IdentityError = {
   status: 403,

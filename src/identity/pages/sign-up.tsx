@@ -2,7 +2,7 @@ import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
 import { writeError } from '../errors'
-import { EmailField, NewPasswordField, PASSWORDS_OFF } from './components'
+import { EmailField, NewPasswordField, PASSWORDS_OFF, SIGNUPS_BLOCKED } from './components'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
@@ -49,7 +49,8 @@ function SignUpPage(p: SignUpProps) {
 
 /**
  * The sign-up page of an interaction, and its post, as the login policy allows: refused (403) when
- * registration or passwords are off; the password rule is the policy's; the new account is signed
+ * registration or passwords are off, or while the workspace takes no new users (its monthly active
+ * users reached what its plan or spending cap allows); the password rule is the policy's; the new account is signed
  * in at once, or, when the policy requires a verified address, sent to the verify page.
  */
 export async function signUp(c: PageContext, p: PageRequest, links: InteractionLinks) {
@@ -61,6 +62,16 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
       message: policy.allowRegistration
         ? PASSWORDS_OFF
         : 'This workspace does not allow new accounts to sign up. Ask its administrator for an invitation.',
+      link: { href: links.signInUrl, label: 'Back to sign in' },
+    })
+    return
+  }
+  // Usage before anything is typed: a workspace over its monthly users takes no new ones.
+  if (await c.deps.signupsBlocked?.(p.instance.id)) {
+    writeError(p.res, {
+      status: 403,
+      title: 'Sign-up is paused',
+      message: SIGNUPS_BLOCKED,
       link: { href: links.signInUrl, label: 'Back to sign in' },
     })
     return

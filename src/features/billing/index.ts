@@ -1,0 +1,33 @@
+import { Elysia } from 'elysia'
+import type { Feature } from '../feature'
+import { deleteBillingAccount } from './account'
+import { purgeBillingEvents } from './events'
+import { billingJobs } from './jobs'
+import { billingPages } from './pages'
+import { billingRoutes, paymentWebhookRoutes } from './routes'
+import { createUsageMeter, deleteWorkspaceUsage } from './usage'
+
+/**
+ * Billing with Stripe (DESIGN "Billing", issue 31): plans, checkout, the portal, scheduled
+ * downgrades, the spending cap, the signed inbound webhook that keeps the plan, and MAU metering,
+ * which the identity plane calls on each sign-in (and asks before a new user signs up). Without
+ * STRIPE_SECRET_KEY every workspace is Free and nothing is metered.
+ */
+export const feature: Feature = {
+  name: 'billing',
+  routes: ({ core, auth }) =>
+    new Elysia({ name: 'billing' }).use(billingRoutes(core, auth)).use(paymentWebhookRoutes(core)),
+  pages: ({ core, auth }) => billingPages(core, auth),
+  nav: [{ label: 'Billing', path: 'billing', place: 'workspace' }],
+  teardown: async (core, workspaceId) => {
+    await deleteWorkspaceUsage(core, workspaceId)
+    await deleteBillingAccount(core, workspaceId)
+  },
+  purges: [purgeBillingEvents],
+  jobs: () => billingJobs(),
+  identity: (core) => {
+    if (!core.config.billing.stripe) return {}
+    const meter = createUsageMeter(core, core.config.billing)
+    return { activeUser: meter.activeUser, signupsBlocked: meter.signupsBlocked }
+  },
+}
