@@ -88,13 +88,19 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
         headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
         body: 'grant_type=client_credentials',
       }).then((r) => r.status)
+    const startedAt = performance.now()
     const statuses = await Promise.all(Array.from({ length: 250 }, token))
+    const seconds = (performance.now() - startedAt) / 1000
     const ok = statuses.filter((s) => s === 200).length
+    // The buckets refill at 50/s (50/3 per node) while the 250 requests are served: on a busy
+    // machine that takes a while, and what refilled meanwhile is rightly served too.
+    const refilled = Math.ceil(50 * seconds)
     console.log(
-      `cluster: data plane burst 200 (3 nodes, 200/3 each): ${ok} of 250 served at once, ${250 - ok} refused`,
+      `cluster: data plane burst 200 (3 nodes, 200/3 each): ${ok} of 250 served in ${seconds.toFixed(2)} s ` +
+        `(${refilled} refilled meanwhile), ${250 - ok} refused`,
     )
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
     expect(ok).toBeGreaterThanOrEqual(180)
-    expect(ok).toBeLessThanOrEqual(220)
+    expect(ok).toBeLessThanOrEqual(220 + refilled)
   }, 60_000)
 })
