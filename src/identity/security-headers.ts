@@ -12,15 +12,22 @@ import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
  * redirect URI the app registered. oidc-provider adds the hash of its own auto-submitting form
  * (form_post responses, the device code link) to `script-src` when it finds this policy already
  * set on its response (lib/helpers/script_src_sha.js), so the bridge sets it before dispatching.
+ * A branded instance's policy (`Instance.csp`) adds the hash of its colours' style element.
  */
-export const IDENTITY_CSP = cspOf({
-  'default-src': ["'none'"],
-  'style-src': [LAYOUT_STYLE_HASH],
-  'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
-  'connect-src': ["'self'"],
-  'frame-ancestors': ["'none'"],
-  'base-uri': ["'none'"],
-})
+export const identityCsp = (brandStyleHash: string | null = null) =>
+  cspOf({
+    'default-src': ["'none'"],
+    // A branded instance's colours are one more style element, allowed by its own hash.
+    'style-src': brandStyleHash ? [LAYOUT_STYLE_HASH, brandStyleHash] : [LAYOUT_STYLE_HASH],
+    // The workspace's logo, served by the instance itself.
+    'img-src': ["'self'"],
+    'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
+    'connect-src': ["'self'"],
+    'frame-ancestors': ["'none'"],
+    'base-uri': ["'none'"],
+  })
+
+export const IDENTITY_CSP = identityCsp()
 
 /** What the policy below reads and writes: a fetch `Headers`, or the header map of an injected response. */
 export interface HeaderBag {
