@@ -1,32 +1,39 @@
-import { t } from 'elysia'
+import { type TSchema, t } from 'elysia'
 import { nameField } from '../../shared/names'
+
+const COLOUR_RULE = 'Use a colour written #rrggbb, e.g. #4f46e5.'
+const URL_RULE = 'Enter an https URL of at most 2000 characters.'
 
 const colour = t.String({
   pattern: '^#[0-9a-fA-F]{6}$',
   description: '`#rrggbb`',
-  errorMessage: { pattern: 'Use a colour written #rrggbb, e.g. #4f46e5.' },
+  errorMessage: { pattern: COLOUR_RULE },
 })
 
+/** The scheme is checked here too, so a form shows it with the other fields' problems; the service checks the URL as parsed. */
 const httpsUrl = t.String({
-  minLength: 1,
   maxLength: 2000,
+  pattern: '^\\s*[hH][tT][tT][pP][sS]://',
   description: 'https URL',
-  errorMessage: { minLength: 'Enter a URL.', maxLength: 'Use at most 2000 characters.' },
 })
 
-/** Omitted: kept as it is; null: back to the platform's. */
-const settable = <T extends Parameters<typeof t.Nullable>[0]>(schema: T) => t.Optional(t.Nullable(schema))
+/**
+ * Omitted: kept as it is; null: back to the platform's. A value that is neither is refused with
+ * `message` (the union's own, which a form shows beside the field).
+ */
+const settable = <T extends TSchema>(schema: T, message: string) =>
+  t.Optional(t.Union([schema, t.Null()], { errorMessage: { anyOf: message } }))
 
 /** DESIGN "Branding": a workspace's look on its hosted pages and mails. */
 export namespace BrandingModel {
   export const update = t.Object(
     {
-      display_name: settable(nameField(100)),
-      primary_color: settable(colour),
-      background_color: settable(colour),
-      text_color: settable(colour),
-      privacy_policy_url: settable(httpsUrl),
-      terms_url: settable(httpsUrl),
+      display_name: settable(nameField(100), 'Use 1 to 100 characters.'),
+      primary_color: settable(colour, COLOUR_RULE),
+      background_color: settable(colour, COLOUR_RULE),
+      text_color: settable(colour, COLOUR_RULE),
+      privacy_policy_url: settable(httpsUrl, URL_RULE),
+      terms_url: settable(httpsUrl, URL_RULE),
     },
     { additionalProperties: false },
   )
