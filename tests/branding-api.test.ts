@@ -272,10 +272,27 @@ describe('branding', () => {
     const csp = res.headers.get('content-security-policy')!
     expect(csp).toContain(cspHash(style))
     expect(csp).not.toContain('unsafe-inline')
-    expect(csp).toContain("img-src 'self'")
     const view = (await api(owner, 'GET', brandingOf(ws))).body
+    expect(csp).toContain(`img-src ${server.baseUrl}/i/${ws}/branding/logo;`)
     expect(html).toContain(`src="${view.logo_url}"`)
     expect(html).toContain('href="https://acme.example/privacy?a=1&b=%222%22"')
+
+    // oidc-provider's own pages (the device code form, the signed-out page, its error page) and
+    // the page router's error page wear it too: they are drawn inside the instance's dispatch.
+    for (const path of [
+      '/device',
+      '/session/end/success',
+      '/interaction/gone-away',
+      '/auth?client_id=nobody',
+    ]) {
+      const other = await fetch(`${server.baseUrl}/i/${ws}${path}`, { headers: { accept: 'text/html' } })
+      const body = await other.text()
+      expect({
+        path,
+        branded: body.includes('<p>&lt;script&gt;alert') && body.includes(`<style>${style}</style>`),
+      }).toEqual({ path, branded: true })
+      expect(other.headers.get('content-security-policy')).toContain(cspHash(style))
+    }
 
     const untouched = await page(other)
     const otherHtml = await untouched.text()

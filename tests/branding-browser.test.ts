@@ -187,7 +187,7 @@ describe("the workspace's hosted sign-in page", () => {
     const problems: string[] = []
     signIn.on('pageerror', (e) => problems.push(e.message))
     signIn.on('console', (m) => {
-      if (/Content Security Policy|Refused to/.test(m.text())) problems.push(m.text())
+      if (m.type() === 'error' || /Content Security Policy|Refused to/.test(m.text())) problems.push(m.text())
     })
     await signIn.goto(url.href)
     await signIn.getByRole('heading', { name: 'Sign in' }).waitFor()

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
+import { solidPng } from './support/branding'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
 import { type Cluster, type ClusterNode, startCluster, until } from './support/cluster'
@@ -627,6 +628,81 @@ describe.skipIf(testStore !== 'postgres')(
         }),
       ])
     }, 60_000)
+
+    it("a branding change through node 1 is what nodes 2 and 3's hosted sign-in pages show at once, the logo included", async () => {
+      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+        name: 'Difference Engine',
+        app_type: 'web',
+        redirect_uris: [`${RP}/cb`],
+      })
+      expect(created.status).toBe(201)
+      const config = await discover(created.body as { client_id: string; client_secret: string })
+      const authorize = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: `${RP}/cb`,
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      }).href
+      // A sign-in page open on nodes 2 and 3, drawn with the platform's look (each node holds the instance).
+      const pages = await Promise.all(
+        [node2, node3].map(async (n) => {
+          const res = await n.fetch(authorize, { redirect: 'manual' })
+          expect(res.status).toBe(303)
+          const cookie = res.headers
+            .getSetCookie()
+            .map((c) => c.split(';')[0])
+            .join('; ')
+          const at = new URL(res.headers.get('location') ?? '', authorize).href
+          const get = () => n.fetch(at, { headers: { cookie }, redirect: 'manual' })
+          expect(await (await get()).text()).not.toContain('class="brand"')
+          return { n, get }
+        }),
+      )
+      const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/branding`, {
+        display_name: 'Babbage & Lovelace',
+        primary_color: '#7a1f5c',
+      })
+      expect(patched.status).toBe(200)
+      const logo = new FormData()
+      logo.append('logo', new File([solidPng(4, 4, [122, 31, 92])], 'logo.png'))
+      const uploaded = await node1.fetch(`/v1/workspaces/${ws.id}/branding/logo`, {
+        method: 'POST',
+        headers: { accept: 'application/json', authorization: `Bearer ${owner.bearer}` },
+        body: logo,
+      })
+      expect(uploaded.status).toBe(200)
+      const { logo_url } = (await uploaded.json()) as { logo_url: string }
+      const answeredAt = performance.now()
+      await Promise.all(
+        pages.map(({ n, get }) =>
+          until(
+            `node ${n.index} to draw the brand`,
+            async () => {
+              const html = await (await get()).text()
+              return (
+                html.includes('<p>Babbage &amp; Lovelace</p>') &&
+                html.includes('--brand-primary:#7a1f5c') &&
+                html.includes(`src="${logo_url}"`)
+              )
+            },
+            5_000,
+            5,
+          ),
+        ),
+      )
+      const latency = performance.now() - answeredAt
+      console.log(
+        `cluster: a branding change on node 1 showed on nodes 2 and 3 after ${latency.toFixed(0)} ms`,
+      )
+      expect(latency).toBeLessThan(1000)
+      // Each node serves the logo from the store, byte for byte.
+      for (const n of [node2, node3]) {
+        const res = await n.fetch(logo_url)
+        expect(res.status).toBe(200)
+        expect(res.headers.get('content-type')).toBe('image/png')
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(solidPng(4, 4, [122, 31, 92]))
+      }
+    }, 30_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {
       const discovery = (n: ClusterNode) => n.fetch(`${ws.auth_url}/.well-known/openid-configuration`)

@@ -134,7 +134,7 @@ export class InstancePool {
     if (!keys) return null
     const { policy, idps, brand } = await this.settings(instanceId)
     const provider = this.build(instanceId, keys, policy)
-    const csp = identityCsp(brand?.styleHash ?? null)
+    const csp = identityCsp(brand)
     return { id: instanceId, provider, callback: provider.callback(), policy, idps, brand, csp }
   }
 
