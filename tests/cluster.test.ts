@@ -69,6 +69,39 @@ const discover = (app: { client_id: string; client_secret: string }, node?: Clus
     { execute: [oidc.allowInsecureRequests], ...(node ? { [oidc.customFetch]: atNode(node) } : {}) },
   )
 
+/**
+ * A new web app of the workspace (created at node 2), and a sign-in page of it opened on nodes 2 and
+ * 3 directly: for each, `get(url = the page)` with that interaction's cookies, at that node.
+ */
+async function signInPagesOnNodes2And3(appName: string) {
+  const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+    name: appName,
+    app_type: 'web',
+    redirect_uris: [`${RP}/cb`],
+  })
+  expect(created.status).toBe(201)
+  const config = await discover(created.body as { client_id: string; client_secret: string })
+  const authorize = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: `${RP}/cb`,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+  }).href
+  return Promise.all(
+    [node2, node3].map(async (n) => {
+      const res = await n.fetch(authorize, { redirect: 'manual' })
+      expect(res.status).toBe(303)
+      const cookie = res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ')
+      const at = new URL(res.headers.get('location') ?? '', authorize).href
+      const get = (url = at) => n.fetch(url, { headers: { cookie }, redirect: 'manual' })
+      return { n, at, get }
+    }),
+  )
+}
+
 /** Each line of every node's journal: `start|done <job id> <attempt>`, with the node it ran on. */
 function journalLines(): { node: number; what: string; id: string; attempt: number }[] {
   return cluster.nodes.flatMap((n) =>
@@ -258,36 +291,13 @@ describe.skipIf(testStore !== 'postgres')(
     }, 60_000)
 
     it("a login policy changed on node 1 acts on nodes 2 and 3's hosted pages at once", async () => {
-      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
-        name: 'Analytical Engine',
-        app_type: 'web',
-        redirect_uris: [`${RP}/cb`],
-      })
-      expect(created.status).toBe(201)
-      const config = await discover(created.body as { client_id: string; client_secret: string })
-      const authorize = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: `${RP}/cb`,
-        scope: 'openid',
-        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-        code_challenge_method: 'S256',
-      }).href
       // An interaction started on each node directly: its sign-in page offers to create an account.
-      const interactions = await Promise.all(
-        [node2, node3].map(async (n) => {
-          const res = await n.fetch(authorize, { redirect: 'manual' })
-          expect(res.status).toBe(303)
-          const cookie = res.headers
-            .getSetCookie()
-            .map((c) => c.split(';')[0])
-            .join('; ')
-          const at = new URL(res.headers.get('location') ?? '', authorize).href
-          const get = (url: string) => n.fetch(url, { headers: { cookie }, redirect: 'manual' })
-          const page = await get(at)
-          expect(page.status).toBe(200)
-          expect(await page.text()).toContain('Create an account')
-          return { n, at, get }
-        }),
-      )
+      const interactions = await signInPagesOnNodes2And3('Analytical Engine')
+      for (const { get } of interactions) {
+        const page = await get()
+        expect(page.status).toBe(200)
+        expect(await page.text()).toContain('Create an account')
+      }
       const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/login-policy`, {
         allow_registration: false,
       })
@@ -630,34 +640,9 @@ describe.skipIf(testStore !== 'postgres')(
     }, 60_000)
 
     it("a branding change through node 1 is what nodes 2 and 3's hosted sign-in pages show at once, the logo included", async () => {
-      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
-        name: 'Difference Engine',
-        app_type: 'web',
-        redirect_uris: [`${RP}/cb`],
-      })
-      expect(created.status).toBe(201)
-      const config = await discover(created.body as { client_id: string; client_secret: string })
-      const authorize = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: `${RP}/cb`,
-        scope: 'openid',
-        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-        code_challenge_method: 'S256',
-      }).href
       // A sign-in page open on nodes 2 and 3, drawn with the platform's look (each node holds the instance).
-      const pages = await Promise.all(
-        [node2, node3].map(async (n) => {
-          const res = await n.fetch(authorize, { redirect: 'manual' })
-          expect(res.status).toBe(303)
-          const cookie = res.headers
-            .getSetCookie()
-            .map((c) => c.split(';')[0])
-            .join('; ')
-          const at = new URL(res.headers.get('location') ?? '', authorize).href
-          const get = () => n.fetch(at, { headers: { cookie }, redirect: 'manual' })
-          expect(await (await get()).text()).not.toContain('class="brand"')
-          return { n, get }
-        }),
-      )
+      const pages = await signInPagesOnNodes2And3('Difference Engine')
+      for (const { get } of pages) expect(await (await get()).text()).not.toContain('class="brand"')
       const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/branding`, {
         display_name: 'Babbage & Lovelace',
         primary_color: '#7a1f5c',
