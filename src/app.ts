@@ -6,7 +6,7 @@ import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
 import { type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
-import { type IdentityPlane, issuerFor, PLATFORM, type RequestTarget } from './identity'
+import { type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type RequestTarget } from './identity'
 import { clientAddress } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
@@ -49,11 +49,13 @@ export function createApp(core: Core, { identity, features = productFeatures, no
         formActions: [new URL(issuerFor(core.config, PLATFORM)).origin],
         // /app/signed-out is drawn with the hosted pages' layout.
         styleHashes: [LAYOUT_STYLE_HASH],
+        // Settings → Branding shows the workspace's logo, served by its instance.
+        imageSources: [logoImageSource(core.config)],
         // /docs (the API reference) and /dev/outbox bring their own inline assets.
         cspExempt: ['/docs', '/dev/outbox'],
       }),
     )
-    .use(bodyLimitPlugin())
+    .use(bodyLimitPlugin(features.flatMap((f) => f.bodyLimits ?? [])))
     .use(
       addressLimitPlugin(core.limiter, core.config.rateLimits, (request, server) =>
         clientAddress(request, server, core.config.trustedProxies),

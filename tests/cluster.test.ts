@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
+import { solidPng } from './support/branding'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { Agent } from './support/browserless'
 import { type Cluster, type ClusterNode, startCluster, until } from './support/cluster'
@@ -70,6 +71,39 @@ const discover = (app: { client_id: string; client_secret: string }, node?: Clus
     oidc.ClientSecretBasic(app.client_secret),
     { execute: [oidc.allowInsecureRequests], ...(node ? { [oidc.customFetch]: atNode(node) } : {}) },
   )
+
+/**
+ * A new web app of the workspace (created at node 2), and a sign-in page of it opened on nodes 2 and
+ * 3 directly: for each, `get(url = the page)` with that interaction's cookies, at that node.
+ */
+async function signInPagesOnNodes2And3(appName: string) {
+  const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
+    name: appName,
+    app_type: 'web',
+    redirect_uris: [`${RP}/cb`],
+  })
+  expect(created.status).toBe(201)
+  const config = await discover(created.body as { client_id: string; client_secret: string })
+  const authorize = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: `${RP}/cb`,
+    scope: 'openid',
+    code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
+  }).href
+  return Promise.all(
+    [node2, node3].map(async (n) => {
+      const res = await n.fetch(authorize, { redirect: 'manual' })
+      expect(res.status).toBe(303)
+      const cookie = res.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ')
+      const at = new URL(res.headers.get('location') ?? '', authorize).href
+      const get = (url = at) => n.fetch(url, { headers: { cookie }, redirect: 'manual' })
+      return { n, at, get }
+    }),
+  )
+}
 
 /** Each line of every node's journal: `start|done <job id> <attempt>`, with the node it ran on. */
 function journalLines(): { node: number; what: string; id: string; attempt: number }[] {
@@ -266,36 +300,13 @@ describe.skipIf(testStore !== 'postgres')(
     }, 60_000)
 
     it("a login policy changed on node 1 acts on nodes 2 and 3's hosted pages at once", async () => {
-      const created = await api(node2, 'POST', `/v1/workspaces/${ws.id}/apps`, {
-        name: 'Analytical Engine',
-        app_type: 'web',
-        redirect_uris: [`${RP}/cb`],
-      })
-      expect(created.status).toBe(201)
-      const config = await discover(created.body as { client_id: string; client_secret: string })
-      const authorize = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: `${RP}/cb`,
-        scope: 'openid',
-        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-        code_challenge_method: 'S256',
-      }).href
       // An interaction started on each node directly: its sign-in page offers to create an account.
-      const interactions = await Promise.all(
-        [node2, node3].map(async (n) => {
-          const res = await n.fetch(authorize, { redirect: 'manual' })
-          expect(res.status).toBe(303)
-          const cookie = res.headers
-            .getSetCookie()
-            .map((c) => c.split(';')[0])
-            .join('; ')
-          const at = new URL(res.headers.get('location') ?? '', authorize).href
-          const get = (url: string) => n.fetch(url, { headers: { cookie }, redirect: 'manual' })
-          const page = await get(at)
-          expect(page.status).toBe(200)
-          expect(await page.text()).toContain('Create an account')
-          return { n, at, get }
-        }),
-      )
+      const interactions = await signInPagesOnNodes2And3('Analytical Engine')
+      for (const { get } of interactions) {
+        const page = await get()
+        expect(page.status).toBe(200)
+        expect(await page.text()).toContain('Create an account')
+      }
       const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/login-policy`, {
         allow_registration: false,
       })
@@ -667,6 +678,7 @@ describe.skipIf(testStore !== 'postgres')(
         await smtp.close()
       }
     }, 60_000)
+
     it('the same Stripe event delivered to the three nodes at once is applied once', async () => {
       const now = Math.floor(Date.now() / 1000)
       const subscription = {
@@ -706,6 +718,56 @@ describe.skipIf(testStore !== 'postgres')(
         plan: 'pro',
         status: 'active',
       })
+    }, 30_000)
+
+    it("a branding change through node 1 is what nodes 2 and 3's hosted sign-in pages show at once, the logo included", async () => {
+      // A sign-in page open on nodes 2 and 3, drawn with the platform's look (each node holds the instance).
+      const pages = await signInPagesOnNodes2And3('Difference Engine')
+      for (const { get } of pages) expect(await (await get()).text()).not.toContain('class="brand"')
+      const patched = await api(node1, 'PATCH', `/v1/workspaces/${ws.id}/branding`, {
+        display_name: 'Babbage & Lovelace',
+        primary_color: '#7a1f5c',
+      })
+      expect(patched.status).toBe(200)
+      const logo = new FormData()
+      logo.append('logo', new File([solidPng(4, 4, [122, 31, 92])], 'logo.png'))
+      const uploaded = await node1.fetch(`/v1/workspaces/${ws.id}/branding/logo`, {
+        method: 'POST',
+        headers: { accept: 'application/json', authorization: `Bearer ${owner.bearer}` },
+        body: logo,
+      })
+      expect(uploaded.status).toBe(200)
+      const { logo_url } = (await uploaded.json()) as { logo_url: string }
+      const answeredAt = performance.now()
+      await Promise.all(
+        pages.map(({ n, get }) =>
+          until(
+            `node ${n.index} to draw the brand`,
+            async () => {
+              const html = await (await get()).text()
+              return (
+                html.includes('<p>Babbage &amp; Lovelace</p>') &&
+                html.includes('--brand-primary:#7a1f5c') &&
+                html.includes(`src="${logo_url}"`)
+              )
+            },
+            5_000,
+            5,
+          ),
+        ),
+      )
+      const latency = performance.now() - answeredAt
+      console.log(
+        `cluster: a branding change on node 1 showed on nodes 2 and 3 after ${latency.toFixed(0)} ms`,
+      )
+      expect(latency).toBeLessThan(1000)
+      // Each node serves the logo from the store, byte for byte.
+      for (const n of [node2, node3]) {
+        const res = await n.fetch(logo_url)
+        expect(res.status).toBe(200)
+        expect(res.headers.get('content-type')).toBe('image/png')
+        expect(new Uint8Array(await res.arrayBuffer())).toEqual(solidPng(4, 4, [122, 31, 92]))
+      }
     }, 30_000)
 
     it('deleting the workspace on node 1 makes its discovery 404 on nodes 2 and 3 within one second', async () => {

@@ -9,6 +9,7 @@ import { issueRecoveryCodes } from '../src/identity/mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { accountLinks, accountPasskeys } from '../src/identity/schema'
 import { ManualClock } from '../src/shared/clock'
+import { solidPng } from './support/branding'
 import { Agent } from './support/browserless'
 import { pkceAuthorization } from './support/instances'
 import { exchangeForm, signAssertion } from './support/machine-keys'
@@ -149,6 +150,20 @@ async function fillEveryFeature(ws: string): Promise<void> {
     client_secret: 'gh-secret',
   })
   expect(idp.status).toBe(201)
+  // Branding and its logo.
+  const branding = await json(owner.agent, 'PATCH', `/v1/workspaces/${ws}/branding`, {
+    display_name: 'Acme',
+    primary_color: '#0b5fff',
+  })
+  expect(branding.status).toBe(200)
+  const logo = new FormData()
+  logo.append('logo', new File([solidPng(2, 2, [0, 0, 0])], 'logo.png'))
+  const uploaded = await owner.agent.request(`/v1/workspaces/${ws}/branding/logo`, {
+    method: 'POST',
+    headers: { 'x-csrf-token': owner.csrf },
+    body: logo,
+  })
+  expect(uploaded.status).toBe(200)
   // A webhook endpoint (nothing listens there), and a tenant whose event it is sent and fails.
   const hook = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/webhooks`, {
     url: `http://127.0.0.1:${await freePort()}/hook`,

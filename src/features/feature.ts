@@ -5,6 +5,7 @@ import type { IdentityDeps, IdentityPlane } from '../identity'
 import type { Purge } from '../jobs/maintenance'
 import type { JobHandler } from '../jobs/runner'
 import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../shared/plugins/auth'
+import type { BodyLimit } from '../shared/plugins/body-limit'
 import type { Workspace } from './workspaces/service'
 
 /**
@@ -20,6 +21,8 @@ export interface Feature {
   routes?(ctx: FeatureContext): AnyElysia
   /** Dashboard pages (`/app/…`) and other browser routes: an Elysia plugin. */
   pages?(ctx: FeatureContext): AnyElysia
+  /** Routes whose bodies may pass the control plane's 1 MiB (uploads), each with its own cap. */
+  bodyLimits?: BodyLimit[]
   /** Where the dashboard links to this feature's pages of a workspace. */
   nav?: NavEntry[]
   /** Run in list order when a workspace is provisioned; each is idempotent. */

@@ -5,6 +5,7 @@ import { feature as apps } from './apps'
 import { feature as audit } from './audit'
 import { feature as auth } from './auth'
 import { feature as billing } from './billing'
+import { feature as branding } from './branding'
 import { feature as dashboard } from './dashboard'
 import { feature as docs } from './docs'
 import type { Feature, WorkspaceLifecycle } from './feature'
@@ -35,6 +36,7 @@ export const features: Feature[] = [
   users, // a workspace's users and invitations
   loginPolicy, // how a workspace's users sign in
   idps, // external identity providers of a workspace
+  branding, // a workspace's look on its hosted pages and mails
   machineKeys, // keys for agents and automation, and their token exchange
   audit, // reading a workspace's audit log (every feature writes it through core.audit)
   tenants, // a workspace's customers, their members and tenant-scoped access

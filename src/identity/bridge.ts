@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { isStoreUnavailable, loggable } from '../db/store'
 import { logRequest, requestIdFor } from '../shared/plugins/request-log'
+import { drawnWithBrand } from '../shared/views/brand'
 import {
   BODY_TOO_LARGE,
   errorResponse,
@@ -15,9 +16,9 @@ import {
 import { type Finish, inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
 import type { PageRequest } from './pages/http'
-import type { InstancePool } from './pool'
+import type { Instance, InstancePool } from './pool'
 import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
-import { type HeaderBag, IDENTITY_CSP, identitySecurityHeaders } from './security-headers'
+import { type HeaderBag, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
 const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_UNAVAILABLE : SERVER_ERROR)
@@ -318,8 +319,13 @@ export class IdentityBridge {
       writeError(res, INSTANCE_NOT_FOUND, req.headers.accept)
       return
     }
-    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP).
-    res.setHeader('content-security-policy', IDENTITY_CSP)
+    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP; `csp` is it, with the brand's style).
+    res.setHeader('content-security-policy', instance.csp)
+    // Every page drawn from here on, the provider's own included, wears the instance's brand.
+    await drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
+  }
+
+  private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {
     const handled = await this.pages({
       instance,
       prefix: to.target.prefix,

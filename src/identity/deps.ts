@@ -1,6 +1,7 @@
 import type { IdpType } from '../config'
 import type { Core } from '../core'
 import type { Conn } from '../db/store'
+import type { BrandSettings } from '../shared/views/brand'
 import type { LoginPolicy } from './policy'
 
 /**
@@ -55,6 +56,19 @@ export interface ExternalIdp {
   trusted?: boolean
 }
 
+/** A workspace's branding as its instance needs it: the logo by its version alone (its bytes are fetched when served). */
+export interface InstanceBranding extends BrandSettings {
+  /** The logo's version (a digest of its bytes): its ETag, and the query of its URL. */
+  logo: { version: string } | null
+}
+
+/** A workspace's logo as its instance serves it: the type sniffed at upload, the bytes as stored. */
+export interface BrandingLogo {
+  contentType: string
+  bytes: Uint8Array
+  version: string
+}
+
 /**
  * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
  * plane imports no feature, and reads no feature's table.
@@ -76,6 +90,13 @@ export interface IdentityDeps {
    * Optional: without it a workspace's sign-in page offers none.
    */
   externalIdps?(workspaceId: string): Promise<ExternalIdp[]>
+  /**
+   * A workspace's branding (the branding feature), read with its login policy and IdPs; never asked
+   * for `platform`. Optional: without it every page has the platform's look.
+   */
+  branding?(workspaceId: string): Promise<InstanceBranding | null>
+  /** A workspace's logo, served at `{auth_url}/branding/logo`. Optional, with `branding`. */
+  brandingLogo?(workspaceId: string): Promise<BrandingLogo | null>
   /**
    * A workspace's display name, for what users see of their instance outside its pages (the issuer
    * an authenticator app lists). Optional: without it the issuer's address stands in.

@@ -17,9 +17,17 @@ export {
   signUp,
   type UserAccount,
 } from './accounts'
+export { brandingLogoUrl, logoImageSource } from './branding'
 export { deleteIdpLinks } from './broker/accounts'
 export { DEFAULT_IDP_SCOPES } from './broker/model'
-export type { ClientSource, ExternalIdp, IdentityDeps, MailMessage } from './deps'
+export type {
+  BrandingLogo,
+  ClientSource,
+  ExternalIdp,
+  IdentityDeps,
+  InstanceBranding,
+  MailMessage,
+} from './deps'
 export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'

@@ -1,5 +1,6 @@
 import type { Core } from '../core'
 import { preparePasswordChecks } from './accounts'
+import { brandOf } from './branding'
 import { type FetchInit, IdentityBridge, type RequestTarget } from './bridge'
 import { platformIdps } from './broker/protocol'
 import type { IdentityDeps } from './deps'
@@ -45,10 +46,11 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     deps.workspaceActive,
     async (instanceId) =>
       instanceId === PLATFORM
-        ? { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config) }
+        ? { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }
         : {
             policy: await deps.loginPolicy(instanceId),
             idps: (await deps.externalIdps?.(instanceId)) ?? [],
+            brand: await brandOf(core.config, deps, instanceId),
           },
   )
   const bridge = new IdentityBridge(

@@ -18,7 +18,7 @@ describe('instance pool', () => {
         asked.push(id)
         return true
       },
-      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [] }),
+      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
     // 10,000 answers fill the memo; none has expired (the clock stands still).
     for (let i = 0; i < 10_000; i++) expect(await pool.isServing(uuid(i))).toBe(true)

@@ -2,10 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
 import type { Core } from '../core'
+import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp } from './deps'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
+import { identityCsp } from './security-headers'
 
 /** Instances whose `active` answer is remembered before the expired answers are dropped. */
 const SERVING_MEMO_MAX = 10_000
@@ -24,12 +26,17 @@ export interface Instance {
   policy: LoginPolicy
   /** The external IdPs its sign-in page offers; a change evicts the instance on every node too. */
   idps: ExternalIdp[]
+  /** Its workspace's look on every hosted page, or null for the platform's; a change evicts too. */
+  brand: HostedBrand | null
+  /** The Content-Security-Policy of its responses: the plane's, allowing the brand's style. */
+  csp: string
 }
 
 /** What an instance is built with besides its keys: read again whenever it is evicted. */
 export interface InstanceSettings {
   policy: LoginPolicy
   idps: ExternalIdp[]
+  brand: HostedBrand | null
 }
 
 /**
@@ -51,7 +58,7 @@ export class InstancePool {
     private readonly build: (instanceId: string, keys: InstanceKeyMaterial, policy: LoginPolicy) => Provider,
     /** Whether the workspace of an instance is active (the workspaces feature's state). */
     private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
-    /** An instance's login policy and IdPs (the features', or the platform's own). */
+    /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
     max = 500,
   ) {
@@ -125,9 +132,10 @@ export class InstancePool {
   private async load(instanceId: string): Promise<Instance | null> {
     const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
-    const { policy, idps } = await this.settings(instanceId)
+    const { policy, idps, brand } = await this.settings(instanceId)
     const provider = this.build(instanceId, keys, policy)
-    return { id: instanceId, provider, callback: provider.callback(), policy, idps }
+    const csp = identityCsp(brand)
+    return { id: instanceId, provider, callback: provider.callback(), policy, idps, brand, csp }
   }
 
   /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */

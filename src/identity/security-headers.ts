@@ -1,4 +1,5 @@
 import { baseSecurityHeaders, cspOf } from '../shared/security-headers'
+import type { HostedBrand } from '../shared/views/brand'
 import { LAYOUT_STYLE_HASH } from '../shared/views/hosted-layout'
 import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/logout'
 import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
@@ -12,15 +13,28 @@ import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
  * redirect URI the app registered. oidc-provider adds the hash of its own auto-submitting form
  * (form_post responses, the device code link) to `script-src` when it finds this policy already
  * set on its response (lib/helpers/script_src_sha.js), so the bridge sets it before dispatching.
+ * A branded instance's policy (`Instance.csp`) adds the hash of its colours' style element.
  */
-export const IDENTITY_CSP = cspOf({
-  'default-src': ["'none'"],
-  'style-src': [LAYOUT_STYLE_HASH],
-  'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
-  'connect-src': ["'self'"],
-  'frame-ancestors': ["'none'"],
-  'base-uri': ["'none'"],
-})
+export const identityCsp = (brand: Pick<HostedBrand, 'styleHash' | 'logoUrl'> | null = null) =>
+  cspOf({
+    'default-src': ["'none'"],
+    // A branded instance's colours are one more style element, allowed by its own hash.
+    'style-src': brand?.styleHash ? [LAYOUT_STYLE_HASH, brand.styleHash] : [LAYOUT_STYLE_HASH],
+    // Its logo alone, by its exact path (a query never counts): not even the favicon the browser
+    // asks for by itself, which the plane does not serve.
+    ...(brand?.logoUrl ? { 'img-src': [logoSource(brand.logoUrl)] } : {}),
+    'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
+    'connect-src': ["'self'"],
+    'frame-ancestors': ["'none'"],
+    'base-uri': ["'none'"],
+  })
+
+const logoSource = (logoUrl: string) => {
+  const url = new URL(logoUrl)
+  return `${url.origin}${url.pathname}`
+}
+
+export const IDENTITY_CSP = identityCsp()
 
 /** What the policy below reads and writes: a fetch `Headers`, or the header map of an injected response. */
 export interface HeaderBag {

@@ -71,7 +71,9 @@ export function renderMailHtml(text: string, brand: MailBrand): string {
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
         </head>
-        <body style={`margin:0;padding:24px;background:${background};color:${ink};font:15px/1.5 system-ui,sans-serif`}>
+        <body
+          style={`margin:0;padding:24px;background:${background};color:${ink};font:15px/1.5 system-ui,sans-serif`}
+        >
           <div style="max-width:520px;margin:0 auto;background:#ffffff;border-radius:12px;padding:28px">
             <div style={`border-bottom:3px solid ${primary};padding-bottom:12px;margin-bottom:16px`}>
               {brand.logoUrl ? (

@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors'
+import { LOGO_PATH } from '../branding'
 import { Broker } from '../broker/protocol'
 import { writeError } from '../errors'
 import { LoginThrottle } from '../throttle'
@@ -8,6 +9,7 @@ import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
+import { serveLogo } from './logo'
 import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
 import { verifyEmailOfSignIn } from './verify-continue'
@@ -23,8 +25,8 @@ interface PageRoute {
 /**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
  * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
- * links' pages, a signed-in user's two-step verification (`/mfa`), and the htmx of the pages that
- * poll. The device and logout pages are oidc-provider's, drawn by device.tsx
+ * links' pages, a signed-in user's two-step verification (`/mfa`), the htmx of the pages that
+ * poll, and the workspace's logo. The device and logout pages are oidc-provider's, drawn by device.tsx
  * and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
@@ -40,6 +42,7 @@ const ROUTES: PageRoute[] = [
   },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
   { path: HTMX_PATH, methods: ['GET'], run: serveHtmx },
+  { path: LOGO_PATH, methods: ['GET'], run: serveLogo },
   { path: '/forgot-password', run: forgotPassword },
   { path: '/reset-password', run: resetPassword },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },

@@ -25,14 +25,26 @@ async function exceeds(stream: ReadableStream<Uint8Array>, limit: number): Promi
   return false
 }
 
+/** A route that takes more than the control plane's megabyte (an upload): its path and its own cap. */
+export interface BodyLimit {
+  path: RegExp
+  bytes: number
+}
+
+function limitOf(url: string, larger: BodyLimit[], base: number): number {
+  const path = new URL(url).pathname
+  return larger.find((l) => l.path.test(path))?.bytes ?? base
+}
+
 /**
  * Caps request bodies before anything parses them, answering 413 in the API's error shape (Bun's
  * own `maxRequestBodySize` answers an empty 413, so it stays a looser outer bound). A declared
  * Content-Length is checked as is; a chunked body is counted on a clone (a tee: the route still
  * reads the original), so at most `limit` bytes are buffered before the request is refused.
  */
-export const bodyLimitPlugin = (limit = BODY_LIMIT_BYTES) =>
+export const bodyLimitPlugin = (larger: BodyLimit[] = [], base = BODY_LIMIT_BYTES) =>
   new Elysia({ name: 'body-limit' }).onRequest(async ({ request }) => {
+    const limit = larger.length ? limitOf(request.url, larger, base) : base
     const length = request.headers.get('content-length')
     if (length !== null) {
       if (!(Number(length) <= limit)) throw tooLarge(limit)

@@ -52,7 +52,12 @@ export function valueErrorDetails(errors: Iterable<object>, at: (string | number
   const out: ValidationDetail[] = []
   for (const e of errors) {
     if (!('path' in e)) continue
-    const { path, value, type, message } = e as ValueError
+    const { path, value, type, schema } = e as ValueError
+    // A union says nothing useful of itself ("Expected union value"): its own message, when it has one.
+    const message =
+      type === ValueErrorType.Union
+        ? ((schema.errorMessage as { anyOf?: string } | undefined)?.anyOf ?? (e as ValueError).message)
+        : (e as ValueError).message
     const loc = [...at, ...path.split('/').filter(Boolean).map(segment)]
     const key = JSON.stringify(loc)
     // An absent field fails its type check; report it as FastAPI does.

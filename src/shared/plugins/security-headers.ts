@@ -7,6 +7,8 @@ export interface ControlPlaneHeaderOptions {
   formActions: string[]
   /** Hashes of inline `<style>` elements a control-plane page may carry (see `cspHash`). */
   styleHashes: string[]
+  /** Hosts images come from besides this origin (instances' logos on a host-based issuer). */
+  imageSources?: string[]
   /** Path prefixes whose pages bring their own inline assets and so get no policy from here. */
   cspExempt: string[]
 }
@@ -37,7 +39,7 @@ export function securityHeadersPlugin(options: ControlPlaneHeaderOptions) {
       'default-src': ["'none'"],
       'script-src': ["'self'"],
       'style-src': ["'self'", ...options.styleHashes],
-      'img-src': ["'self'"],
+      'img-src': [...new Set(["'self'", ...(options.imageSources ?? [])])],
       'connect-src': ["'self'"],
       'form-action': ["'self'", ...options.formActions],
       'frame-ancestors': ["'none'"],

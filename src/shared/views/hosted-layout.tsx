@@ -1,21 +1,24 @@
 import type { PropsWithChildren } from '@kitajs/html'
 import { cspHash } from '../security-headers'
+import { currentBrand, type HostedBrand } from './brand'
 
 const STYLE = `
-*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2330;background:#f3f4f8;display:flex;min-height:100vh;align-items:center;justify-content:center}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--brand-text,#1f2330);background:var(--brand-background,#f3f4f8);display:flex;min-height:100vh;align-items:center;justify-content:center}
 main{width:100%;max-width:380px;margin:24px;background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(16,24,40,.1),0 1px 2px rgba(16,24,40,.06);padding:32px}
 h1{font-size:22px;margin:0 0 4px}p.sub{color:#5b6170;margin:0 0 20px}
 label{display:block;font-weight:600;font-size:14px;margin:14px 0 6px}
 input[type=email],input[type=password],input[type=text]{width:100%;padding:10px 12px;border:1px solid #cfd3dc;border-radius:8px;font:inherit}
-input:focus{outline:2px solid #4f46e5;outline-offset:1px;border-color:#4f46e5}
-button{width:100%;margin-top:20px;padding:11px;border:0;border-radius:8px;background:#4f46e5;color:#fff;font:600 15px system-ui,sans-serif;cursor:pointer}
-button:hover{background:#4338ca}button.link{background:none;color:#4f46e5;margin-top:8px;padding:4px}
+input:focus{outline:2px solid var(--brand-primary,#4f46e5);outline-offset:1px;border-color:var(--brand-primary,#4f46e5)}
+button{width:100%;margin-top:20px;padding:11px;border:0;border-radius:8px;background:var(--brand-primary,#4f46e5);color:#fff;font:600 15px system-ui,sans-serif;cursor:pointer}
+button:hover{filter:brightness(.9)}button.link{background:none;color:var(--brand-primary,#4f46e5);margin-top:8px;padding:4px}
 .alert{padding:10px 12px;border-radius:8px;margin:0 0 12px;font-size:14px}.alert.error{background:#fdecec;color:#9b1c1c}.alert.ok{background:#e9f7ef;color:#17603a}
-.links{margin-top:18px;font-size:14px;display:flex;justify-content:space-between;gap:8px}a{color:#4f46e5}
+.links{margin-top:18px;font-size:14px;display:flex;justify-content:space-between;gap:8px}a{color:var(--brand-primary,#4f46e5)}
 code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px;margin:12px 0}
 .hint{color:#5b6170;font-size:13px;margin-top:4px}
 .idps{display:flex;flex-direction:column;gap:8px;margin:0 0 16px}.idps a{display:block;text-align:center;padding:10px;border:1px solid #cfd3dc;border-radius:8px;color:#1f2330;text-decoration:none;font-weight:600}.idps a:hover{background:#f3f4f8}
 .or{text-align:center;color:#5b6170;font-size:13px;margin:4px 0 0}
+.brand{display:flex;align-items:center;gap:10px;margin:0 0 18px}.brand img{display:block;max-height:40px;max-width:160px}.brand p{margin:0;font-weight:600;font-size:16px}
+.legal{margin:20px 0 0;font-size:12px;display:flex;gap:14px;justify-content:center}
 `
 
 /** Lets the inline `<style>` below through a Content-Security-Policy without 'unsafe-inline'. */
@@ -30,11 +33,50 @@ export interface LayoutProps {
   htmx?: string
 }
 
+/** The workspace's logo and name above the page's own heading. */
+function BrandHeader({ brand }: { brand: HostedBrand }) {
+  if (!brand.logoUrl && !brand.displayName) return ''
+  return (
+    <header class="brand">
+      {/* Beside the name the logo says nothing more; alone, it is the workspace's logo. */}
+      {brand.logoUrl ? <img src={brand.logoUrl} alt={brand.displayName ? '' : 'Logo'} /> : ''}
+      {brand.displayName ? <p safe>{brand.displayName}</p> : ''}
+    </header>
+  )
+}
+
+/** The workspace's privacy policy and terms, under the page. */
+function LegalLinks({ brand }: { brand: HostedBrand }) {
+  if (!brand.privacyPolicyUrl && !brand.termsUrl) return ''
+  return (
+    <footer class="legal">
+      {brand.privacyPolicyUrl ? (
+        <a href={brand.privacyPolicyUrl} rel="noopener noreferrer" target="_blank">
+          Privacy policy
+        </a>
+      ) : (
+        ''
+      )}
+      {brand.termsUrl ? (
+        <a href={brand.termsUrl} rel="noopener noreferrer" target="_blank">
+          Terms
+        </a>
+      ) : (
+        ''
+      )}
+    </footer>
+  )
+}
+
 /**
  * The shell of every hosted page of an identity instance (self-contained: no external assets), and
  * of the control plane's pages a signed-out browser sees (they look like the sign-in they follow).
+ * An instance's pages carry its workspace's brand (`currentBrand`): name, logo, colours (custom
+ * properties in a second style element, which the instance's policy allows by its hash) and legal
+ * links. The control plane's pages never have one: they are the platform's.
  */
 export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>) {
+  const brand = currentBrand()
   return (
     <>
       {'<!doctype html>'}
@@ -43,8 +85,9 @@ export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="robots" content="noindex" />
-          <title safe>{title}</title>
+          <title safe>{brand?.displayName ? `${title} · ${brand.displayName}` : title}</title>
           <style>{STYLE}</style>
+          {brand?.style ? <style safe>{brand.style}</style> : ''}
           {htmx ? (
             <>
               <meta name="htmx-config" content={HTMX_CONFIG} />
@@ -55,7 +98,11 @@ export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>
           )}
         </head>
         <body>
-          <main>{children}</main>
+          <main>
+            {brand ? <BrandHeader brand={brand} /> : ''}
+            {children}
+            {brand ? <LegalLinks brand={brand} /> : ''}
+          </main>
         </body>
       </html>
     </>

@@ -1,0 +1,22 @@
+import type { Feature } from '../feature'
+import { brandingPages } from './pages'
+import { brandingRoutes } from './routes'
+import { brandingLogoOf, deleteWorkspaceBranding, instanceBrandingOf } from './service'
+
+/**
+ * Branding (DESIGN "Branding"): a workspace's display name, logo, colours and legal links, through
+ * the API and on Settings → Branding, and on every hosted page of its instance (the identity plane
+ * asks for them, and serves the logo).
+ */
+export const feature: Feature = {
+  name: 'branding',
+  routes: ({ core, auth }) => brandingRoutes(core, auth),
+  pages: ({ core, auth }) => brandingPages(core, auth),
+  // A logo may be 1 MiB: its upload is let through up to 4 MiB, so a file too large is told why (422).
+  bodyLimits: [
+    { path: /^\/(v1|app)\/workspaces\/[^/]+\/(settings\/)?branding\/logo$/, bytes: 4 * 1024 * 1024 },
+  ],
+  nav: [{ label: 'Branding', path: 'settings/branding', place: 'settings' }],
+  teardown: deleteWorkspaceBranding,
+  identity: (core) => ({ branding: instanceBrandingOf(core), brandingLogo: brandingLogoOf(core) }),
+}
