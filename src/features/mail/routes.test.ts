@@ -117,7 +117,12 @@ describe('GET /dev/outbox.json', () => {
         html: '<p>hi</p>',
         created_at: new Date(core.clock.now()).toISOString(),
       },
-      expect.objectContaining({ subject: 'first', workspace_id: 'ws-1', html: null }),
+      // A text mail gets its HTML part when it is sent (render.tsx).
+      expect.objectContaining({
+        subject: 'first',
+        workspace_id: 'ws-1',
+        html: expect.stringContaining('<!doctype html>'),
+      }),
     ])
   })
 })
