@@ -330,7 +330,14 @@ describe('what an IdP sign-in refuses, each with a readable page', () => {
 describe('the IdP buttons on the sign-in page', () => {
   it('follow the login policy and the IdP list, on the next page served', async () => {
     const s = await setup('github')
-    expect((await signInPage(s)).html).toContain('Continue with <span>GitHub</span>')
+    const on = await signInPage(s)
+    expect(on.html).toContain('Continue with <span>GitHub</span>')
+    // The sign-up page offers them too: an account made through an IdP needs no password here.
+    const signUpPage = await on.agent.follow(new URL(`${on.page.url.pathname}/signup`, on.page.url))
+    expect(signUpPage.res.status).toBe(200)
+    const signUpHtml = await signUpPage.res.text()
+    expect(signUpHtml).toContain('Create your account')
+    expect(signUpHtml).toContain(`href="${on.page.url.pathname}/idp/${s.idpId}"`)
     await callApi(server.baseUrl, s.owner, 'PATCH', `/v1/workspaces/${s.ws}/login-policy`, {
       allow_external_idps: false,
     })

@@ -2,7 +2,14 @@ import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
 import { writeError } from '../errors'
-import { EmailField, NewPasswordField, PASSWORDS_OFF, SIGNUPS_BLOCKED } from './components'
+import { externalStartUrl, offeredIdps } from './broker'
+import {
+  EmailField,
+  ExternalIdpButtons,
+  NewPasswordField,
+  PASSWORDS_OFF,
+  SIGNUPS_BLOCKED,
+} from './components'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionLinks } from './interaction'
@@ -14,6 +21,8 @@ interface SignUpProps {
   signInUrl: string
   appName: string
   rule: PasswordRule
+  /** The external IdPs offered: an account made through one of them needs no password here. */
+  idps: { id: string; name: string; href: string }[]
   values?: { email?: string; name?: string }
   error?: string | null
 }
@@ -26,6 +35,7 @@ function SignUpPage(p: SignUpProps) {
         to continue to <strong safe>{p.appName}</strong>
       </p>
       <Alert kind="error" message={p.error} />
+      <ExternalIdpButtons idps={p.idps} divider />
       <form method="post" action={p.action}>
         <label for="name">Name</label>
         <input
@@ -77,7 +87,8 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
     return
   }
   const rule = passwordRuleFor(policy)
-  const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName, rule }
+  const idps = offeredIdps(p).map((i) => ({ id: i.id, name: i.name, href: externalStartUrl(links, i) }))
+  const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName, rule, idps }
   if (p.req.method !== 'POST') {
     await send(p.res, 200, SignUpPage(page))
     return
