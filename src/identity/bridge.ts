@@ -31,6 +31,20 @@ type Document = 'discovery' | 'jwks'
 const documentAt = (path: string): Document | null =>
   path === DISCOVERY ? 'discovery' : path === JWKS ? 'jwks' : null
 
+/**
+ * oidc-provider's endpoints that answer JSON only, never a page: their requests (the token path
+ * first) are dispatched without the brand's async context, which costs every await it spans.
+ */
+const JSON_ENDPOINTS = new Set([
+  '/token',
+  '/token/introspection',
+  '/token/revocation',
+  '/me',
+  '/device/auth',
+  DISCOVERY,
+  JWKS,
+])
+
 const CACHE_MS = 60_000
 /**
  * Instances whose documents are cached at most (discovery and JWKS of 1,000 instances: 2.0 + 0.6 KiB
@@ -322,7 +336,8 @@ export class IdentityBridge {
     // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP; `csp` is it, with the brand's style).
     res.setHeader('content-security-policy', instance.csp)
     // Every page drawn from here on, the provider's own included, wears the instance's brand.
-    await drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
+    if (JSON_ENDPOINTS.has(to.path)) await this.pageOrProvider(instance, req, res, to)
+    else await drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
   }
 
   private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {

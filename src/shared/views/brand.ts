@@ -59,6 +59,9 @@ export function hostedBrand(settings: BrandSettings, logoUrl: string | null): Ho
  */
 const current = new AsyncLocalStorage<HostedBrand | null>()
 
-export const drawnWithBrand = <T>(brand: HostedBrand | null, draw: () => T): T => current.run(brand, draw)
+export const drawnWithBrand = <T>(brand: HostedBrand | null, draw: () => T): T =>
+  // An unbranded instance draws as the platform does, which is also what no scope gives: its
+  // requests (the token path's included) skip the context's cost.
+  brand ? current.run(brand, draw) : draw()
 
 export const currentBrand = (): HostedBrand | null => current.getStore() ?? null
