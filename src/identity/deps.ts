@@ -40,7 +40,7 @@ export interface ClientSource {
  * platform's from configuration). The secret stays sealed until the code exchange opens it.
  */
 export interface ExternalIdp {
-  /** `idp_…` for a workspace's; the type for the platform's (`google`, …, `oidc`). */
+  /** `idp_…` for a workspace's; the platform's: the type (`google`, …), `oidc-<issuer digest>` for its company IdP. */
   id: string
   type: IdpType
   name: string
