@@ -963,7 +963,7 @@ const scenarios: Record<string, Scenario> = {
     kind: 'memory',
     description: `${workspaceCount} active workspaces on one gatehouse node (SQLite), each with keys and a web app`,
     method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (builds its Provider), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
     maxRssMiB: 400,
     maxFirstTokenP95Ms: 10,
     minRandomRatio: 0.7,

@@ -1,12 +1,11 @@
 import type { Core } from '../core'
-import { createClientFinder } from './clients'
-import type { ClientSource } from './deps'
-import { accountOf, payloadCodec } from './payload-keys'
+import { accountOf, type PayloadCodec } from './payload-keys'
+import { current } from './provider/served'
 
-/** oidc-provider's adapter contract (one class per instance, one object per model). */
+/** oidc-provider's adapter contract (one class per Provider, one object per model). */
 export interface OidcAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void>
-  find(id: string): Promise<Record<string, unknown> | undefined>
+  find(id: string): Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined
   findByUserCode(userCode: string): Promise<Record<string, unknown> | undefined>
   findByUid(uid: string): Promise<Record<string, unknown> | undefined>
   consume(id: string): Promise<void>
@@ -37,17 +36,21 @@ interface PayloadRow {
 }
 
 /**
- * The store adapter of one instance: clients come from `clients.ts` (no provider rebuild for a
- * new app); every other model lives in `oidc_payloads`, keyed and scrubbed by `payloadCodec` so
- * the table holds no working credential. Raw SQL on the hot path, the same on SQLite and
- * PostgreSQL.
+ * The store adapter of the shared Provider (one class, one object per model): every call is for
+ * the served instance (`current()`), its rows keyed by its id. Clients come from the instance's
+ * finder (`clients.ts`: no rebuild for a new app); every other model lives in `oidc_payloads`,
+ * keyed and scrubbed by the instance's `payloadCodec` so the table holds no working credential.
+ * Raw SQL on the hot path, the same on SQLite and PostgreSQL.
  */
-export function createAdapterClass(core: Core, instanceId: string, source: ClientSource) {
+export function createAdapterClass(core: Core) {
   const { store } = core
-  const codec = payloadCodec(core, instanceId)
-  const findClient = createClientFinder(core, instanceId, source)
 
-  const decode = (model: string, rows: PayloadRow[], by: { id?: string; userCode?: string }) => {
+  const decode = (
+    codec: PayloadCodec,
+    model: string,
+    rows: PayloadRow[],
+    by: { id?: string; userCode?: string },
+  ) => {
     const r = rows[0]
     if (!r || (r.expires_at !== null && r.expires_at <= core.clock.now())) return undefined
     const payload = codec.restore(model, r.payload, by)
@@ -59,6 +62,7 @@ export function createAdapterClass(core: Core, instanceId: string, source: Clien
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: Record<string, unknown>, expiresIn?: number) {
+      const { id: instanceId, codec } = current()
       const userCode = payload.userCode as string | undefined
       await store.exec(UPSERT, [
         instanceId,
@@ -73,31 +77,43 @@ export function createAdapterClass(core: Core, instanceId: string, source: Clien
       ])
     }
 
-    async find(id: string) {
+    // Not async: a remembered client is answered without a promise of its own (every token request).
+    find(id: string) {
+      const { id: instanceId, codec, findClient } = current()
       if (this.model === 'Client') return findClient(id)
-      const rows = await store.query<PayloadRow>(FIND, [instanceId, this.model, codec.key(id)])
-      return decode(this.model, rows, { id })
+      return store
+        .query<PayloadRow>(FIND, [instanceId, this.model, codec.key(id)])
+        .then((rows) => decode(codec, this.model, rows, { id }))
     }
 
     async findByUserCode(userCode: string) {
+      const { id: instanceId, codec } = current()
       const rows = await store.query<PayloadRow>(BY_USER_CODE, [instanceId, this.model, codec.key(userCode)])
-      return decode(this.model, rows, { userCode })
+      return decode(codec, this.model, rows, { userCode })
     }
 
     async findByUid(uid: string) {
-      return decode(this.model, await store.query<PayloadRow>(BY_UID, [instanceId, this.model, uid]), {})
+      const { id: instanceId, codec } = current()
+      return decode(
+        codec,
+        this.model,
+        await store.query<PayloadRow>(BY_UID, [instanceId, this.model, uid]),
+        {},
+      )
     }
 
     async consume(id: string) {
+      const { id: instanceId, codec } = current()
       await store.exec(CONSUME, [instanceId, this.model, codec.key(id), core.clock.now()])
     }
 
     async destroy(id: string) {
+      const { id: instanceId, codec } = current()
       await store.exec(DESTROY, [instanceId, this.model, codec.key(id)])
     }
 
     async revokeByGrantId(grantId: string) {
-      await store.exec(REVOKE, [instanceId, grantId])
+      await store.exec(REVOKE, [current().id, grantId])
     }
   }
 }

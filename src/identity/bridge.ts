@@ -17,6 +17,7 @@ import { type Finish, inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
 import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
+import { serving } from './provider'
 import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
 import { type HeaderBag, identitySecurityHeaders } from './security-headers'
 
@@ -335,9 +336,13 @@ export class IdentityBridge {
     }
     // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP; `csp` is it, with the brand's style).
     res.setHeader('content-security-policy', instance.csp)
-    // Every page drawn from here on, the provider's own included, wears the instance's brand.
-    if (JSON_ENDPOINTS.has(to.path)) await this.pageOrProvider(instance, req, res, to)
-    else await drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
+    // The shared Provider and the pages read the instance from here on. Every page drawn, the
+    // provider's own included, wears the instance's brand.
+    await serving(instance, () =>
+      JSON_ENDPOINTS.has(to.path)
+        ? this.pageOrProvider(instance, req, res, to)
+        : drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to)),
+    )
   }
 
   private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {
@@ -357,7 +362,7 @@ export class IdentityBridge {
   }
 
   /**
-   * Forgets what this process holds about an instance: cached discovery/JWKS, its Provider (with
+   * Forgets what this process holds about an instance: cached discovery/JWKS, its loaded record (with
    * the clients it memoized), its state. Null: about every instance (a change may have been missed).
    */
   invalidate(instanceId: string | null): void {

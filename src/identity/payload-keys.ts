@@ -23,6 +23,17 @@ type Payload = Record<string, unknown>
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null)
 const obj = (v: unknown): Payload | null => (v && typeof v === 'object' ? (v as Payload) : null)
 
+/** The key of the lookup hashes: one for every instance (the instance is a column of the row). */
+const hashKeys = new WeakMap<Core, Buffer>()
+function hashKeyOf(core: Core): Buffer {
+  let key = hashKeys.get(core)
+  if (!key) {
+    key = deriveKey(core.config.secretKey, 'oidc-payload-ids v1')
+    hashKeys.set(core, key)
+  }
+  return key
+}
+
 /**
  * How oidc-provider's payloads are kept in `oidc_payloads` for one instance: under a keyed hash
  * of their id, with every value that would work if presented (the id itself as `jti`, a device
@@ -31,7 +42,7 @@ const obj = (v: unknown): Payload | null => (v && typeof v === 'object' ? (v as 
  * user code on every lookup, so both come back from the caller, never from the store.
  */
 export function payloadCodec(core: Core, instanceId: string) {
-  const hashKey = deriveKey(core.config.secretKey, 'oidc-payload-ids v1')
+  const hashKey = hashKeyOf(core)
   const context = (model: string, field: string) => `oidc:${instanceId}:${model}:${field}`
 
   return {

@@ -10,7 +10,7 @@ import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
 import { PLATFORM_LOGIN_POLICY } from './policy'
 import { InstancePool } from './pool'
-import { buildProvider } from './provider'
+import { buildProvider, servedInstance } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
 
 export type { RequestTarget }
@@ -23,7 +23,7 @@ export interface IdentityPlane {
    * it is the control plane's. `clientIp` is called only for the plane's requests.
    */
   handle(request: Request, where: RequestTarget, clientIp: () => string): Promise<Response> | Response | null
-  /** The instances' Providers (tests reach one through it). */
+  /** The instances served (tests reach the shared Provider through it). */
   pool: InstancePool
 }
 
@@ -36,13 +36,8 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const pool = new InstancePool(
     core,
     (instanceId, keys, policy) =>
-      buildProvider(core, instanceId, {
-        keys,
-        policy,
-        prefix: addressing.prefixOf(instanceId),
-        clients: deps.clients,
-        tenantsOf: deps.tenantsOf,
-      }),
+      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, policy, deps.clients),
+    buildProvider(core, deps),
     deps.workspaceActive,
     async (instanceId) =>
       instanceId === PLATFORM

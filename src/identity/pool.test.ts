@@ -12,9 +12,10 @@ describe('instance pool', () => {
     const pool = new InstancePool(
       core,
       () => {
-        throw new Error('no Provider is built here')
+        throw new Error('no instance is loaded here')
       },
-      async (id) => {
+      { callback: () => () => {} } as never,
+      async (id: string) => {
         asked.push(id)
         return true
       },

@@ -7,24 +7,31 @@ import type { ExternalIdp } from './deps'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
+import type { ServedInstance } from './provider'
 import { identityCsp } from './security-headers'
 
 /** Instances whose `active` answer is remembered before the expired answers are dropped. */
 const SERVING_MEMO_MAX = 10_000
 
-/** How long a built Provider serves before it is built again from the store. */
-const PROVIDER_TTL_MS = 5 * 60_000
+/** How long a loaded instance serves before it is read again from the store. */
+const INSTANCE_TTL_MS = 5 * 60_000
 
-export interface Instance {
-  id: string
+/**
+ * Instances held at most: every active one of a large node (a few KiB each, README "Performance").
+ * lru-cache allocates its slots up front: 8 bytes each.
+ */
+const HELD_INSTANCES = 20_000
+
+/**
+ * An instance as this node serves it: what the shared Provider reads of it (its keys, clients, the
+ * login policy its hosted pages apply and its session lifetime follows), what its pages draw, and
+ * the Provider. A change to any of it evicts the instance on every node.
+ */
+export interface Instance extends ServedInstance {
+  /** The shared Provider (the same for every instance); call it only in `serving(instance, …)`. */
   provider: Provider
   callback: (req: IncomingMessage, res: ServerResponse) => void
-  /**
-   * The login policy the instance was built with: its hosted pages apply it and its Provider's
-   * session lifetime follows it. A policy change evicts the instance on every node.
-   */
-  policy: LoginPolicy
-  /** The external IdPs its sign-in page offers; a change evicts the instance on every node too. */
+  /** The external IdPs its sign-in page offers. */
   idps: ExternalIdp[]
   /** Its workspace's look on every hosted page, or null for the platform's; a change evicts too. */
   brand: HostedBrand | null
@@ -40,11 +47,10 @@ export interface InstanceSettings {
 }
 
 /**
- * Providers of active instances, built on first use and kept in an LRU (about 80 KiB of heap each,
- * served; README "Performance").
- * A Provider is created only for `platform` or a workspace that exists and is active, so
+ * Active instances, loaded on first use (keys read and opened, settings read) and kept in an LRU.
+ * An instance is loaded only for `platform` or a workspace that exists and is active, so
  * requests to `/i/<random>` cost one indexed lookup and no memory. Requests that arrive while an
- * instance's Provider is being built wait for that one.
+ * instance is being loaded wait for that load.
  */
 export class InstancePool {
   private readonly cache: LRUCache<string, Instance>
@@ -55,16 +61,25 @@ export class InstancePool {
 
   constructor(
     private readonly core: Core,
-    private readonly build: (instanceId: string, keys: InstanceKeyMaterial, policy: LoginPolicy) => Provider,
+    /** What the shared Provider reads of an instance (provider/served.ts). */
+    private readonly serve: (
+      instanceId: string,
+      keys: InstanceKeyMaterial,
+      policy: LoginPolicy,
+    ) => ServedInstance,
+    private readonly provider: Provider,
     /** Whether the workspace of an instance is active (the workspaces feature's state). */
     private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
-    max = 500,
+    max = HELD_INSTANCES,
   ) {
     // The TTL is the backstop for a change this node never heard of (a message lost).
-    this.cache = new LRUCache({ max, ttl: PROVIDER_TTL_MS })
+    this.cache = new LRUCache({ max, ttl: INSTANCE_TTL_MS })
+    this.callback = provider.callback()
   }
+
+  private readonly callback: (req: IncomingMessage, res: ServerResponse) => void
 
   /**
    * Whether the instance may serve now. An `active` answer is remembered for a few seconds (a
@@ -112,8 +127,8 @@ export class InstancePool {
     if (pending) return pending
     const building = this.load(instanceId)
     this.building.set(instanceId, building)
-    // Registered before any caller awaits it: the Provider is cached before they resume. Kept
-    // only when no eviction came while it was built (an eviction drops it from `building`);
+    // Registered before any caller awaits it: the instance is cached before they resume. Kept
+    // only when no eviction came while it was loaded (an eviction drops it from `building`);
     // otherwise it serves just the requests that were waiting for it.
     const current = () => this.building.get(instanceId) === building
     building.then(
@@ -133,12 +148,12 @@ export class InstancePool {
     const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
     const { policy, idps, brand } = await this.settings(instanceId)
-    const provider = this.build(instanceId, keys, policy)
+    const served = this.serve(instanceId, keys, policy)
     const csp = identityCsp(brand)
-    return { id: instanceId, provider, callback: provider.callback(), policy, idps, brand, csp }
+    return { ...served, provider: this.provider, callback: this.callback, idps, brand, csp }
   }
 
-  /** Forgets the instance's Provider (with the clients it memoized) and its remembered state. */
+  /** Forgets the instance (with the clients it memoized) and its remembered state. */
   evict(instanceId: string): void {
     this.generation++
     this.cache.delete(instanceId)
@@ -146,7 +161,7 @@ export class InstancePool {
     this.servingUntil.delete(instanceId)
   }
 
-  /** Forgets every instance's Provider and state: anything may have changed. */
+  /** Forgets every instance and its state: anything may have changed. */
   evictAll(): void {
     this.generation++
     this.cache.clear()

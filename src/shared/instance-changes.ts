@@ -7,7 +7,7 @@ const CHANNEL = 'gatehouse_changes'
 export type InstanceListener = (instanceId: string | null) => void
 
 /**
- * How writers tell the in-memory views of an identity instance (its Provider, cached discovery and
+ * How writers tell the in-memory views of an identity instance (its loaded keys and settings, cached discovery and
  * JWKS, memoized state and clients) that the rows behind them changed, on every node. Services call
  * `changed` after committing; the identity plane subscribes. On PostgreSQL the change also goes out
  * through NOTIFY to every node, which `listen` receives (the main thread of each node); on SQLite

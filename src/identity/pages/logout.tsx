@@ -4,6 +4,7 @@ import { cspHash } from '../../shared/security-headers'
 import { Layout } from '../../shared/views/hosted-layout'
 import { findAccount, userEventData } from '../accounts'
 import { PLATFORM } from '../instances'
+import { current } from '../provider/served'
 import { DonePage } from './components'
 import { render } from './http'
 
@@ -45,9 +46,10 @@ export const logoutPages: Pick<Logout, 'logoutSource' | 'postLogoutSuccessSource
  * that destroyed a signed-in session of a workspace instance ("Sign out", not "Stay signed in",
  * which only ends the one client's part). Awaited before the answer goes out.
  */
-export function logoutEvents(core: Core, instanceId: string) {
+export function logoutEvents(core: Core) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next()
+    const instanceId = current().id
     if (instanceId === PLATFORM || ctx.oidc?.route !== 'end_session_confirm') return
     const session = ctx.oidc.session as { accountId?: string; destroyed?: boolean } | undefined
     if (!session?.destroyed || !session.accountId) return

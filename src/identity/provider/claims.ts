@@ -4,6 +4,7 @@ import { findAccount } from '../accounts'
 import type { IdentityDeps } from '../deps'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
+import { current } from './served'
 
 /**
  * Which claims each scope releases (OpenID Connect Core §5.4). `amr` (§2, RFC 8176) rides on
@@ -19,12 +20,13 @@ export const CLAIMS: Configuration['claims'] = {
 }
 
 /**
- * The accounts of an instance as oidc-provider sees them: an id and the claims above. `tenants`
- * is asked of the tenants feature only when the scope that releases it was granted.
+ * The accounts of the served instance as oidc-provider sees them: an id and the claims above.
+ * `tenants` is asked of the tenants feature only when the scope that releases it was granted.
  */
 export const accountFinder =
-  (core: Core, instanceId: string, deps: Pick<IdentityDeps, 'tenantsOf'>): Configuration['findAccount'] =>
+  (core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>): Configuration['findAccount'] =>
   async (_ctx, sub) => {
+    const instanceId = current().id
     const account = await findAccount(core, instanceId, sub)
     if (!account) return undefined
     return {
@@ -44,8 +46,9 @@ export const accountFinder =
 
 /** Platform access tokens carry the account's epoch: a password change refuses earlier ones. */
 export const extraTokenClaims =
-  (core: Core, instanceId: string): Configuration['extraTokenClaims'] =>
+  (core: Core): Configuration['extraTokenClaims'] =>
   async (_ctx, token) => {
+    const instanceId = current().id
     const accountId = 'accountId' in token ? token.accountId : undefined
     if (instanceId !== PLATFORM || !accountId) return undefined
     const account = await findAccount(core, instanceId, accountId)

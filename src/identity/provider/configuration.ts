@@ -1,53 +1,49 @@
 import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { createAdapterClass } from '../adapter'
-import type { ClientSource, IdentityDeps } from '../deps'
+import type { IdentityDeps } from '../deps'
 import { setError } from '../errors'
-import { issuerFor } from '../instances'
-import type { InstanceKeyMaterial } from '../keys'
 import { devicePages } from '../pages/device'
 import { logoutPages } from '../pages/logout'
-import type { LoginPolicy } from '../policy'
 import { accountFinder, CLAIMS, extraTokenClaims } from './claims'
 import { loadExistingGrant } from './consent'
 import { resourceIndicators, SCOPES } from './resources'
 import { promptsFor } from './second-factor'
+import { current } from './served'
 import { TTL } from './ttl'
 
-export interface InstanceSetup {
-  keys: InstanceKeyMaterial
-  /** Path prefix of the issuer, for the interaction URLs and the scope of long-lived cookies. */
-  prefix: string
-  clients: ClientSource
+/** What the shared Provider is constructed with; every instance's own is read per request. */
+export interface ProviderSetup {
+  /** Keys of the construction only (their algorithms shape the configuration); never signed with. */
+  jwks: { keys: Record<string, unknown>[] }
+  cookieKeys: string[]
   /** The tenants of an account, for the `tenants` claim (IdentityDeps.tenantsOf). */
-  tenantsOf?: IdentityDeps['tenantsOf']
-  /** The instance's login policy (its session lifetime, and what the hosted pages apply). */
-  policy: LoginPolicy
+  deps: Pick<IdentityDeps, 'tenantsOf'>
 }
 
 /**
- * `session_lifetime_hours` counted from the sign-in, not from the last use: oidc-provider saves a
- * session again on each authorization with this TTL, so a fixed number would be an idle timeout
- * that an app re-authenticating silently keeps alive for ever.
+ * `session_lifetime_hours` of the instance's policy, counted from the sign-in, not from the last
+ * use: oidc-provider saves a session again on each authorization with this TTL, so a fixed number
+ * would be an idle timeout that an app re-authenticating silently keeps alive for ever.
  */
-const sessionTtl =
-  (hours: number) =>
-  (_ctx: unknown, session: { loginTs?: number }): number => {
-    const lifetime = hours * 3600
-    if (!session.loginTs) return lifetime
-    return Math.max(1, session.loginTs + lifetime - Math.floor(Date.now() / 1000))
-  }
+const sessionTtl = (_ctx: unknown, session: { loginTs?: number }): number => {
+  const lifetime = current().policy.sessionLifetimeHours * 3600
+  if (!session.loginTs) return lifetime
+  return Math.max(1, session.loginTs + lifetime - Math.floor(Date.now() / 1000))
+}
 
-/** The oidc-provider configuration of one instance. */
-export function providerConfiguration(core: Core, instanceId: string, setup: InstanceSetup): Configuration {
-  const secure = issuerFor(core.config, instanceId).startsWith('https:')
+/** The oidc-provider configuration every instance is served with (provider/index.ts). */
+export function providerConfiguration(core: Core, setup: ProviderSetup): Configuration {
+  // Every issuer comes from the one template: all or none are https.
+  const secure = core.config.authUrlTemplate.startsWith('https:')
   return {
-    adapter: createAdapterClass(core, instanceId, setup.clients) as never,
-    jwks: setup.keys.jwks as never,
+    adapter: createAdapterClass(core) as never,
+    jwks: setup.jwks as never,
     cookies: {
-      keys: setup.keys.cookieKeys,
-      // Path-based instances share a host: scope the long-lived cookies to the instance.
-      long: { path: setup.prefix || '/', secure, httpOnly: true, sameSite: 'lax' },
+      keys: setup.cookieKeys,
+      // Path-based instances share a host: the long-lived cookies are scoped to the instance (the
+      // path is the served instance's, see provider/index.ts).
+      long: { path: '/', secure, httpOnly: true, sameSite: 'lax' },
       short: { secure, httpOnly: true, sameSite: 'lax' },
     },
     claims: CLAIMS,
@@ -68,12 +64,12 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       clientAuthSigningAlgValues: ['RS256', 'ES256', 'PS256', 'EdDSA'],
     },
     pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
-    findAccount: accountFinder(core, instanceId, setup),
+    findAccount: accountFinder(core, setup.deps),
     interactions: {
-      url: (_ctx, interaction) => `${setup.prefix}/interaction/${interaction.uid}`,
-      policy: promptsFor(core, instanceId, setup.policy),
+      url: (_ctx, interaction) => `${current().prefix}/interaction/${interaction.uid}`,
+      policy: promptsFor(core),
     },
-    extraTokenClaims: extraTokenClaims(core, instanceId),
+    extraTokenClaims: extraTokenClaims(core),
     // SPEC login rule 1: which external IdP to go to straight away (the sign-in page reads it).
     extraParams: ['idp_hint'],
     loadExistingGrant,
@@ -83,11 +79,11 @@ export function providerConfiguration(core: Core, instanceId: string, setup: Ins
       introspection: { enabled: true },
       revocation: { enabled: true },
       userinfo: { enabled: true },
-      resourceIndicators: resourceIndicators(core, instanceId),
+      resourceIndicators: resourceIndicators(core),
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
     },
-    ttl: { ...TTL, Session: sessionTtl(setup.policy.sessionLifetimeHours) },
+    ttl: { ...TTL, Session: sessionTtl },
     rotateRefreshToken: true,
     // oidc-provider calls this for a browser only (its JSON errors it writes itself).
     renderError: async (ctx, out) => {

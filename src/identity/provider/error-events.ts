@@ -4,6 +4,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../core'
 import { isStoreUnavailable, loggable } from '../../db/store'
 import { setError } from '../errors'
+import { currentId } from './served'
 
 /**
  * oidc-provider 9.x emits `<endpoint>.error` for a request it refused and `server_error` for one
@@ -49,10 +50,10 @@ const ROUTINE = new Set([
 type Ctx = Omit<KoaContextWithOIDC, 'oidc'> & { oidc?: KoaContextWithOIDC['oidc'] }
 
 /** What may be logged of an error: codes and fixed descriptions, never parameters or headers. */
-function errorFields(ctx: Ctx | undefined, instanceId: string, err: unknown) {
+function errorFields(ctx: Ctx | undefined, err: unknown) {
   const e = (err ?? {}) as { name?: string; message?: string; error?: string; error_description?: string }
   return {
-    instance_id: instanceId,
+    instance_id: currentId(),
     request_id: ctx?.get('x-request-id') || undefined,
     method: ctx?.method,
     // Without the query: it may carry codes and tokens.
@@ -92,12 +93,12 @@ function respond(ctx: Ctx, status: number, error: string, description: string) {
  * Koa's defaults (a text/plain body, and the stack on stderr): a first middleware catches it, and
  * the app's own `error` listener replaces the one that writes to stderr.
  */
-export function handleProviderErrors(core: Core, provider: Provider, instanceId: string): void {
+export function handleProviderErrors(core: Core, provider: Provider): void {
   // The typings know only some event names; Provider is a Koa app, hence an EventEmitter.
   const events = provider as unknown as EventEmitter
   for (const event of ERROR_EVENTS) {
     events.on(event, (ctx: Ctx, err: unknown) => {
-      const fields = { event, ...errorFields(ctx, instanceId, err) }
+      const fields = { event, ...errorFields(ctx, err) }
       if (event === 'server_error') core.log.error('identity error', { ...fields, ...exceptionOf(err) })
       else if (ROUTINE.has(String(fields.error))) core.log.debug('identity error', fields)
       else core.log.warn('identity error', fields)
@@ -122,7 +123,7 @@ export function handleProviderErrors(core: Core, provider: Provider, instanceId:
         } else respond(ctx, 500, 'server_error', 'Something went wrong. Try again.')
       }
       core.log.error('identity plane failed', {
-        ...errorFields(ctx, instanceId, undefined),
+        ...errorFields(ctx, undefined),
         ...exceptionOf(err),
       })
       return
@@ -136,7 +137,7 @@ export function handleProviderErrors(core: Core, provider: Provider, instanceId:
   // Koa installs its stderr writer only when the app has no `error` listener of its own.
   events.on('error', (err: unknown, ctx?: Ctx) => {
     core.log.error('identity plane failed', {
-      ...errorFields(ctx, instanceId, undefined),
+      ...errorFields(ctx, undefined),
       ...exceptionOf(err),
     })
   })

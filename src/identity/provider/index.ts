@@ -1,33 +1,115 @@
 import '../runtime-warning'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import Provider from 'oidc-provider'
+import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
+import internals from 'oidc-provider/lib/helpers/weak_cache.js'
 import type { Core } from '../../core'
 import { safeEqual, sha256Hex } from '../../shared/crypto'
-import { issuerFor } from '../instances'
+import type { IdentityDeps } from '../deps'
 import { logoutEvents } from '../pages/logout'
-import { type InstanceSetup, providerConfiguration } from './configuration'
+import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
+import { current, SIGNING_ALGS } from './served'
+
+export { current, type ServedInstance, servedInstance, serving } from './served'
+
+/** The issuer the Provider is constructed with; never served (every request has its instance). */
+const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
 
 /**
- * Builds the Provider of one instance: its configuration, its error handling, then the middleware
- * of the grants that oidc-provider leaves to us (one file each in grants/). Client secrets are
- * compared as SHA-256 digests.
+ * Builds THE Provider of this process: one oidc-provider instance serving every identity instance,
+ * the platform's included. Its Koa app, routes, models and configuration are the same for all;
+ * what differs per instance is read from the request's instance (`current()`, served.ts): the
+ * issuer, the signing keys and JWKS, the cookie keys and the long cookies' path, the adapter
+ * (clients and payloads), the account finder, prompts, resources and session lifetime. One
+ * Provider per instance held ~76 KiB each and could not hold 10,000 (README "Performance").
+ * Client secrets are compared as SHA-256 digests.
  */
-export function buildProvider(core: Core, instanceId: string, setup: InstanceSetup): Provider {
+export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>): Provider {
   const provider = new Provider(
-    issuerFor(core.config, instanceId),
-    providerConfiguration(core, instanceId, setup),
+    core.config.authUrlTemplate.replace('{workspace_id}', PLACEHOLDER_ID),
+    providerConfiguration(core, {
+      jwks: templateKeys(),
+      cookieKeys: [randomBytes(32).toString('base64url')],
+      deps,
+    }),
   )
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
-  handleProviderErrors(core, provider, instanceId)
-  provider.use(devicePolling(core, instanceId))
-  provider.use(logoutEvents(core, instanceId))
+  handleProviderErrors(core, provider)
+  provider.use(devicePolling(core))
+  provider.use(logoutEvents(core))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,
   ) {
     return safeEqual(this.clientSecret, sha256Hex(actual))
   }
+  shareProvider(provider)
   return provider
+}
+
+/**
+ * Points every per-issuer state of oidc-provider 9.13 at the request's instance. None is patched in
+ * the library: own properties become getters, and `#int` fields (through its weak_cache reader)
+ * too. Each field is first checked to hold what the construction put there, so an upgrade that
+ * renames one stops the process here instead of serving the template's keys or issuer.
+ * notes/shared-provider-spike.md lists each state, where oidc-provider reads it, and why the rest
+ * (models, router, grant handlers) holds nothing of an issuer.
+ */
+function shareProvider(provider: Provider): void {
+  const int = internals(provider)
+  const cookies = int.configuration.cookies.long
+  const expect = (ok: boolean, what: string) => {
+    if (!ok) throw new Error(`oidc-provider changed: ${what} is not where the shared Provider reads it`)
+  }
+  const redirect = (target: object, field: string, get: () => unknown) =>
+    Object.defineProperty(target, field, { get, set: () => {}, configurable: false, enumerable: true })
+
+  expect(typeof provider.issuer === 'string' && provider.issuer.includes(PLACEHOLDER_ID), 'issuer')
+  // The discovery `issuer`, token and ID token `iss`, introspection, WWW-Authenticate, `iss` of
+  // authorization responses, client assertion audiences (ctx.oidc.issuer reads it).
+  redirect(provider, 'issuer', () => current().issuer)
+  // Koa's app.keys: every signed cookie.
+  expect(Array.isArray((provider as unknown as { keys: unknown }).keys), 'keys')
+  redirect(provider, 'keys', () => current().cookieKeys)
+  // Signing (JWT access tokens, ID tokens, JWT responses) and the jwks endpoint's document.
+  expect(int.keystore instanceof KeyStore, '#int.keystore')
+  redirect(int, 'keystore', () => current().keystore)
+  expect(Array.isArray((int.jwks as { keys?: unknown })?.keys), '#int.jwks')
+  redirect(int, 'jwks', () => current().jwks)
+  // Client objects, cached by the digest of their metadata: per instance, dropped with it.
+  const dynamic = int.dynamicClients as { get?: unknown; set?: unknown } | undefined
+  expect(typeof dynamic?.get === 'function' && typeof dynamic.set === 'function', '#int.dynamicClients')
+  redirect(int, 'dynamicClients', () => current().clientObjects)
+  // A static client would belong to every instance.
+  expect(int.staticClients === undefined, '#int.staticClients')
+  // Path-based instances share a host: the long-lived cookies are scoped to the instance's path.
+  expect(typeof cookies.path === 'string', 'configuration.cookies.long.path')
+  redirect(cookies, 'path', () => current().prefix || '/')
+  // provider.urlFor outside a request's context; inside one oidc-provider passes its own mountPath.
+  const pathFor = provider.pathFor
+  provider.pathFor = function scopedPathFor(this: Provider, name: string, opts: object = {}) {
+    return pathFor.call(this, name, { mountPath: current().prefix, ...opts } as never)
+  } as typeof provider.pathFor
+}
+
+let template: { keys: Record<string, unknown>[] } | undefined
+
+/**
+ * Keys of the algorithms every instance signs with, for the construction only: oidc-provider
+ * narrows its algorithm lists by them. Never used to sign: the keystore is each instance's.
+ */
+function templateKeys(): { keys: Record<string, unknown>[] } {
+  template ??= {
+    keys: SIGNING_ALGS.map((alg) => {
+      const { privateKey } =
+        alg === 'RS256'
+          ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+          : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      return { ...privateKey.export({ format: 'jwk' }), alg, use: 'sig', kid: `template-${alg}` }
+    }),
+  }
+  return structuredClone(template)
 }

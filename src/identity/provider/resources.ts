@@ -1,7 +1,8 @@
 import { type Configuration, errors } from 'oidc-provider'
 import type { Core } from '../../core'
-import { issuerFor, PLATFORM } from '../instances'
+import { PLATFORM } from '../instances'
 import { controlPlaneAudience } from '../platform'
+import { current } from './served'
 
 export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'tenants']
 
@@ -22,20 +23,18 @@ function resourceServer(core: Core, instanceId: string, resource: string) {
 
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>
 
-export function resourceIndicators(core: Core, instanceId: string): ResourceIndicators {
-  const issuer = issuerFor(core.config, instanceId)
+export function resourceIndicators(core: Core): ResourceIndicators {
   return {
     enabled: true,
     // Client credentials always yield a JWT: without a resource, the instance's own audience.
-    defaultResource: async (ctx) =>
-      ctx.oidc.params?.grant_type === 'client_credentials'
-        ? instanceId === PLATFORM
-          ? controlPlaneAudience(core)
-          : issuer
-        : undefined,
+    defaultResource: async (ctx) => {
+      if (ctx.oidc.params?.grant_type !== 'client_credentials') return undefined
+      const { id, issuer } = current()
+      return id === PLATFORM ? controlPlaneAudience(core) : issuer
+    },
     useGrantedResource: async () => true,
     getResourceServerInfo: async (_ctx, resource) => {
-      const info = resourceServer(core, instanceId, resource)
+      const info = resourceServer(core, current().id, resource)
       if (!info) throw new errors.InvalidTarget()
       return info
     },

@@ -1,6 +1,6 @@
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../../core'
-import { payloadCodec } from '../../payload-keys'
+import { current } from '../served'
 
 /** Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). */
 export const DEVICE_POLL_INTERVAL_S = 5
@@ -21,9 +21,7 @@ const MARK = `
  * the last one answered so becomes `slow_down`. The last poll is a column of the device code's
  * row, set on the core clock, so every node shares it.
  */
-export function devicePolling(core: Core, instanceId: string) {
-  const codec = payloadCodec(core, instanceId)
-
+export function devicePolling(core: Core) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
     await next()
     const route = ctx.oidc?.route
@@ -35,8 +33,9 @@ export function devicePolling(core: Core, instanceId: string) {
     if (route !== 'token' || ctx.oidc.params?.grant_type !== DEVICE_GRANT) return
     if (body?.error !== 'authorization_pending') return
     const now = core.clock.now()
+    const { id, codec } = current()
     const paced = await core.store.query(MARK, [
-      instanceId,
+      id,
       codec.key(String(ctx.oidc.params.device_code)),
       now,
       now - DEVICE_POLL_INTERVAL_S * 1000,

@@ -1,9 +1,9 @@
-// `bun scripts/bench/provider-memory.ts [N]` (500): the heap one workspace Provider keeps, in this
-// process: N Providers built as the pool builds them (keys of one seeded instance, each a copy),
-// each serving one discovery and one client-credentials token through `inject` as the bridge
-// does, held like the pool holds them; heap (bun:jsc heapStats) and RSS after Bun.gc(true),
-// before and after, per Provider. `--churn M`: M builds through a 500-slot window instead,
-// printing heap and RSS every 1,000 (what a pool that misses does to the process).
+// `bun scripts/bench/instance-memory.ts [N]` (2,000): the heap one served workspace instance keeps, in
+// this process: N instances loaded as the pool loads them (keys of one seeded instance, each a
+// copy), each serving one discovery and one client-credentials token through the one shared
+// Provider and `inject` as the bridge does, held like the pool holds them; heap (bun:jsc
+// heapStats) and RSS after Bun.gc(true), before and after, per instance. `--churn M`: M loads
+// through a 500-slot window instead, printing heap and RSS every 1,000.
 
 import { heapStats } from 'bun:jsc'
 import { randomBytes } from 'node:crypto'
@@ -16,7 +16,7 @@ import { migrate } from '../../src/db/client'
 import { inject } from '../../src/identity/inject'
 import { ensureInstanceKeys, loadInstanceKeys } from '../../src/identity/keys'
 import { DEFAULT_LOGIN_POLICY } from '../../src/identity/policy'
-import { buildProvider } from '../../src/identity/provider'
+import { buildProvider, servedInstance, serving } from '../../src/identity/provider'
 import { sha256Hex } from '../../src/shared/crypto'
 import { newWorkspaceId } from '../../src/shared/ids'
 import { createLogger } from '../../src/shared/logger'
@@ -24,8 +24,8 @@ import { createLogger } from '../../src/shared/logger'
 const args = process.argv.slice(2)
 const churnAt = args.indexOf('--churn')
 const churn = churnAt >= 0 ? Number(args[churnAt + 1]) : 0
-const count = Number(args.find((a, i) => !a.startsWith('--') && i !== churnAt + 1) ?? 500)
-const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-provider-memory-'))
+const count = Number(args.find((a, i) => !a.startsWith('--') && i !== churnAt + 1) ?? 2000)
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-instance-memory-'))
 const config = loadConfig({
   DATA_DIR: dataDir,
   DATABASE_URL: '',
@@ -52,19 +52,22 @@ const clients = {
   }),
 }
 
+const provider = buildProvider(core, {})
+const callback = provider.callback()
 const held: unknown[] = []
 async function buildAndServe() {
   const id = newWorkspaceId()
   const prefix = `/i/${id}`
-  const provider = buildProvider(core, id, {
-    keys: structuredClone(keys),
-    policy: { ...DEFAULT_LOGIN_POLICY },
+  const instance = servedInstance(
+    core,
+    id,
     prefix,
+    structuredClone(keys),
+    { ...DEFAULT_LOGIN_POLICY },
     clients,
-  })
-  const callback = provider.callback()
+  )
   const call = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
-    const res = await inject((req, res) => callback(req, res), {
+    const res = await inject((req, res) => serving(instance, () => callback(req, res)), {
       method,
       url: path,
       originalUrl: `${prefix}${path}`,
@@ -90,7 +93,7 @@ async function buildAndServe() {
     },
     'grant_type=client_credentials',
   )
-  held.push({ id, provider, callback })
+  held.push(instance)
 }
 
 const collected = () => {
@@ -101,7 +104,7 @@ const collected = () => {
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`
 const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`
 
-// Code compiled once is not charged to the Providers measured.
+// Code compiled once is not charged to the instances measured.
 for (let i = 0; i < 20; i++) await buildAndServe()
 held.length = 0
 if (churn > 0) {
@@ -121,7 +124,7 @@ if (churn > 0) {
   for (let i = 0; i < count; i++) await buildAndServe()
   const after = collected()
   console.log(
-    `${count} Providers, each served one discovery and one token: ${kib((after.heap - before.heap) / count)} of heap and ${kib((after.rss - before.rss) / count)} of RSS each (heap ${mib(before.heap)} → ${mib(after.heap)}, RSS ${mib(before.rss)} → ${mib(after.rss)})`,
+    `${count} instances, each served one discovery and one token: ${kib((after.heap - before.heap) / count)} of heap and ${kib((after.rss - before.rss) / count)} of RSS each through one Provider (heap ${mib(before.heap)} → ${mib(after.heap)}, RSS ${mib(before.rss)} → ${mib(after.rss)})`,
   )
 }
 await core.store.close()

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
+import type Provider from 'oidc-provider'
+import { type TestCore, testCore } from '../../../tests/support/core'
+import { inject } from '../inject'
+import { ensureInstanceKeys, loadInstanceKeys } from '../keys'
+import { DEFAULT_LOGIN_POLICY } from '../policy'
+import { buildProvider, type ServedInstance, servedInstance, serving } from '.'
+
+// The shared Provider's own guarantees, below the HTTP tests (tests/instance-isolation.test.ts):
+// what it reads is the served instance's, and outside a served request it reads nothing.
+const A = '0a0a0a0a-0000-4000-8000-00000000000a'
+const B = '0b0b0b0b-0000-4000-8000-00000000000b'
+
+let core: TestCore
+let provider: Provider
+const served: Record<string, ServedInstance> = {}
+
+beforeAll(async () => {
+  core = await testCore()
+  provider = buildProvider(core, {})
+  const clients = {
+    find: async (instanceId: string, clientId: string) =>
+      clientId === `app-${instanceId}`
+        ? {
+            clientId,
+            name: 'app',
+            // sha256('secret')
+            clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
+            type: 'web' as const,
+            redirectUris: ['https://rp.example/cb'],
+            postLogoutRedirectUris: [],
+            extraGrants: [],
+          }
+        : null,
+  }
+  for (const id of [A, B]) {
+    await ensureInstanceKeys(core, id)
+    const keys = (await loadInstanceKeys(core, id))!
+    served[id] = servedInstance(core, id, `/i/${id}`, keys, { ...DEFAULT_LOGIN_POLICY }, clients)
+  }
+})
+
+afterAll(async () => {
+  await core.store.close()
+})
+
+const callback = () => provider.callback()
+
+function request(id: string, method: string, path: string, headers: Record<string, string> = {}, body = '') {
+  const instance = served[id]!
+  const handler = callback()
+  return inject((req, res) => serving(instance, () => handler(req, res)), {
+    method,
+    url: path,
+    originalUrl: `${instance.prefix}${path}`,
+    headers: {
+      host: '127.0.0.1:1',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': '127.0.0.1:1',
+      ...headers,
+    },
+    body: body ? new TextEncoder().encode(body) : null,
+    remoteAddress: '127.0.0.1',
+  })
+}
+
+const token = (at: string, clientId: string) =>
+  request(
+    at,
+    'POST',
+    '/token',
+    {
+      authorization: `Basic ${btoa(`${clientId}:secret`)}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    'grant_type=client_credentials',
+  )
+
+describe('the shared Provider', () => {
+  it('reads nothing of an instance outside a request served for one', () => {
+    expect(() => provider.issuer).toThrow('outside a request')
+    expect(() => (provider as unknown as { keys: unknown }).keys).toThrow('outside a request')
+    expect(() => provider.urlFor('token')).toThrow('outside a request')
+  })
+
+  it("answers each instance's requests with that instance's issuer, URLs and keys", () => {
+    for (const id of [A, B]) {
+      serving(served[id]!, () => {
+        expect(provider.issuer).toBe(served[id]!.issuer)
+        expect(provider.urlFor('token')).toBe(`${served[id]!.issuer}/token`)
+      })
+    }
+  })
+
+  it('signs each token with its own instance key and issuer, and refuses the other instance its client', async () => {
+    const jwks = await Promise.all([A, B].map(async (id) => (await request(id, 'GET', '/jwks')).json()))
+    const kids = jwks.map((j) => (j as { keys: { kid: string; d?: string }[] }).keys.map((k) => k.kid))
+    expect(kids[0]).toHaveLength(2)
+    expect(kids[0]!.some((kid) => kids[1]!.includes(kid))).toBe(false)
+    for (const set of jwks) expect(JSON.stringify(set)).not.toContain('"d"')
+    // Interleaved and concurrent: A, B, A at B, B at A.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const pairs: [string, string][] = [
+          [A, A],
+          [B, B],
+          [B, A],
+          [A, B],
+        ]
+        const [at, of] = pairs[i % 4]!
+        return token(at, `app-${of}`).then(async (r) => ({ at, of, status: r.status, body: await r.json() }))
+      }),
+    )
+    for (const { at, of, status, body } of answers) {
+      if (at === of) {
+        expect(status).toBe(200)
+        const jwt = (body as { access_token: string }).access_token
+        expect(decodeJwt(jwt).iss).toBe(served[at]!.issuer)
+        expect(decodeJwt(jwt).aud).toBe(served[at]!.issuer)
+        expect(kids[at === A ? 0 : 1]).toContain(decodeProtectedHeader(jwt).kid!)
+      } else {
+        expect({ status, error: (body as { error: string }).error }).toEqual({
+          status: 401,
+          error: 'invalid_client',
+        })
+      }
+    }
+  })
+
+  it("scopes the cookies of an instance's sign-in to that instance's path", async () => {
+    const res = await request(
+      A,
+      'GET',
+      `/auth?client_id=app-${A}&response_type=code&scope=openid&redirect_uri=https://rp.example/cb`,
+    )
+    expect(res.status).toBe(303)
+    const cookies = res.headers.getSetCookie()
+    expect(cookies.length).toBeGreaterThan(0)
+    expect(cookies.every((c) => c.includes(`path=/i/${A}`))).toBe(true)
+  })
+})

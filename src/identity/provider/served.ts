@@ -1,0 +1,98 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
+import type { Core } from '../../core'
+import { createClientFinder } from '../clients'
+import type { ClientSource } from '../deps'
+import { issuerFor } from '../instances'
+import type { InstanceKeyMaterial } from '../keys'
+import { type PayloadCodec, payloadCodec } from '../payload-keys'
+import type { LoginPolicy } from '../policy'
+
+/**
+ * Everything of one instance the shared Provider reads (shared.ts): its issuer, keys and cookie
+ * keys, the clients and payloads of its adapter, and the login policy its prompts and session
+ * lifetime follow. A few KiB, so a node holds every active instance (README "Performance").
+ */
+export interface ServedInstance {
+  id: string
+  issuer: string
+  /** Path prefix of the issuer: the interaction URLs and the scope of long-lived cookies. */
+  prefix: string
+  /** The private signing keys, as oidc-provider keeps them. */
+  keystore: KeyStore
+  /** The public JWKS its jwks endpoint answers. */
+  jwks: { keys: Record<string, unknown>[] }
+  cookieKeys: string[]
+  policy: LoginPolicy
+  codec: PayloadCodec
+  findClient: ReturnType<typeof createClientFinder>
+  /** oidc-provider's Client objects of this instance, by the digest of their metadata. */
+  clientObjects: Map<string, unknown>
+}
+
+/** The algorithms every instance signs with, one key each (keys.ts): part of the Provider's shape. */
+export const SIGNING_ALGS = ['ES256', 'RS256'] as const
+
+export function servedInstance(
+  core: Core,
+  id: string,
+  prefix: string,
+  keys: InstanceKeyMaterial,
+  policy: LoginPolicy,
+  clients: ClientSource,
+): ServedInstance {
+  const keystore = new KeyStore()
+  const algs = new Set<string>()
+  for (const jwk of keys.jwks.keys) {
+    algs.add(String(jwk.alg))
+    keystore.add({ ...jwk, use: 'sig' })
+  }
+  // oidc-provider narrows its signing algorithm lists by the keys it was built with, once: an
+  // instance with other algorithms would advertise and use what it cannot sign.
+  if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
+    throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
+  }
+  return {
+    id,
+    issuer: issuerFor(core.config, id),
+    prefix,
+    keystore,
+    jwks: { keys: [...keystore].map(publicJwk) },
+    cookieKeys: keys.cookieKeys,
+    policy,
+    codec: payloadCodec(core, id),
+    findClient: createClientFinder(core, id, clients),
+    clientObjects: new Map(),
+  }
+}
+
+/** A key's public members, as oidc-provider's jwks endpoint lists them (initialize_keystore.js). */
+const publicJwk = (k: Record<string, unknown>) => ({
+  kty: k.kty,
+  use: k.use,
+  kid: k.kid,
+  alg: k.alg,
+  crv: k.crv,
+  e: k.e,
+  n: k.n,
+  x: k.x,
+  y: k.y,
+})
+
+const scope = new AsyncLocalStorage<ServedInstance>()
+
+/** Runs `fn` (a request's dispatch) for one instance: the shared Provider reads it from here. */
+export const serving = <T>(instance: ServedInstance, fn: () => T): T => scope.run(instance, fn)
+
+/**
+ * The instance of the request being served. Never a default: outside a request for an instance the
+ * shared Provider fails (a 500), rather than answer with another instance's issuer or keys.
+ */
+export function current(): ServedInstance {
+  const instance = scope.getStore()
+  if (!instance) throw new Error('an identity instance was read outside a request for it')
+  return instance
+}
+
+/** The id of the instance being served, for log lines only (which must not fail). */
+export const currentId = (): string | undefined => scope.getStore()?.id
