@@ -5,6 +5,7 @@
 //   discovery, jwks                         gatehouse on SQLite vs a bare Bun.serve handler answering the same bytes
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
+//   memory, memory-postgres                 --workspaces N (10,000) active workspaces on one node: RSS, cold first token, random/single
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
 //   sign-in-metering                        hosted password sign-ins with billing's MAU metering on vs off
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
@@ -270,6 +271,8 @@ interface MemoryScenario {
   minRandomRatio: number
   /** Workspaces touched at once. */
   concurrency: number
+  /** The node's store: SQLite in its DATA_DIR unless PostgreSQL (a fresh database of this run's cluster). */
+  store?: 'postgres'
 }
 
 type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario | JobsScenario | MemoryScenario
@@ -969,6 +972,17 @@ const scenarios: Record<string, Scenario> = {
     minRandomRatio: 0.7,
     concurrency: 8,
   },
+  'memory-postgres': {
+    kind: 'memory',
+    description: `${workspaceCount} active workspaces on one gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off), each with keys and a web app`,
+    method:
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
+    maxRssMiB: 400,
+    maxFirstTokenP95Ms: 10,
+    minRandomRatio: 0.7,
+    concurrency: 8,
+    store: 'postgres',
+  },
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
     minRatio: 0.5,
@@ -1469,16 +1483,18 @@ async function runMemory(name: string, scenario: MemoryScenario) {
   console.log(`scenario ${name}: ${scenario.description}`)
   console.log(`gatehouse LOG_LEVEL=${logLevel}, ${seconds} s of load over ${connections} connections`)
   console.log(scenario.method)
-  const gh = await startGatehouse()
+  const pg = scenario.store === 'postgres' ? await freshPostgresDatabase() : null
+  const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
   const mib = (r: { rss: number; anon: number } | null) =>
     r ? `RSS ${r.rss.toFixed(0)} MiB (anon ${r.anon.toFixed(0)} MiB)` : 'RSS n/a'
   try {
     const idle = await settledResident(gh.pid, 10)
     console.log(`idle: ${mib(idle.at)}`)
     let t = performance.now()
-    const workspaces = await seedWorkspaces(gh.env, workspaceCount, {
-      secret: randomBytes(24).toString('base64url'),
-    })
+    const secret = randomBytes(24).toString('base64url')
+    const workspaces = pg
+      ? await seedInChild<BenchWorkspace[]>(gh.env, ['workspaces', String(workspaceCount), secret])
+      : await seedWorkspaces(gh.env, workspaceCount, { secret })
     console.log(`seeded ${workspaces.length} workspaces in ${((performance.now() - t) / 1000).toFixed(1)} s`)
     t = performance.now()
     const touched = await touchAll(workspaces, scenario.concurrency, gh.pid)
