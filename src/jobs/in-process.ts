@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Cron } from 'croner'
 import type { Core } from '../core'
 import { leaseOwner } from './leases'
@@ -23,6 +24,11 @@ export class InProcessJobs implements JobRuntime {
   private stopped = false
   /** The runner's latest drain: concurrent drains share it, so it covers every job in flight. */
   private running: Promise<void> = Promise.resolve()
+  /**
+   * The async context of the runner's start: a drain woken by an enqueue inside a request runs in
+   * it, not in that request's (its identity instance, its brand), as a worker thread's would.
+   */
+  private readonly outside = AsyncLocalStorage.snapshot()
 
   constructor(
     private readonly core: Core,
@@ -46,7 +52,8 @@ export class InProcessJobs implements JobRuntime {
   }
 
   drain(): Promise<void> {
-    if (this.runner && !this.stopped) this.running = this.runner.drain()
+    const runner = this.runner
+    if (runner && !this.stopped) this.running = this.outside(() => runner.drain())
     return this.running
   }
 

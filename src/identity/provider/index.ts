@@ -54,7 +54,10 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
  * Points every per-issuer state of oidc-provider 9.13 at the request's instance. None is patched in
  * the library: own properties become getters, and `#int` fields (through its weak_cache reader)
  * too. Each field is first checked to hold what the construction put there, so an upgrade that
- * renames one stops the process here instead of serving the template's keys or issuer.
+ * renames one stops the process here instead of serving the template's keys or issuer. An upgrade
+ * that read one of them once at construction instead would pass these checks: oidc-provider is
+ * pinned exactly, and served.test.ts (tokens of two instances signed and issued each by its own)
+ * and tests/instance-isolation.test.ts are what an upgrade must pass.
  * notes/shared-provider-spike.md lists each state, where oidc-provider reads it, and why the rest
  * (models, router, grant handlers) holds nothing of an issuer.
  */

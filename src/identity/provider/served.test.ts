@@ -140,3 +140,31 @@ describe('the shared Provider', () => {
     expect(cookies.every((c) => c.includes(`path=/i/${A}`))).toBe(true)
   })
 })
+
+describe('an instance record', () => {
+  it("keeps at most 100 of oidc-provider's Client objects, the oldest out first", async () => {
+    const many = servedInstance(
+      core,
+      A,
+      `/i/${A}`,
+      (await loadInstanceKeys(core, A))!,
+      { ...DEFAULT_LOGIN_POLICY },
+      {
+        find: async (_instanceId: string, clientId: string) => ({
+          clientId,
+          name: clientId,
+          clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
+          type: 'web' as const,
+          redirectUris: ['https://rp.example/cb'],
+          postLogoutRedirectUris: [],
+          extraGrants: [],
+        }),
+      },
+    )
+    await serving(many, async () => {
+      for (let i = 0; i < 150; i++)
+        expect((await provider.Client.find(`client-${i}`))?.clientId).toBe(`client-${i}`)
+    })
+    expect(many.clientObjects.size).toBe(100)
+  })
+})

@@ -27,7 +27,28 @@ export interface ServedInstance {
   codec: PayloadCodec
   findClient: ReturnType<typeof createClientFinder>
   /** oidc-provider's Client objects of this instance, by the digest of their metadata. */
-  clientObjects: Map<string, unknown>
+  clientObjects: ClientObjects
+}
+
+/** Client objects an instance keeps at most: oidc-provider's own cache holds 100 per Provider. */
+const CLIENT_OBJECTS = 100
+
+/** What oidc-provider's Client.find asks of its cache; bounded, the oldest out first. */
+export class ClientObjects {
+  private readonly held = new Map<string, unknown>()
+  get(digest: string): unknown {
+    return this.held.get(digest)
+  }
+  set(digest: string, client: unknown): void {
+    if (this.held.size >= CLIENT_OBJECTS) this.held.delete(this.held.keys().next().value as string)
+    this.held.set(digest, client)
+  }
+  clear(): void {
+    this.held.clear()
+  }
+  get size(): number {
+    return this.held.size
+  }
 }
 
 /** The algorithms every instance signs with, one key each (keys.ts): part of the Provider's shape. */
@@ -62,7 +83,7 @@ export function servedInstance(
     policy,
     codec: payloadCodec(core, id),
     findClient: createClientFinder(core, id, clients),
-    clientObjects: new Map(),
+    clientObjects: new ClientObjects(),
   }
 }
 
