@@ -34,7 +34,8 @@ const documentAt = (path: string): Document | null =>
 
 /**
  * oidc-provider's endpoints that answer JSON only, never a page: their requests (the token path
- * first) are dispatched without the brand's async context, which costs every await it spans.
+ * first) go straight to the Provider, without the page router or the brand's async context (which
+ * costs every await it spans). No hosted page lives at these paths.
  */
 const JSON_ENDPOINTS = new Set([
   '/token',
@@ -111,7 +112,7 @@ export class IdentityBridge {
     private readonly pool: InstancePool,
     private readonly addressing: InstanceAddressing,
     private readonly pages: (p: PageRequest) => Promise<boolean>,
-    private readonly limit: ReturnType<typeof createDataPlaneLimit> = async () => null,
+    private readonly limit: ReturnType<typeof createDataPlaneLimit> = () => null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     this.forwardedOf = forwardedHeaders(core.config.authUrlTemplate)
@@ -237,7 +238,8 @@ export class IdentityBridge {
     }
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts.
     if (!exempt) {
-      const decision = await this.limit(instanceId)
+      const pending = this.limit(instanceId)
+      const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
         const response = errorResponse(
           rateLimitedError(decision.rps, decision.retryAfter),
@@ -329,7 +331,7 @@ export class IdentityBridge {
   }
 
   private async dispatch(req: IncomingMessage, res: ServerResponse, to: Dispatch) {
-    const instance = await this.pool.get(to.target.instanceId)
+    const instance = this.pool.held(to.target.instanceId) ?? (await this.pool.get(to.target.instanceId))
     if (!instance) {
       writeError(res, INSTANCE_NOT_FOUND, req.headers.accept)
       return
@@ -337,12 +339,12 @@ export class IdentityBridge {
     // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP; `csp` is it, with the brand's style).
     res.setHeader('content-security-policy', instance.csp)
     // The shared Provider and the pages read the instance from here on. Every page drawn, the
-    // provider's own included, wears the instance's brand.
-    await serving(instance, () =>
-      JSON_ENDPOINTS.has(to.path)
-        ? this.pageOrProvider(instance, req, res, to)
-        : drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to)),
-    )
+    // provider's own included, wears the instance's brand; the JSON endpoints are no page.
+    await serving(instance, () => {
+      if (!JSON_ENDPOINTS.has(to.path))
+        return drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
+      instance.callback(req, res)
+    })
   }
 
   private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {

@@ -116,6 +116,15 @@ export class InstancePool {
     }
   }
 
+  /** The instance when it is held and known to serve now, without a promise (every request asks). */
+  held(instanceId: string): Instance | undefined {
+    if (instanceId !== PLATFORM) {
+      const until = this.servingUntil.get(instanceId)
+      if (until === undefined || until <= this.core.clock.now()) return undefined
+    }
+    return this.cache.get(instanceId)
+  }
+
   async get(instanceId: string): Promise<Instance | null> {
     if (!(await this.isServing(instanceId))) {
       this.cache.delete(instanceId)

@@ -75,17 +75,25 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     else own.delete(instanceId)
   })
 
-  return async (instanceId: string): Promise<(LocalDecision & { rps: number }) | null> => {
-    if (dataPlaneRps <= 0) return null
-    const now = core.clock.now()
-    if (now - nodesAt > REFRESH_MS) refreshNodes(now)
-    let entry = own.get(instanceId)
-    if (!entry || now - entry.at > REFRESH_MS) entry = readOwn(instanceId, now)
-    if (!entry.loaded) await entry.ready
+  type Decision = (LocalDecision & { rps: number }) | null
+  const decide = (instanceId: string, entry: { rps: number | null }, now: number): Decision => {
     const rps = entry.rps ?? dataPlaneRps
     // A workspace's own rate scales its burst alike (50/s with 200 at once → 500/s with 2,000).
     const burst = (dataPlaneBurst * rps) / dataPlaneRps
     const decision = buckets.take(instanceId, rps / nodes, Math.max(1, burst / nodes), now)
     return { ...decision, rps }
+  }
+  // Without a promise once the instance's rate was read: this runs on every request of the plane.
+  return (instanceId: string): Decision | Promise<Decision> => {
+    if (dataPlaneRps <= 0) return null
+    const now = core.clock.now()
+    if (now - nodesAt > REFRESH_MS) refreshNodes(now)
+    let entry = own.get(instanceId)
+    if (!entry || now - entry.at > REFRESH_MS) entry = readOwn(instanceId, now)
+    if (!entry.loaded) {
+      const waiting = entry
+      return entry.ready.then(() => decide(instanceId, waiting, now))
+    }
+    return decide(instanceId, entry, now)
   }
 }

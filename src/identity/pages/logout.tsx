@@ -1,9 +1,10 @@
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { cspHash } from '../../shared/security-headers'
 import { Layout } from '../../shared/views/hosted-layout'
 import { findAccount, userEventData } from '../accounts'
 import { PLATFORM } from '../instances'
+import type { AfterRoute } from '../provider/after-route'
 import { current } from '../provider/served'
 import { DonePage } from './components'
 import { render } from './http'
@@ -41,19 +42,22 @@ export const logoutPages: Pick<Logout, 'logoutSource' | 'postLogoutSuccessSource
 }
 
 /**
- * The logout half of `session.ended` (SPEC "Events"; expiry is the other, purge.ts): a provider
- * middleware that runs after oidc-provider's end_session confirmation and records the event when
+ * The logout half of `session.ended` (SPEC "Events"; expiry is the other, purge.ts): a step
+ * that runs after oidc-provider's end_session confirmation and records the event when
  * that destroyed a signed-in session of a workspace instance ("Sign out", not "Stay signed in",
  * which only ends the one client's part). Awaited before the answer goes out.
  */
-export function logoutEvents(core: Core) {
-  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
-    await next()
+export function logoutEvents(core: Core): AfterRoute {
+  return (ctx) => {
+    if (ctx.oidc?.route !== 'end_session_confirm') return
     const instanceId = current().id
-    if (instanceId === PLATFORM || ctx.oidc?.route !== 'end_session_confirm') return
     const session = ctx.oidc.session as { accountId?: string; destroyed?: boolean } | undefined
-    if (!session?.destroyed || !session.accountId) return
-    const account = await findAccount(core, instanceId, session.accountId)
-    if (account) await core.emit('session.ended', instanceId, userEventData(account))
+    if (instanceId === PLATFORM || !session?.destroyed || !session.accountId) return
+    return sessionEnded(core, instanceId, session.accountId)
   }
+}
+
+async function sessionEnded(core: Core, instanceId: string, accountId: string): Promise<void> {
+  const account = await findAccount(core, instanceId, accountId)
+  if (account) await core.emit('session.ended', instanceId, userEventData(account))
 }

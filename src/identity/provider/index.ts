@@ -7,6 +7,7 @@ import type { Core } from '../../core'
 import { safeEqual, sha256Hex } from '../../shared/crypto'
 import type { IdentityDeps } from '../deps'
 import { logoutEvents } from '../pages/logout'
+import { afterRoute } from './after-route'
 import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
@@ -38,8 +39,7 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
   handleProviderErrors(core, provider)
-  provider.use(devicePolling(core))
-  provider.use(logoutEvents(core))
+  provider.use(afterRoute([devicePolling(core), logoutEvents(core)]))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },
     actual: string,

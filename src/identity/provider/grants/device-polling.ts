@@ -1,5 +1,6 @@
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../../core'
+import type { AfterRoute } from '../after-route'
 import { current } from '../served'
 
 /** Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). */
@@ -21,9 +22,8 @@ const MARK = `
  * the last one answered so becomes `slow_down`. The last poll is a column of the device code's
  * row, set on the core clock, so every node shares it.
  */
-export function devicePolling(core: Core) {
-  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
-    await next()
+export function devicePolling(core: Core): AfterRoute {
+  return (ctx) => {
     const route = ctx.oidc?.route
     const body = ctx.body as Record<string, unknown> | undefined
     if (route === 'device_authorization' && ctx.status === 200 && body) {
@@ -32,19 +32,23 @@ export function devicePolling(core: Core) {
     }
     if (route !== 'token' || ctx.oidc.params?.grant_type !== DEVICE_GRANT) return
     if (body?.error !== 'authorization_pending') return
-    const now = core.clock.now()
-    const { id, codec } = current()
-    const paced = await core.store.query(MARK, [
-      id,
-      codec.key(String(ctx.oidc.params.device_code)),
-      now,
-      now - DEVICE_POLL_INTERVAL_S * 1000,
-    ])
-    if (paced.length === 0) {
-      ctx.body = {
-        error: 'slow_down',
-        error_description: `poll at most every ${DEVICE_POLL_INTERVAL_S} seconds`,
-      }
+    return pace(core, ctx)
+  }
+}
+
+async function pace(core: Core, ctx: KoaContextWithOIDC): Promise<void> {
+  const now = core.clock.now()
+  const { id, codec } = current()
+  const paced = await core.store.query(MARK, [
+    id,
+    codec.key(String(ctx.oidc.params?.device_code)),
+    now,
+    now - DEVICE_POLL_INTERVAL_S * 1000,
+  ])
+  if (paced.length === 0) {
+    ctx.body = {
+      error: 'slow_down',
+      error_description: `poll at most every ${DEVICE_POLL_INTERVAL_S} seconds`,
     }
   }
 }
