@@ -3,6 +3,7 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  hash,
   hkdfSync,
   randomBytes,
   timingSafeEqual,
@@ -43,7 +44,8 @@ export class SecretBox {
 }
 
 /** Secrets that only need checking (client secrets, session ids) are stored as SHA-256. */
-export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex')
+// One-shot: a third of createHash's cost, and it runs on every client authentication.
+export const sha256Hex = (value: string): string => hash('sha256', value, 'hex')
 
 /**
  * A 32-byte subkey of the master key for one purpose (HKDF-SHA256, RFC 5869 §2), so no two uses
