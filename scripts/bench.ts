@@ -961,28 +961,24 @@ const hashBound: Side = {
   },
 }
 
+/** The memory scenario on one node of either store (the same seeding, load and targets). */
+function memoryScenario(store?: 'postgres'): MemoryScenario {
+  return {
+    kind: 'memory',
+    description: `${workspaceCount} active workspaces on one gatehouse node (${store === 'postgres' ? 'PostgreSQL: a fresh database of a local throwaway cluster, fsync off' : 'SQLite'}), each with keys and a web app`,
+    method:
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
+    maxRssMiB: 400,
+    maxFirstTokenP95Ms: 10,
+    minRandomRatio: 0.7,
+    concurrency: 8,
+    ...(store ? { store } : {}),
+  }
+}
+
 const scenarios: Record<string, Scenario> = {
-  memory: {
-    kind: 'memory',
-    description: `${workspaceCount} active workspaces on one gatehouse node (SQLite), each with keys and a web app`,
-    method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
-    maxRssMiB: 400,
-    maxFirstTokenP95Ms: 10,
-    minRandomRatio: 0.7,
-    concurrency: 8,
-  },
-  'memory-postgres': {
-    kind: 'memory',
-    description: `${workspaceCount} active workspaces on one gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off), each with keys and a web app`,
-    method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
-    maxRssMiB: 400,
-    maxFirstTokenP95Ms: 10,
-    minRandomRatio: 0.7,
-    concurrency: 8,
-    store: 'postgres',
-  },
+  memory: memoryScenario(),
+  'memory-postgres': memoryScenario('postgres'),
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
     minRatio: 0.5,
