@@ -58,6 +58,8 @@ export class InstancePool {
   private readonly servingUntil = new Map<string, number>()
   /** Bumped by every eviction: an answer read before one is not remembered after it. */
   private generation = 0
+  /** The shared Provider's request handler, made once (every instance's requests go to it). */
+  private readonly callback: (req: IncomingMessage, res: ServerResponse) => void
 
   constructor(
     private readonly core: Core,
@@ -78,8 +80,6 @@ export class InstancePool {
     this.cache = new LRUCache({ max, ttl: INSTANCE_TTL_MS })
     this.callback = provider.callback()
   }
-
-  private readonly callback: (req: IncomingMessage, res: ServerResponse) => void
 
   /**
    * Whether the instance may serve now. An `active` answer is remembered for a few seconds (a
