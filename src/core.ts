@@ -57,7 +57,7 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     jobs,
     emit: createEmit(store, clock, jobs),
     audit: createAudit(clock),
-    instances: new InstanceChanges(store),
+    instances: new InstanceChanges(store, config.dataDir),
     limiter: createLimiter(store, clock),
   }
 }

@@ -68,7 +68,8 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       checkEveryMs: opts.nodeLockCheckMs,
     })
     await migrate(core.store)
-    // Other nodes' changes to instances reach this node's views (PostgreSQL; nothing on SQLite).
+    // Changes to instances made elsewhere reach this node's views: other nodes' (PostgreSQL), or
+    // this node's job threads' (SQLite).
     await core.instances.listen()
   } catch (e) {
     await nodeLock?.release()
@@ -150,6 +151,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
       schedule.stop()
       await server.stop(true)
       await runtime.stop()
+      core.instances.close()
       await nodeLock.release()
       await core.store.close()
     },

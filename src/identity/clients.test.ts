@@ -2,6 +2,7 @@ import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
 import { createClientFinder } from './clients'
 import type { ClientRecord } from './deps'
+import { MEMO_MS } from './instances'
 
 const ws = '3f0c6f5e-8a0b-4c53-9d8e-2b7f0c1a9e44'
 
@@ -32,7 +33,7 @@ describe('client finder', () => {
     // The oldest went when the 1,001st came.
     await find('c0')
     expect(asked).toHaveLength(1002)
-    now += 2_001
+    now += MEMO_MS + 1
     await find('c1000')
     expect(asked).toHaveLength(1003)
   })

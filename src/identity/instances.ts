@@ -68,7 +68,9 @@ export function instanceAddressing(config: Config): InstanceAddressing {
 
 /**
  * How long the identity plane trusts what it read about an instance (its state, its clients)
- * without reading again. Writes in this thread forget it at once (`core.instances`); this bounds
- * how late a write from elsewhere (another thread, an operator's SQL) is seen.
+ * without reading again. Every write of the product forgets it at once, in whichever thread or node
+ * it runs (`core.instances`: NOTIFY on PostgreSQL, a channel between the threads on SQLite); this
+ * bounds how late a row changed by hand is seen. Long enough that tokens spread at random over
+ * thousands of workspaces do not read each one's state and client again (README "Performance").
  */
-export const MEMO_MS = 2_000
+export const MEMO_MS = 30_000

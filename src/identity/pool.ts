@@ -10,8 +10,6 @@ import type { LoginPolicy } from './policy'
 import type { ServedInstance } from './provider'
 import { identityCsp } from './security-headers'
 
-/** Instances whose `active` answer is remembered before the expired answers are dropped. */
-const SERVING_MEMO_MAX = 10_000
 
 /** How long a loaded instance serves before it is read again from the store. */
 const INSTANCE_TTL_MS = 5 * 60_000
@@ -21,6 +19,9 @@ const INSTANCE_TTL_MS = 5 * 60_000
  * lru-cache allocates its slots up front: about 0.5 MiB for these.
  */
 const HELD_INSTANCES = 20_000
+
+/** Instances whose `active` answer is remembered before the expired answers are dropped: as many. */
+const SERVING_MEMO_MAX = HELD_INSTANCES
 
 /**
  * An instance as this node serves it: what the shared Provider reads of it (its keys, clients, the
