@@ -10,7 +10,6 @@ import type { LoginPolicy } from './policy'
 import type { ServedInstance } from './provider'
 import { identityCsp } from './security-headers'
 
-
 /** How long a loaded instance serves before it is read again from the store. */
 const INSTANCE_TTL_MS = 5 * 60_000
 
