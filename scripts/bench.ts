@@ -135,6 +135,12 @@ const DEFAULT_CONNECTIONS: Record<string, number> = {
 const connections = Number(flag('connections') ?? DEFAULT_CONNECTIONS[positional[0] ?? ''] ?? 32)
 /** Seconds of load before each measurement (the token endpoint's code path takes a while to JIT). */
 const warmup = Number(flag('warmup') ?? 2)
+/**
+ * The memory scenario's warm-up before each token load: long enough that every one of 10,000
+ * workspaces is asked (the identity plane remembers an instance's state and client for 30 s, so a
+ * steady load at random keeps them), unless --warmup says otherwise.
+ */
+const memoryWarmup = flag('warmup') === undefined ? 10 : warmup
 /** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
 const logLevel = flag('log-level') ?? 'info'
 /** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
@@ -967,7 +973,7 @@ function memoryScenario(store?: 'postgres'): MemoryScenario {
     kind: 'memory',
     description: `${workspaceCount} active workspaces on one gatehouse node (${store === 'postgres' ? 'PostgreSQL: a fresh database of a local throwaway cluster, fsync off' : 'SQLite'}), each with keys and a web app`,
     method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a --warmup)',
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a warm-up of the same load, 10 s unless --warmup: the steady state, every workspace asked)',
     maxRssMiB: 400,
     maxFirstTokenP95Ms: 10,
     minRandomRatio: 0.7,
@@ -1510,7 +1516,7 @@ async function runMemory(name: string, scenario: MemoryScenario) {
     )
 
     const loadAt = async (label: string, list: BenchWorkspace[]) => {
-      if (warmup > 0) await randomTokenLoad(list, { seconds: warmup, connections })
+      if (memoryWarmup > 0) await randomTokenLoad(list, { seconds: memoryWarmup, connections })
       const done = cpuWindow(gh.pid)
       const load = await randomTokenLoad(list, { seconds, connections })
       const cpu = done()
