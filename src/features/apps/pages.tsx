@@ -2,8 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -30,10 +29,13 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
   const page = async (user: ReturnType<typeof shellUser>, w: Workspace) => {
     const { items } = await service.list(w)
     return (
-      <Shell title={`${w.name} apps`} user={user} section="workspaces">
-        <WorkspaceCrumb w={w} />
-        <h1>Applications</h1>
-        <p class="lead">OpenID Connect clients that sign users in with this workspace.</p>
+      <WorkspacePage
+        w={w}
+        user={user}
+        heading="Applications"
+        title="apps"
+        lead="OpenID Connect clients that sign users in with this workspace."
+      >
         <div class="panel">
           <AppTable workspaceId={w.id} apps={items} />
         </div>
@@ -43,7 +45,7 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
             <AppForm workspaceId={w.id} />
           </div>
         </div>
-      </Shell>
+      </WorkspacePage>
     )
   }
 

@@ -2,8 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import type { Workspace } from '../workspaces/service'
 import { AuditModel } from './model'
@@ -61,18 +60,23 @@ export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
         request.headers.get('hx-history-restore-request') !== 'true'
       if (fragment) return html(body, status)
       return html(
-        <Shell title={`${w.name} audit log`} user={shellUser(principal)} section="workspaces">
-          <WorkspaceCrumb w={w} />
-          <h1>Audit log</h1>
-          <p class="lead">
-            Every change to this workspace, who made it and from where, newest first. Entries are kept until
-            the workspace is deleted.
-          </p>
+        <WorkspacePage
+          w={w}
+          user={shellUser(principal)}
+          heading="Audit log"
+          title="audit log"
+          lead={
+            <>
+              Every change to this workspace, who made it and from where, newest first. Entries are kept until
+              the workspace is deleted.
+            </>
+          }
+        >
           <div class="panel">
             <AuditFilterForm workspaceId={w.id} filters={filters} />
           </div>
           <div class="panel">{body}</div>
-        </Shell>,
+        </WorkspacePage>,
         status,
       )
     },

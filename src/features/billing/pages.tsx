@@ -2,8 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -60,11 +59,9 @@ export function billingPages(core: Core, auth: AuthPlugin<Workspace>) {
           )
         }
         return html(
-          <Shell title={`${w.name} billing`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Billing</h1>
+          <WorkspacePage w={w} user={shellUser(principal)} heading="Billing" title="billing">
             {body}
-          </Shell>,
+          </WorkspacePage>,
           200,
           noStore,
         )

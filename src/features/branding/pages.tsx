@@ -3,8 +3,7 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -56,19 +55,24 @@ export function brandingPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ principal, scopes, workspace: w }) =>
         html(
-          <Shell title={`${w.name} branding`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Branding</h1>
-            <p class="lead">
-              Your name, logo and colours on this workspace's sign-in pages and mails, with links to your
-              privacy policy and terms.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Branding"
+            title="branding"
+            lead={
+              <>
+                Your name, logo and colours on this workspace's sign-in pages and mails, with links to your
+                privacy policy and terms.
+              </>
+            }
+          >
             <BrandingSection
               workspaceId={w.id}
               view={await service.get(w)}
               canWrite={holdsScope(scopes, 'workspace:write')}
             />
-          </Shell>,
+          </WorkspacePage>,
           200,
           noStore,
         ),

@@ -3,8 +3,7 @@ import type { Core } from '../../core'
 import { AppError, appError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -69,15 +68,20 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ principal, scopes, workspace: w }) =>
         html(
-          <Shell title={`${w.name} identity providers`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Identity providers</h1>
-            <p class="lead">
-              Let users sign in to this workspace's apps with an account they already have: Google, GitHub,
-              Microsoft, or any OpenID Connect provider.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Identity providers"
+            title="identity providers"
+            lead={
+              <>
+                Let users sign in to this workspace's apps with an account they already have: Google, GitHub,
+                Microsoft, or any OpenID Connect provider.
+              </>
+            }
+          >
             <IdpsSection {...(await sectionOf(w, scopes))} />
-          </Shell>,
+          </WorkspacePage>,
           200,
           noStore,
         ),

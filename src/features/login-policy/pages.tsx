@@ -2,8 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import type { Workspace } from '../workspaces/service'
 import { LoginPolicyModel } from './model'
@@ -35,12 +34,15 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
   const path = '/app/workspaces/:workspace_id/settings/login-policy'
 
   const page = (principal: Parameters<typeof shellUser>[0], w: Workspace, form: JSX.Element) => (
-    <Shell title={`${w.name} login policy`} user={shellUser(principal)} section="workspaces">
-      <WorkspaceCrumb w={w} />
-      <h1>Login policy</h1>
-      <p class="lead">How users sign in to this workspace's apps.</p>
+    <WorkspacePage
+      w={w}
+      user={shellUser(principal)}
+      heading="Login policy"
+      title="login policy"
+      lead="How users sign in to this workspace's apps."
+    >
       <div class="panel">{form}</div>
-    </Shell>
+    </WorkspacePage>
   )
 
   return new Elysia({ name: 'login-policy-pages' })

@@ -2,8 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -50,15 +49,20 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, scopes, workspace: w }) => {
         const items = await service.list(w)
         return html(
-          <Shell title={`${w.name} machine keys`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Machine keys</h1>
-            <p class="lead">
-              Credentials for scripts, CI jobs and agents: each exchanges its key for a 15-minute access token
-              to this workspace's API. A key does not sign anyone in to your apps.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Machine keys"
+            title="machine keys"
+            lead={
+              <>
+                Credentials for scripts, CI jobs and agents: each exchanges its key for a 15-minute access
+                token to this workspace's API. A key does not sign anyone in to your apps.
+              </>
+            }
+          >
             <KeysSection workspaceId={w.id} items={items} admin={holdsScope(scopes, 'workspace:admin')} />
-          </Shell>,
+          </WorkspacePage>,
         )
       },
       { params: WorkspaceModel.params, scope: 'workspace:read', ...views },

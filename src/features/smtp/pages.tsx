@@ -2,8 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -54,15 +53,19 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ principal, scopes, workspace: w }) =>
         html(
-          <Shell title={`${w.name} SMTP`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>SMTP</h1>
-            <p class="lead">
-              The mail server that sends this workspace's mail: invitations, email verification and password
-              resets.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="SMTP"
+            lead={
+              <>
+                The mail server that sends this workspace's mail: invitations, email verification and password
+                resets.
+              </>
+            }
+          >
             <SmtpSection {...(await sectionOf(w, scopes))} />
-          </Shell>,
+          </WorkspacePage>,
           200,
           noStore,
         ),

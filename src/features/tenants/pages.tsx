@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
 import { listPageQuery, listPageUrl } from '../../shared/pages'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { Pager, SearchForm, WorkspaceCrumb } from '../../shared/views/components'
+import { Pager, SearchForm, WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -70,13 +70,18 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
         const page = await tenantService.list(w, 'all', { q, cursor: query.cursor })
         const path = tenantsPath(w.id)
         return html(
-          <Shell title={`${w.name} tenants`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Tenants</h1>
-            <p class="lead">
-              Your customers' organisations. Their members are users of this workspace; apps read their
-              tenants from the <code>tenants</code> claim.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Tenants"
+            title="tenants"
+            lead={
+              <>
+                Your customers' organisations. Their members are users of this workspace; apps read their
+                tenants from the <code>tenants</code> claim.
+              </>
+            }
+          >
             <div class="panel">
               <SearchForm prefix="tenant" action={path} q={q} placeholder="Slug or name" />
               <p
@@ -101,7 +106,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
             ) : (
               ''
             )}
-          </Shell>,
+          </WorkspacePage>,
         )
       },
       { params, query: listPageQuery, scope: 'workspace:read', ...views },

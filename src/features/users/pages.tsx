@@ -4,8 +4,7 @@ import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import { listPageQuery, listPageUrl } from '../../shared/pages'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { Pager, SearchForm, WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { Pager, SearchForm, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -37,10 +36,13 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
         )
         const path = usersPath(w.id)
         return html(
-          <Shell title={`${w.name} users`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Users</h1>
-            <p class="lead">The people who sign in to this workspace's apps.</p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Users"
+            title="users"
+            lead="The people who sign in to this workspace's apps."
+          >
             <div class="panel">
               <SearchForm prefix="user" action={path} q={q} placeholder="Email or name" />
               <p
@@ -64,7 +66,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
                 <InviteForm workspaceId={w.id} />
               </div>
             </div>
-          </Shell>,
+          </WorkspacePage>,
         )
       },
       { params, query: listPageQuery, scope: 'workspace:read', ...views },

@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type Actor, type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
+import { WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -103,15 +103,20 @@ export function webhookPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ principal, scopes, workspace: w }) =>
         html(
-          <Shell title={`${w.name} webhooks`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Webhooks</h1>
-            <p class="lead">
-              Endpoints that receive this workspace's events as signed HTTP POSTs, retried for up to 48 hours
-              until they answer 2xx.
-            </p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Webhooks"
+            title="webhooks"
+            lead={
+              <>
+                Endpoints that receive this workspace's events as signed HTTP POSTs, retried for up to 48
+                hours until they answer 2xx.
+              </>
+            }
+          >
             {holdsScope(scopes, 'workspace:write') ? await section(w) : <WebhooksNotAllowed />}
-          </Shell>,
+          </WorkspacePage>,
           200,
           noStore,
         ),

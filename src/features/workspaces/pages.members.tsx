@@ -3,8 +3,7 @@ import type { Core } from '../../core'
 import { AppError, appError, type ErrorCode } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { WorkspacePage } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { MemberErrors } from './errors'
 import { MemberModel, WorkspaceModel } from './model'
@@ -74,10 +73,13 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
         const viewer = await viewerOf(w, principal)
         const items = await service.list(w)
         return html(
-          <Shell title={`${w.name} members`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Members</h1>
-            <p class="lead">The people who manage this workspace, and what each may do.</p>
+          <WorkspacePage
+            w={w}
+            user={shellUser(principal)}
+            heading="Members"
+            title="members"
+            lead="The people who manage this workspace, and what each may do."
+          >
             <MembersSection workspaceId={w.id} items={items} viewer={viewer} now={core.clock.now()} />
             <div class="panel">
               <h2>Roles</h2>
@@ -90,7 +92,7 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
                 ))}
               </dl>
             </div>
-          </Shell>,
+          </WorkspacePage>,
         )
       },
       { params, scope: 'workspace:read', ...views },

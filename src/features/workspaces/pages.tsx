@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { WorkspaceCrumb } from '../../shared/views/components'
+import { WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import type { NavEntry } from '../feature'
@@ -179,9 +179,7 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
       '/app/workspaces/:workspace_id/settings',
       async ({ principal, workspace: w }) =>
         html(
-          <Shell title={`${w.name} settings`} user={shellUser(principal)} section="workspaces">
-            <WorkspaceCrumb w={w} />
-            <h1>Settings</h1>
+          <WorkspacePage w={w} user={shellUser(principal)} heading="Settings" title="settings">
             <div class="panel">
               <ul class="links">
                 {settings.map((e) => (
@@ -207,7 +205,7 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
             ) : (
               ''
             )}
-          </Shell>,
+          </WorkspacePage>,
         ),
       { params, scope: 'workspace:read', ...views },
     )

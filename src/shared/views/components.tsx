@@ -1,4 +1,5 @@
 import type { PropsWithChildren } from '@kitajs/html'
+import { Shell, type ShellUser } from './layout'
 
 export function Alert({ kind, children }: PropsWithChildren<{ kind: 'error' | 'ok' | 'warn' }>) {
   return (
@@ -131,6 +132,36 @@ export function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
       </a>{' '}
       /
     </p>
+  )
+}
+
+/**
+ * A page inside a workspace: the shell (title "<workspace> <title>", Workspaces current), the
+ * crumb, the heading and, when given, the lead paragraph under it; the body follows.
+ */
+export function WorkspacePage({
+  w,
+  user,
+  heading,
+  title = heading,
+  lead,
+  children,
+}: PropsWithChildren<{
+  w: { id: string; name: string }
+  user: ShellUser
+  /** The h1. */
+  heading: string
+  /** What follows the workspace's name in the title, when not the heading ("apps" for "Applications"). */
+  title?: string
+  lead?: JSX.Element
+}>) {
+  return (
+    <Shell title={`${w.name} ${title}`} user={user} section="workspaces">
+      <WorkspaceCrumb w={w} />
+      <h1 safe>{heading}</h1>
+      {lead === undefined ? '' : <p class="lead">{lead}</p>}
+      {children}
+    </Shell>
   )
 }
 
