@@ -12,7 +12,7 @@ export function requestIdFor(request: Request): string {
 
 /**
  * The one structured access-log line of a request. Positional: the identity plane's cached answers
- * log one per request, and the fields object is the only one built.
+ * log one per request, and the line is one template (`Logger.request`), no fields object.
  */
 export function logRequest(
   log: Logger,
@@ -22,14 +22,13 @@ export function logRequest(
   status: number,
   startedAt: number | undefined,
 ): void {
-  log.info('request', {
-    request_id: id,
+  log.request(
+    id,
     method,
     path,
     status,
-    duration_ms:
-      startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
-  })
+    startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
+  )
 }
 
 /**
