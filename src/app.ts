@@ -6,14 +6,14 @@ import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
 import { type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
-import { type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type RequestTarget } from './identity'
-import { clientAddress } from './shared/client-address'
+import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
+import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { addressLimitPlugin, controlPlaneLimit } from './shared/plugins/rate-limit'
-import { requestLogPlugin } from './shared/plugins/request-log'
+import { requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
 import { baseSecurityHeaders } from './shared/security-headers'
 import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
@@ -42,7 +42,7 @@ export function createApp(core: Core, { identity, features = productFeatures, no
   const app = new Elysia()
     // Error mapping and request ids first, so every route below is covered.
     .use(errorsPlugin(core.log))
-    .use(requestLogPlugin(core.log))
+    .use(requestLogPlugin(core.log, core.config.trustedProxies))
     .use(
       securityHeadersPlugin({
         https: core.config.baseUrl.startsWith('https:'),
@@ -133,32 +133,53 @@ export function createAuth(core: Core, features: Feature[] = productFeatures) {
  */
 export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
-  const seen = new Map<string, RequestTarget>()
+  const trusted = core.config.trustedProxies
+  const routes = new Map<string, Route | null>()
   // Not async: a cached identity answer goes out without a promise.
   return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
     const raw = request.url
-    let where = seen.get(raw)
-    if (!where) {
+    let route = routes.get(raw)
+    let url: URL | undefined
+    if (route === undefined) {
       // Bun builds request.url from the Host header; one that makes no URL is a 400 (RFC 9112 §3.2).
-      const url = URL.parse(raw)
-      if (!url) return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
+      const parsed = URL.parse(raw)
+      if (!parsed)
+        return Response.json({ detail: 'Invalid Host header' }, { status: 400, headers: baseHeaders })
+      route = identity.route(parsed.host, parsed.pathname)
       if (raw.length <= SEEN_URL_LENGTH && !raw.includes('?')) {
-        if (seen.size >= SEEN_URLS) seen.clear()
-        seen.set(raw, { host: url.host, pathname: url.pathname })
+        if (routes.size >= SEEN_URLS) routes.clear()
+        routes.set(raw, route)
       }
-      where = url
+      url = parsed
     }
-    const clientIp = () => clientAddress(request, server, core.config.trustedProxies)
-    return identity.handle(request, where, clientIp) ?? app.fetch(request)
+    if (route === null) return app.fetch(request)
+    return identity.handle(request, route, new FrontDoorCaller(request, server, trusted), url)
   }
 }
 
 /**
- * Request URLs whose host and path the front door remembers, as Bun gives them: parsing was the
- * largest cost of a cached discovery or JWKS answer, and clients ask the same few URLs again and
- * again. Only short URLs without a query are kept (a query tends to differ per request), so the memo
- * holds at most ~0.5 MiB, and it starts over when full. One string always parses alike: what is
- * remembered is that URL's own host and path, whoever asks.
+ * Request URLs the front door remembers the route of (an instance's, or the control plane's), as
+ * Bun gives them: parsing and cutting up the URL was the largest cost of a cached discovery or JWKS
+ * answer, and clients ask the same few URLs again and again. Only short URLs without a query are
+ * kept (a query tends to differ per request), so the memo holds at most ~0.5 MiB, and it starts over
+ * when full. One string always routes alike, whoever asks.
  */
 const SEEN_URLS = 1_024
 const SEEN_URL_LENGTH = 256
+
+/** Who sent a request to an instance, as the front door sees it; each part resolved when asked. */
+class FrontDoorCaller implements Caller {
+  constructor(
+    private readonly request: Request,
+    private readonly server: Server<unknown>,
+    private readonly trusted: readonly Cidr[],
+  ) {}
+
+  ip(): string {
+    return clientAddress(this.request, this.server, this.trusted)
+  }
+
+  requestId(): string {
+    return requestIdFor(this.request, fromTrustedProxy(this.request, this.server, this.trusted))
+  }
+}

@@ -30,6 +30,8 @@ afterEach(() => {
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 const STACK = /\n\s+at |TypeError|ReferenceError|node_modules|\.js:\d+/
+/** A request id of our own. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** Asserts a proper client-error answer: a 4xx, an HTML page or a JSON body, no trace of a stack. */
 async function expectProperError(res: Response, label: string) {
@@ -141,16 +143,19 @@ describe('other errors of the identity plane', () => {
       headers: {
         ...FORM,
         authorization: `Basic ${btoa(`${app.clientId}:${wrongSecret}`)}`,
+        // A client's own id is not believed (only a trusted proxy's): the line carries ours.
         'x-request-id': 'trace-grant-error',
       },
       body: 'grant_type=client_credentials',
     })
     expect(res.status).toBe(401)
     expect(((await res.json()) as { error: string }).error).toBe('invalid_client')
-    const lines = server.logLines.filter(
-      (l) => l.msg === 'identity error' && l.request_id === 'trace-grant-error',
-    )
+    const id = res.headers.get('x-request-id')
+    expect(id).toMatch(UUID)
+    const lines = server.logLines.filter((l) => l.msg === 'identity error' && l.request_id === id)
     expect(lines).toHaveLength(1)
+    // The same id as the request's access line, so the two are read together.
+    expect(server.logLines.filter((l) => l.msg === 'request' && l.request_id === id)).toHaveLength(1)
     expect(lines[0]).toMatchObject({
       level: 'warn',
       event: 'grant.error',
@@ -190,7 +195,6 @@ describe('other errors of the identity plane', () => {
       headers: {
         ...FORM,
         authorization: `Basic ${btoa('some-client:some-secret')}`,
-        'x-request-id': 'trace-500',
       },
       body: 'grant_type=client_credentials',
     })
@@ -200,7 +204,9 @@ describe('other errors of the identity plane', () => {
       error: 'server_error',
       error_description: 'oops! something went wrong',
     })
-    const lines = server.logLines.filter((l) => l.request_id === 'trace-500' && l.level === 'error')
+    const id = res.headers.get('x-request-id')
+    expect(id).toMatch(UUID)
+    const lines = server.logLines.filter((l) => l.request_id === id && l.level === 'error')
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatchObject({
       msg: 'identity error',
@@ -226,10 +232,9 @@ describe('other errors of the identity plane', () => {
       ['application/json', 'application/json'],
       ['text/html', 'text/html'],
     ] as const) {
-      const id = `trace-escape-${type}`
       const res = await fetch(`${server.baseUrl}/i/${ws}/token`, {
         method: 'POST',
-        headers: { ...FORM, accept, 'x-request-id': id },
+        headers: { ...FORM, accept },
         body: 'grant_type=client_credentials',
       })
       expect(res.status).toBe(500)
@@ -242,6 +247,8 @@ describe('other errors of the identity plane', () => {
           error_description: 'Something went wrong. Try again.',
         })
       } else expect(body).toContain('Something went wrong. Try again.')
+      const id = res.headers.get('x-request-id')
+      expect(id).toMatch(UUID)
       const lines = server.logLines.filter((l) => l.request_id === id && l.level === 'error')
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatchObject({

@@ -288,16 +288,19 @@ describe('sign-in throttling per client address', () => {
 describe('the front door of the identity plane', () => {
   it('answers with X-Request-Id and writes one access-log line per request, without the query', async () => {
     const res = await fetch(`${issuer}/.well-known/openid-configuration?probe=secret-value`, {
+      // A client's own id is not believed: only a trusted proxy's is (tests/trusted-proxies.test.ts).
       headers: { 'x-request-id': 'trace-identity-1' },
     })
     expect(res.status).toBe(200)
-    expect(res.headers.get('x-request-id')).toBe('trace-identity-1')
+    const answered = res.headers.get('x-request-id')
+    expect(answered).toMatch(/^[0-9a-f-]{36}$/)
     const missing = await fetch(`${server.baseUrl}/i/00000000-0000-4000-8000-000000000000/jwks`)
     expect(missing.status).toBe(404)
     const generated = missing.headers.get('x-request-id')
     expect(generated).toMatch(/^[0-9a-f-]{36}$/)
     const lines = server.logLines.filter((l) => l.msg === 'request' && String(l.path).startsWith('/i/'))
-    expect(lines.find((l) => l.request_id === 'trace-identity-1')).toMatchObject({
+    expect(lines.some((l) => l.request_id === 'trace-identity-1')).toBe(false)
+    expect(lines.find((l) => l.request_id === answered)).toMatchObject({
       method: 'GET',
       path: `/i/${ws}/.well-known/openid-configuration`,
       status: 200,

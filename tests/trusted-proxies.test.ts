@@ -66,4 +66,27 @@ describe('behind a trusted reverse proxy', () => {
     const ips = rows.map((r) => (JSON.parse(r.payload) as { deviceInfo?: { ip?: string } }).deviceInfo?.ip)
     expect(ips).toEqual(['198.51.100.9'])
   })
+
+  it("keeps the proxy's X-Request-Id on both planes, and replaces one that is not sane", async () => {
+    const ours = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    // The control plane, the identity plane past its cache (a first JWKS) and from it (again).
+    const paths = ['/healthz', '/i/platform/jwks', '/i/platform/jwks']
+    for (const [i, path] of paths.entries()) {
+      const sent = `edge-${i}.abc:1`
+      const kept = await fetch(`${server.baseUrl}${path}`, { headers: { 'x-request-id': sent } })
+      expect(kept.status).toBe(200)
+      expect(kept.headers.get('x-request-id')).toBe(sent)
+      const replaced = await fetch(`${server.baseUrl}${path}`, {
+        headers: { 'x-request-id': 'bad id <script>' },
+      })
+      expect(replaced.headers.get('x-request-id')).toMatch(ours)
+    }
+    await Bun.sleep(20) // the access log writes its lines after the answer
+    const logged = server.logLines.filter(
+      (l) => l.msg === 'request' && String(l.request_id).startsWith('edge-'),
+    )
+    expect(logged.map((l) => [l.request_id, l.path])).toEqual(
+      paths.map((path, i) => [`edge-${i}.abc:1`, path]),
+    )
+  })
 })

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { isStoreUnavailable, loggable } from '../db/store'
-import { logRequest, requestIdFor } from '../shared/plugins/request-log'
+import { logRequest } from '../shared/plugins/request-log'
 import { drawnWithBrand } from '../shared/views/brand'
 import {
   BODY_TOO_LARGE,
@@ -77,10 +77,26 @@ type Documents = Partial<Record<Document, Cached>>
 const headed = new WeakSet<Response>()
 
 /**
- * Where a request goes, as the front door read it: its URL, or only the host and path it remembered
- * for that URL (`createFetch`); the rest is parsed again only past the cache.
+ * Where a request to an instance goes: what the front door learns of a URL once and may remember
+ * for it (`IdentityBridge.route`), so a repeated URL is not cut up again.
  */
-export type RequestTarget = URL | { readonly host: string; readonly pathname: string }
+export interface Route {
+  target: InstanceTarget
+  /** The request's path, as the access log writes it. */
+  pathname: string
+  /** Its path below the issuer's prefix. */
+  path: string
+  /** The cached document at that path, if it is one. */
+  document: Document | null
+}
+
+/** What the front door knows of who sent a request, each resolved only when asked. */
+export interface Caller {
+  /** The client address (the peer, or past trusted proxies). */
+  ip(): string
+  /** The request's id: a new one, or a trusted proxy's. */
+  requestId(): string
+}
 
 /** A request on its way to an instance: where it goes, and its path below the issuer's prefix. */
 interface Dispatch {
@@ -120,48 +136,50 @@ export class IdentityBridge {
   }
 
   /**
-   * The front door's share: a request addressed to an instance (by path or host) is answered here,
-   * before any control-plane parsing or hooks, with `X-Request-Id`, the identity plane's headers and
-   * one access-log line; null for a request of the control plane. The client address is resolved
-   * only for the plane's requests.
+   * Where a request with this host and path goes: an instance's route, or null for the control
+   * plane. The same URL always routes alike, so the front door may remember the answer.
    */
-  handle(
-    request: Request,
-    where: RequestTarget,
-    clientIp: () => string,
-  ): Promise<Response> | Response | null {
-    // Read once: each read of a URL's pathname makes a new string.
-    const pathname = where.pathname
-    const target = this.addressing.resolve(where.host, pathname)
+  route(host: string, pathname: string): Route | null {
+    const target = this.addressing.resolve(host, pathname)
     if (!target) return null
-    const startedAt = performance.now()
-    const id = requestIdFor(request)
     const path = subPath(pathname, target)
+    return { target, pathname, path, document: documentAt(path) }
+  }
+
+  /**
+   * The front door's share: a request addressed to an instance is answered here, before any
+   * control-plane parsing or hooks, with `X-Request-Id`, the identity plane's headers and one
+   * access-log line. `url` is the request's, when the front door parsed it.
+   */
+  handle(request: Request, route: Route, caller: Caller, url?: URL): Promise<Response> | Response {
+    const startedAt = performance.now()
+    const id = caller.requestId()
     // Discovery and JWKS, the plane's most frequent requests, are answered from a fresh cache entry
     // at once: no promise, no await, and none of the bookkeeping `done` does for other answers (the
     // copy already carries the plane's headers).
     const method = request.method
-    const hit = method === 'GET' ? this.fresh(target.instanceId, path) : undefined
+    const hit =
+      route.document && method === 'GET' ? this.fresh(route.target.instanceId, route.document) : undefined
     if (hit) {
       const response = this.fromCache(hit.response, id)
-      logRequest(this.core.log, id, method, pathname, response.status, startedAt)
+      logRequest(this.core.log, id, method, route.pathname, response.status, startedAt)
       return response
     }
     // Past the cache: the whole URL (search, query), parsed again only if the front door did not.
-    const url = where instanceof URL ? where : new URL(request.url)
-    return this.answer(request, { target, path, url }, clientIp, id, startedAt)
+    const to = { target: route.target, path: route.path, url: url ?? new URL(request.url) }
+    return this.answer(request, to, caller, id, startedAt)
   }
 
   private async answer(
     request: Request,
     route: Omit<Dispatch, 'clientIp'>,
-    clientIp: () => string,
+    caller: Caller,
     id: string,
     startedAt: number,
   ) {
     let response: Response
     try {
-      response = await this.forward(request, route, clientIp, id)
+      response = await this.forward(request, route, caller, id)
     } catch (e) {
       if (isStoreUnavailable(e))
         this.core.log.warn('database unavailable', { request_id: id, error: loggable(e).error })
@@ -184,10 +202,8 @@ export class IdentityBridge {
     return response
   }
 
-  /** The cached answer at `path` of an instance, when it is current and the instance known to serve. */
-  private fresh(instanceId: string, path: string): Cached | undefined {
-    const document = documentAt(path)
-    if (!document) return undefined
+  /** An instance's cached document, when it is current and the instance known to serve. */
+  private fresh(instanceId: string, document: Document): Cached | undefined {
     const hit = this.cache.get(instanceId)?.[document]
     if (!hit) return undefined
     const now = this.core.clock.now()
@@ -218,7 +234,7 @@ export class IdentityBridge {
   private async forward(
     request: Request,
     route: Omit<Dispatch, 'clientIp'>,
-    clientIp: () => string,
+    caller: Caller,
     id: string,
   ): Promise<Response> {
     const { instanceId } = route.target
@@ -262,8 +278,10 @@ export class IdentityBridge {
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.
     if (headers['x-forwarded-for'] !== undefined) delete headers['x-forwarded-for']
+    // The provider's own log lines (provider/error-events.ts) carry the id the access line has.
+    headers['x-request-id'] = id
     const finish: Finish = (_status, headers) => this.head(headers, id)
-    const to = { ...route, clientIp: clientIp() }
+    const to = { ...route, clientIp: caller.ip() }
     const response = await this.send(to, request.method, headers, body, finish)
     headed.add(response)
     if (document && response.status === 200) {

@@ -32,7 +32,7 @@ export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
 export { resetAccountMfa } from './mfa/reset'
-export type { IdentityPlane, RequestTarget } from './plane'
+export type { Caller, IdentityPlane, Route } from './plane'
 export { platformClient } from './platform'
 export {
   createMachineTokenIssuer,

@@ -1,7 +1,7 @@
 import type { Core } from '../core'
 import { preparePasswordChecks } from './accounts'
 import { brandOf } from './branding'
-import { type FetchInit, IdentityBridge, type RequestTarget } from './bridge'
+import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
 import { platformIdps } from './broker/protocol'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
@@ -13,16 +13,18 @@ import { InstancePool } from './pool'
 import { buildProvider, servedInstance } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
 
-export type { RequestTarget }
+export type { Caller, Route }
 
 export interface IdentityPlane {
   /** Sends a request to an instance in-process: the control plane's own calls (code exchange, device flow). */
   fetch(instanceId: string, path: string, init?: FetchInit, clientIp?: string): Promise<Response>
   /**
-   * The front door's share of a request: the answer when it is addressed to an instance, null when
-   * it is the control plane's. `clientIp` is called only for the plane's requests.
+   * Where a request with this host and path goes: an instance's route, or null when it is the
+   * control plane's. The same host and path always route alike (the front door remembers them).
    */
-  handle(request: Request, where: RequestTarget, clientIp: () => string): Promise<Response> | Response | null
+  route(host: string, pathname: string): Route | null
+  /** The answer of a request routed to an instance; `url` when the front door parsed it already. */
+  handle(request: Request, route: Route, caller: Caller, url?: URL): Promise<Response> | Response
   /** The instances served (tests reach the shared Provider through it). */
   pool: InstancePool
 }
@@ -57,7 +59,8 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   )
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
-    handle: (request, where, clientIp) => bridge.handle(request, where, clientIp),
+    route: (host, pathname) => bridge.route(host, pathname),
+    handle: (request, route, caller, url) => bridge.handle(request, route, caller, url),
     pool,
   }
 }

@@ -185,6 +185,20 @@ export function clientAddress(
 }
 
 /**
+ * Whether the request came straight from a trusted proxy (its TCP peer is in TRUSTED_PROXIES):
+ * only then are the headers a proxy sets believed. With none configured the server is not asked.
+ */
+export function fromTrustedProxy(
+  request: Request,
+  server: PeerSource | null | undefined,
+  trusted: readonly Cidr[],
+): boolean {
+  if (trusted.length === 0) return false
+  const known = peerOf(server?.requestIP(request)?.address ?? '')
+  return known !== null && trusted.some((c) => inCidr(known.bytes, c))
+}
+
+/**
  * Who a per-address limit counts: an IPv4 address itself, an IPv6 address by its /64 (one
  * subscriber's prefix: anyone holds 2⁶⁴ addresses of their own /64, RFC 6177).
  */

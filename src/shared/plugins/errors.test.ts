@@ -110,14 +110,14 @@ describe('request ids and the access log', () => {
     expect(lines.at(-1)).toMatchObject({ request_id: id, method: 'GET', path: '/healthz', status: 200 })
   })
 
-  it('keeps a well-formed incoming request id and replaces a hostile one', async () => {
-    const kept = await call('GET', '/healthz', undefined, { 'x-request-id': 'edge-42.abc' })
-    expect(kept.headers.get('x-request-id')).toBe('edge-42.abc')
-    const replaced = await call('GET', '/healthz', undefined, { 'x-request-id': 'bad id <script>' })
-    // A fresh id of our own (a random UUID may itself contain the letters "bad": CI saw one).
-    expect(replaced.headers.get('x-request-id')).toMatch(
-      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
-    )
+  it("replaces a client's own request id with one of ours (only a trusted proxy's is kept)", async () => {
+    for (const sent of ['edge-42.abc', 'bad id <script>']) {
+      const res = await call('GET', '/healthz', undefined, { 'x-request-id': sent })
+      // A fresh id of our own (a random UUID may itself contain the letters "bad": CI saw one).
+      expect(res.headers.get('x-request-id')).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      )
+    }
   })
 
   it('logs the final status of error responses', async () => {

@@ -1,12 +1,18 @@
 import { Elysia } from 'elysia'
+import { type Cidr, fromTrustedProxy } from '../client-address'
 import type { Logger } from '../logger'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const started = new WeakMap<Request, { t: number; id: string }>()
 
-/** The request's id: a sane incoming `X-Request-Id` is kept, so a proxy's id threads through. */
-export function requestIdFor(request: Request): string {
-  const incoming = request.headers.get('x-request-id')
+/**
+ * The request's id: our own, or the incoming `X-Request-Id` of a trusted proxy (TRUSTED_PROXIES),
+ * when it is sane, so the proxy's id threads through. A client's own is not believed, as an edge
+ * proxy would not: it could give its requests another request's id in the log. Nor is the header
+ * read then (the first read of a request's headers copies them all, on every cached answer).
+ */
+export function requestIdFor(request: Request, fromTrustedProxy: boolean): string {
+  const incoming = fromTrustedProxy ? request.headers.get('x-request-id') : null
   return incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID()
 }
 
@@ -35,10 +41,10 @@ export function logRequest(
  * Every control-plane response carries `X-Request-Id`, and every request leaves one access-log
  * line (the identity plane does the same for its requests, `IdentityBridge.handle`).
  */
-export const requestLogPlugin = (log: Logger) =>
+export const requestLogPlugin = (log: Logger, trustedProxies: readonly Cidr[]) =>
   new Elysia({ name: 'request-log' })
-    .onRequest(({ request, set }) => {
-      const id = requestIdFor(request)
+    .onRequest(({ request, server, set }) => {
+      const id = requestIdFor(request, fromTrustedProxy(request, server, trustedProxies))
       started.set(request, { t: performance.now(), id })
       set.headers['x-request-id'] = id
     })
