@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { createLogger } from './logger'
+import { batchedSink, createLogger } from './logger'
 
 describe('the access-log line', () => {
   it('is the very line info("request", fields) writes, whatever the path holds', () => {
@@ -25,5 +25,29 @@ describe('the access-log line', () => {
     const lines: string[] = []
     createLogger('warn', (line) => lines.push(line)).request('id', 'GET', '/', 200, 1)
     expect(lines).toEqual([])
+  })
+})
+
+describe('the batch of standard output', () => {
+  it('writes every line in order, access lines formatted as they would be at once', () => {
+    const direct: string[] = []
+    const chunks: string[] = []
+    const batch = batchedSink((chunk) => chunks.push(chunk))
+    for (const sink of [(line: string) => direct.push(line), batch]) {
+      const log = createLogger('info', sink)
+      for (let i = 0; i < 1000; i++) {
+        log.request(`id-${i}`, 'GET', `/i/x/"caf\u00e9"/${i}`, 200, i / 100)
+        if (i % 100 === 0) log.warn('something', { i })
+      }
+      log.request(undefined, 'POST', '/v1/workspaces', 422)
+    }
+    batch.flush()
+    // The two runs were made at different times.
+    const withoutTime = (text: string) => text.replace(/"time":"[^"]+"/g, '"time":""')
+    expect(withoutTime(chunks.join(''))).toBe(withoutTime(direct.join('')))
+    // A thousand lines in a few writes, each of whole lines.
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.length).toBeLessThan(10)
+    for (const chunk of chunks) expect(chunk.endsWith('\n')).toBe(true)
   })
 })

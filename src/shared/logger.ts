@@ -18,7 +18,27 @@ export interface Logger {
   request(id: string | undefined, method: string, path: string, status: number, durationMs?: number): void
 }
 
-export type LogSink = (line: string) => void
+export interface LogSink {
+  (line: string): void
+  /**
+   * Takes an access-log record to write later, formatted then (the stdout batch has it): what a
+   * request pays is keeping six values. Without it, a sink is handed each line as it is made.
+   */
+  record?(r: AccessRecord): void
+}
+
+/** An access-log line before it is written: when, and what `Logger.request` was given. */
+export interface AccessRecord {
+  at: number
+  id: string | undefined
+  method: string
+  path: string
+  status: number
+  durationMs: number | undefined
+}
+
+/** What an access record adds to a batch, for its size: a line is ~200 bytes. */
+const RECORD_BYTES = 200
 
 /** How long a line may wait for others before it is written, and how much may wait. */
 const FLUSH_MS = 10
@@ -28,34 +48,49 @@ const FLUSH_BYTES = 64 * 1024
  * Lines are batched and written every few milliseconds (or sooner, once a batch is large): under
  * load one write carries hundreds of access-log lines instead of the few a macrotask sees, which
  * kept a write per handful of requests on the hot path. A line is never held longer than
- * FLUSH_MS, and what is pending is written on exit.
+ * FLUSH_MS; what is pending is written on exit (standard output's batch) or by `flush`.
  */
-function bufferedStdout(): LogSink {
-  let pending: string[] = []
+export function batchedSink(
+  write: (chunk: string) => void = (chunk) => process.stdout.write(chunk),
+): LogSink & { flush(): void } {
+  let pending: (string | AccessRecord)[] = []
   let bytes = 0
   let timer: ReturnType<typeof setTimeout> | null = null
   const flush = () => {
     if (timer) clearTimeout(timer)
     timer = null
-    const chunk = pending.join('')
+    let chunk = ''
+    for (const item of pending) chunk += typeof item === 'string' ? item : accessLine(item)
     pending = []
     bytes = 0
-    process.stdout.write(chunk)
+    write(chunk)
   }
-  process.on('exit', () => pending.length && flush())
-  return (line) => {
-    pending.push(line)
-    bytes += line.length
+  const add = (item: string | AccessRecord, size: number) => {
+    pending.push(item)
+    bytes += size
     if (bytes >= FLUSH_BYTES) flush()
     else timer ??= setTimeout(flush, FLUSH_MS)
   }
+  // Access records are formatted when the batch is written, hundreds in one loop, after their
+  // answers went out: in the request, a line cost ~1.7 us of a cached answer's ~16 (its
+  // caches cold), and the same work in a loop a fraction of that.
+  return Object.assign((line: string) => add(line, line.length), {
+    record: (r: AccessRecord) => add(r, RECORD_BYTES),
+    flush: () => pending.length && flush(),
+  })
 }
 
-/** The current time in ISO 8601, made once per millisecond: the access log asks for it per request. */
+/** Standard output, batched; what is pending is written when the process exits. */
+function stdoutSink(): LogSink {
+  const sink = batchedSink()
+  process.on('exit', sink.flush)
+  return sink
+}
+
+/** A time in ISO 8601, made once per millisecond: the access log asks for it per request. */
 let isoMs = 0
 let iso = ''
-function isoNow(): string {
-  const now = Date.now()
+function isoAt(now: number): string {
   if (now !== isoMs) {
     isoMs = now
     iso = new Date(now).toISOString()
@@ -68,7 +103,7 @@ function isoNow(): string {
  * are and joined to the head, rather than copied into a new object first (one line per request);
  * a field named like a head key comes after it, so it wins as it would in a spread.
  */
-export function createLogger(level: LogLevel, sink: LogSink = bufferedStdout()): Logger {
+export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Logger {
   const min = RANK[level]
   const log = (lvl: LogLevel) => {
     const head = `","level":"${lvl}","msg":`
@@ -76,17 +111,23 @@ export function createLogger(level: LogLevel, sink: LogSink = bufferedStdout()):
       if (RANK[lvl] < min) return
       const rest = fields === undefined ? '}' : JSON.stringify(fields)
       const tail = rest.length > 2 ? `,${rest.slice(1)}` : '}'
-      sink(`{"time":"${isoNow()}${head}${JSON.stringify(msg)}${tail}\n`)
+      sink(`{"time":"${isoAt(Date.now())}${head}${JSON.stringify(msg)}${tail}\n`)
     }
   }
   const info = RANK.info >= min
+  const record = sink.record
   const request: Logger['request'] = (id, method, path, status, durationMs) => {
     if (!info) return
-    const idField = id === undefined ? '' : `,"request_id":${JSON.stringify(id)}`
-    const duration = durationMs === undefined ? '' : `,"duration_ms":${durationMs}`
-    sink(
-      `{"time":"${isoNow()}","level":"info","msg":"request"${idField},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status}${duration}}\n`,
-    )
+    const r = { at: Date.now(), id, method, path, status, durationMs }
+    if (record) record(r)
+    else sink(accessLine(r))
   }
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), request }
+}
+
+/** The access-log line of a record: what `info('request', fields)` writes, from one template. */
+function accessLine({ at, id, method, path, status, durationMs }: AccessRecord): string {
+  const idField = id === undefined ? '' : `,"request_id":${JSON.stringify(id)}`
+  const duration = durationMs === undefined ? '' : `,"duration_ms":${durationMs}`
+  return `{"time":"${isoAt(at)}","level":"info","msg":"request"${idField},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status}${duration}}\n`
 }
