@@ -81,13 +81,13 @@ const headed = new WeakSet<Response>()
  * for it (`IdentityBridge.route`), so a repeated URL is not cut up again.
  */
 export interface Route {
-  target: InstanceTarget
+  readonly target: Readonly<InstanceTarget>
   /** The request's path, as the access log writes it. */
-  pathname: string
+  readonly pathname: string
   /** Its path below the issuer's prefix. */
-  path: string
+  readonly path: string
   /** The cached document at that path, if it is one. */
-  document: Document | null
+  readonly document: Document | null
 }
 
 /** What the front door knows of who sent a request, each resolved only when asked. */
@@ -143,7 +143,8 @@ export class IdentityBridge {
     const target = this.addressing.resolve(host, pathname)
     if (!target) return null
     const path = subPath(pathname, target)
-    return { target, pathname, path, document: documentAt(path) }
+    // Shared by every request of this URL (the front door remembers it): never changed.
+    return Object.freeze({ target: Object.freeze(target), pathname, path, document: documentAt(path) })
   }
 
   /**

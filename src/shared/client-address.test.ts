@@ -4,11 +4,13 @@ import {
   type Cidr,
   clientAddress,
   formatIp,
+  fromTrustedProxy,
   inCidr,
   parseCidr,
   parseIp,
   resolveClientAddress,
 } from './client-address'
+import { requestIdFor } from './plugins/request-log'
 
 const cidrs = (...list: string[]): Cidr[] =>
   list.map((text) => {
@@ -151,6 +153,41 @@ describe('clientAddress', () => {
     expect(clientAddress(request, server, cidrs('127.0.0.1'))).toBe('198.51.100.7')
     expect(clientAddress(request, server, [])).toBe('127.0.0.1')
     expect(clientAddress(request, null, cidrs('127.0.0.1'))).toBe('')
+  })
+})
+
+describe('a request id from a proxy', () => {
+  const sent = (peer: string) => ({
+    request: new Request('http://localhost/', { headers: { 'x-request-id': 'edge-42.abc' } }),
+    server: { requestIP: () => ({ address: peer }) },
+  })
+
+  it('is believed only from a peer among the trusted proxies', () => {
+    for (const [peer, trusted, kept] of [
+      ['::ffff:10.1.2.3', cidrs('10.0.0.0/8'), true],
+      ['10.1.2.3', cidrs('10.0.0.0/8', 'fd00::/8'), true],
+      // Proxies configured, the client not one of them: its own id is replaced.
+      ['::ffff:127.0.0.1', cidrs('10.0.0.0/8'), false],
+      ['192.0.2.9', cidrs('10.0.0.0/8', 'fd00::/8'), false],
+      ['not an address', cidrs('10.0.0.0/8'), false],
+    ] as const) {
+      const { request, server } = sent(peer)
+      const fromProxy = fromTrustedProxy(request, server, trusted)
+      expect(fromProxy).toBe(kept)
+      const ours = expect.stringMatching(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      )
+      expect(requestIdFor(request, fromProxy)).toEqual(kept ? 'edge-42.abc' : ours)
+    }
+  })
+
+  it('is not looked for when no proxy is trusted: the server is not asked', () => {
+    const server = {
+      requestIP: () => {
+        throw new Error('asked for the peer')
+      },
+    }
+    expect(fromTrustedProxy(new Request('http://localhost/'), server, [])).toBe(false)
   })
 })
 

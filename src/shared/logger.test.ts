@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'bun:test'
+import { describe, expect, it, spyOn } from 'bun:test'
 import { batchedSink, createLogger } from './logger'
 
 describe('the access-log line', () => {
@@ -30,24 +30,46 @@ describe('the access-log line', () => {
 
 describe('the batch of standard output', () => {
   it('writes every line in order, access lines formatted as they would be at once', () => {
+    // Each run sees the same clock, a millisecond a call: a line formatted with the time of its
+    // batch's writing instead of its own would differ.
+    let ms = 0
+    const clock = spyOn(Date, 'now').mockImplementation(() => 1_780_000_000_000 + ms++)
     const direct: string[] = []
     const chunks: string[] = []
     const batch = batchedSink((chunk) => chunks.push(chunk))
-    for (const sink of [(line: string) => direct.push(line), batch]) {
-      const log = createLogger('info', sink)
-      for (let i = 0; i < 1000; i++) {
-        log.request(`id-${i}`, 'GET', `/i/x/"caf\u00e9"/${i}`, 200, i / 100)
-        if (i % 100 === 0) log.warn('something', { i })
+    try {
+      for (const sink of [(line: string) => direct.push(line), batch]) {
+        ms = 0
+        const log = createLogger('info', sink)
+        for (let i = 0; i < 1000; i++) {
+          log.request(`id-${i}`, 'GET', `/i/x/"caf\u00e9"/${i}`, 200, i / 100)
+          if (i % 100 === 0) log.warn('something', { i })
+        }
+        log.request(undefined, 'POST', '/v1/workspaces', 422)
       }
-      log.request(undefined, 'POST', '/v1/workspaces', 422)
+      batch.flush()
+    } finally {
+      clock.mockRestore()
     }
-    batch.flush()
-    // The two runs were made at different times.
-    const withoutTime = (text: string) => text.replace(/"time":"[^"]+"/g, '"time":""')
-    expect(withoutTime(chunks.join(''))).toBe(withoutTime(direct.join('')))
+    expect(chunks.join('')).toBe(direct.join(''))
+    expect(new Set(direct.map((l) => (JSON.parse(l) as { time: string }).time)).size).toBe(direct.length)
     // A thousand lines in a few writes, each of whole lines.
     expect(chunks.length).toBeGreaterThan(1)
     expect(chunks.length).toBeLessThan(10)
     for (const chunk of chunks) expect(chunk.endsWith('\n')).toBe(true)
+  })
+
+  it('writes a batch once its lines reach 64 KiB, long paths counted as they are', () => {
+    const chunks: string[] = []
+    const log = createLogger(
+      'info',
+      batchedSink((chunk) => chunks.push(chunk)),
+    )
+    const long = `/v1/${'x'.repeat(8000)}`
+    for (let i = 0; i < 8; i++) log.request(`id-${i}`, 'GET', long, 404, 0.1)
+    expect(chunks).toHaveLength(0)
+    log.request('id-8', 'GET', long, 404, 0.1)
+    expect(chunks).toHaveLength(1)
+    expect(chunks[0]!.split('\n')).toHaveLength(10)
   })
 })
