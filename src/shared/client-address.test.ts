@@ -152,7 +152,9 @@ describe('clientAddress', () => {
     const server = { requestIP: () => ({ address: '::ffff:127.0.0.1' }) }
     expect(clientAddress(request, server, cidrs('127.0.0.1'))).toBe('198.51.100.7')
     expect(clientAddress(request, server, [])).toBe('127.0.0.1')
-    expect(clientAddress(request, null, cidrs('127.0.0.1'))).toBe('')
+    // Under app.handle there is no server, so no peer (a request has one server: a new one here).
+    const handled = new Request('http://localhost/', { headers: { 'x-forwarded-for': '198.51.100.7' } })
+    expect(clientAddress(handled, null, cidrs('127.0.0.1'))).toBe('')
   })
 })
 
@@ -179,6 +181,21 @@ describe('a request id from a proxy', () => {
       )
       expect(requestIdFor(request, fromProxy)).toEqual(kept ? 'edge-42.abc' : ours)
     }
+  })
+
+  it('asks the server for the peer once, for the id and the client address alike', () => {
+    let asked = 0
+    const server = {
+      requestIP: () => {
+        asked++
+        return { address: '10.1.2.3' }
+      },
+    }
+    const request = new Request('http://localhost/', { headers: { 'x-forwarded-for': '198.51.100.7' } })
+    const trusted = cidrs('10.0.0.0/8')
+    expect(fromTrustedProxy(request, server, trusted)).toBe(true)
+    expect(clientAddress(request, server, trusted)).toBe('198.51.100.7')
+    expect(asked).toBe(1)
   })
 
   it('is not looked for when no proxy is trusted: the server is not asked', () => {

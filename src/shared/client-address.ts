@@ -178,7 +178,7 @@ export function clientAddress(
 ): string {
   const known = resolved.get(request)
   if (known?.trusted === trusted) return known.address
-  const peer = server?.requestIP(request)?.address ?? ''
+  const peer = trusted.length ? proxiedPeer(request, server) : (server?.requestIP(request)?.address ?? '')
   const address = resolveClientAddress(peer, request.headers.get('x-forwarded-for'), trusted)
   resolved.set(request, { trusted, address })
   return address
@@ -194,8 +194,22 @@ export function fromTrustedProxy(
   trusted: readonly Cidr[],
 ): boolean {
   if (trusted.length === 0) return false
-  const known = peerOf(server?.requestIP(request)?.address ?? '')
+  const known = peerOf(proxiedPeer(request, server))
   return known !== null && trusted.some((c) => inCidr(known.bytes, c))
+}
+
+/**
+ * The TCP peer of a request, asked once: behind proxies both the request id and the client address
+ * need it. Remembered only then (without proxies the client address is the one question).
+ */
+const askedPeers = new WeakMap<Request, string>()
+function proxiedPeer(request: Request, server: PeerSource | null | undefined): string {
+  let peer = askedPeers.get(request)
+  if (peer === undefined) {
+    peer = server?.requestIP(request)?.address ?? ''
+    askedPeers.set(request, peer)
+  }
+  return peer
 }
 
 /**
