@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { SQL } from 'bun'
-import { testStore } from './support/postgres'
+import { PostgresStore } from '../src/db/postgres'
+import { acquireNodeLock } from '../src/db/serve-lock'
+import { createLogger } from '../src/shared/logger'
+import { tempDir } from './support/core'
+import { createTestDatabase, testStore } from './support/postgres'
 import { startTestServer, type TestServer } from './support/server'
 import { eventually } from './support/users'
 
@@ -115,5 +119,37 @@ describe.skipIf(testStore !== 'postgres')('the node lock (PostgreSQL leg)', () =
     })
     expect((await healthz()).body.status).toBe('ok')
     expect((await holder())?.application_name).toBe('gatehouse-lock')
+  })
+})
+
+describe.skipIf(testStore !== 'postgres')('a node starting (PostgreSQL leg)', () => {
+  it('waits for a predecessor with its node id that is still stopping, and refuses one that stays', async () => {
+    const url = await createTestDatabase()
+    const store = new PostgresStore({ url, poolSize: 2 })
+    // The predecessor's session, still holding the node id's lock for a moment after it stopped.
+    const predecessor = new SQL({ url, max: 1 })
+    const log = createLogger('error', () => {})
+    const key = 'gatehouse:node:restarted'
+    const session = await predecessor.reserve()
+    try {
+      await session.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key])
+      const ended = Bun.sleep(400).then(() => session.unsafe('SELECT pg_advisory_unlock_all()'))
+      const started = performance.now()
+      const lock = await acquireNodeLock(store, tempDir(), 'restarted', { log, waitMs: 3000 })
+      await ended
+      expect(lock.state).toBe('held')
+      expect(performance.now() - started).toBeGreaterThanOrEqual(350)
+      await lock.release()
+
+      // A live node keeps its lock: the next one is refused once the wait is over.
+      await session.unsafe('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key])
+      await expect(acquireNodeLock(store, tempDir(), 'restarted', { log, waitMs: 300 })).rejects.toThrow(
+        'node id "restarted" is in use by a running node on this database',
+      )
+    } finally {
+      session.release()
+      await predecessor.close()
+      await store.close()
+    }
   })
 })

@@ -53,6 +53,13 @@ export interface NodeLock {
 export const NODE_LOCK_CHECK_MS = 3000
 
 /**
+ * How long a node starting on PostgreSQL waits for its node id's lock: a predecessor with the same
+ * id that is stopping (a restart) may still hold it while its session ends.
+ */
+export const NODE_LOCK_WAIT_MS = 3000
+const NODE_LOCK_RETRY_MS = 100
+
+/**
  * What `serve` holds while it runs, so that the start-up reclaim of its earlier boot's jobs can
  * never take a live process's. SQLite: the DATA_DIR lock (one process per store), which the kernel
  * holds for the process's life. PostgreSQL: an advisory lock on the node id (NODE_ID, or
@@ -65,13 +72,19 @@ export async function acquireNodeLock(
   store: Store,
   dataDir: string,
   nodeId: string,
-  opts: { log: Logger; checkEveryMs?: number },
+  opts: { log: Logger; checkEveryMs?: number; waitMs?: number },
 ): Promise<NodeLock> {
   if (!(store instanceof PostgresStore)) {
     const lock = acquireServeLock(dataDir)
     return { state: 'held', confirm: async () => true, release: () => lock.release() }
   }
-  const lock = await store.holdLock(`gatehouse:node:${nodeId}`)
+  const key = `gatehouse:node:${nodeId}`
+  const deadline = Date.now() + (opts.waitMs ?? NODE_LOCK_WAIT_MS)
+  let lock = await store.holdLock(key)
+  while (!lock && Date.now() < deadline) {
+    await Bun.sleep(NODE_LOCK_RETRY_MS)
+    lock = await store.holdLock(key)
+  }
   if (!lock) {
     throw new ServeLockTaken(
       `node id "${nodeId}" is in use by a running node on this database: give each node its own NODE_ID`,

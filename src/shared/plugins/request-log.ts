@@ -11,8 +11,8 @@ const started = new WeakMap<Request, { t: number; id: string }>()
  * proxy would not: it could give its requests another request's id in the log. Nor is the header
  * read then (the first read of a request's headers copies them all, on every cached answer).
  */
-export function requestIdFor(request: Request, fromTrustedProxy: boolean): string {
-  const incoming = fromTrustedProxy ? request.headers.get('x-request-id') : null
+export function requestIdFor(request: Request, fromProxy: boolean): string {
+  const incoming = fromProxy ? request.headers.get('x-request-id') : null
   return incoming && INCOMING_ID.test(incoming) ? incoming : crypto.randomUUID()
 }
 
