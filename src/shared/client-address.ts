@@ -104,6 +104,9 @@ export function inCidr(address: Uint8Array, cidr: Cidr): boolean {
   return true
 }
 
+/** Whether an address is in any of the blocks (the trusted proxies). */
+const inAny = (address: Uint8Array, cidrs: readonly Cidr[]) => cidrs.some((c) => inCidr(address, c))
+
 /** An X-Forwarded-For entry: an address, optionally bracketed (IPv6) or with a port. */
 function parseForwarded(entry: string): Uint8Array | null {
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(entry)
@@ -127,14 +130,13 @@ export function resolveClientAddress(
   // No forwarded-for (the usual case without a proxy): the peer, parsed and formatted once.
   if (!forwardedFor) return known.text
   let client = known.bytes
-  const isTrusted = (a: Uint8Array) => trusted.some((c) => inCidr(a, c))
-  if (isTrusted(client)) {
+  if (inAny(client, trusted)) {
     const entries = forwardedFor.split(',')
     for (let i = entries.length - 1; i >= 0; i--) {
       const hop = parseForwarded(entries[i]!.trim())
       if (!hop) break
       client = hop
-      if (!isTrusted(hop)) break
+      if (!inAny(hop, trusted)) break
     }
   }
   return formatIp(client)
@@ -195,7 +197,7 @@ export function fromTrustedProxy(
 ): boolean {
   if (trusted.length === 0) return false
   const known = peerOf(proxiedPeer(request, server))
-  return known !== null && trusted.some((c) => inCidr(known.bytes, c))
+  return known !== null && inAny(known.bytes, trusted)
 }
 
 /**
