@@ -33,23 +33,66 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
 /** Clients one instance remembers at most. */
 const KNOWN_CLIENTS = 1000
 
+/** A client an instance remembers: its metadata until `until`, and oidc-provider's Client of it. */
+interface Known {
+  metadata: Metadata
+  until: number
+  /** oidc-provider's Client object made of this metadata, once it made one (`remembered`). */
+  client?: unknown
+}
+
+export interface ClientFinder {
+  /** The adapter's `find` of a client: its metadata, without a promise when remembered. */
+  (clientId: string): Found
+  /**
+   * oidc-provider's static-client slot (`#int.staticClients`), answered from the clients this
+   * instance remembers: a remembered client's Client object is found by its id. The dynamic path
+   * awaits the adapter, then serialises and hashes the metadata to find the Client, on every token
+   * request. A client not remembered is left to that path. `get` answers the metadata until
+   * oidc-provider made its Client (`new Client(metadata)`, then `set`, with no await between them
+   * for clients without a sector identifier, which ours never have).
+   */
+  readonly remembered: { get(clientId: string): unknown; set(clientId: string, client: unknown): void }
+}
+
+/** The static-client slot over remembered clients (see ClientFinder). */
+function rememberedSlot(current: (clientId: string) => Known | undefined): ClientFinder['remembered'] {
+  return {
+    get: (clientId) => {
+      const known = current(clientId)
+      return known && (known.client ?? known.metadata)
+    },
+    set: (clientId, client) => {
+      const known = current(clientId)
+      if (known) known.client = client
+    },
+  }
+}
+
 /**
  * How one instance finds its clients: the platform's from code, a workspace's from the apps
  * feature (`source`, read live: a new app works at once). Clients found lately are remembered (a
  * lookup per token request costs more than the rest of client authentication) until the Provider
  * is dropped on a change (`core.instances`), else for MEMO_MS.
  */
-export function createClientFinder(core: Core, instanceId: string, source: ClientSource) {
+export function createClientFinder(core: Core, instanceId: string, source: ClientSource): ClientFinder {
   if (instanceId === PLATFORM) {
-    const own = new Map([...platformClients(core)].map(([id, c]) => [id, clientMetadata(c, false)]))
-    return (clientId: string): Found => own.get(clientId)
+    const own = new Map<string, Known>(
+      [...platformClients(core)].map(([id, c]) => [
+        id,
+        { metadata: clientMetadata(c, false), until: Infinity },
+      ]),
+    )
+    return Object.assign((clientId: string): Found => own.get(clientId)?.metadata, {
+      remembered: rememberedSlot((clientId) => own.get(clientId)),
+    })
   }
   // A Map that grows with the clients actually used, not an LRUCache: lru-cache allocates its
   // whole capacity up front (24.5 KiB for 1,000 slots), in every Provider of the pool, where most
   // instances use one or two clients. Entries live MEMO_MS, so the bound is reached only by a
   // burst of distinct clients; the expired ones go first, then the oldest.
-  const known = new Map<string, { metadata: Metadata; until: number }>()
-  const remember = (clientId: string, entry: { metadata: Metadata; until: number }, now: number) => {
+  const known = new Map<string, Known>()
+  const remember = (clientId: string, entry: Known, now: number) => {
     known.delete(clientId)
     if (known.size >= KNOWN_CLIENTS) {
       for (const [id, e] of known) if (e.until <= now) known.delete(id)
@@ -60,11 +103,15 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
     }
     known.set(clientId, entry)
   }
-  // A remembered client is answered without a promise of its own: this runs on every token request.
-  return (clientId: string): Found => {
-    const now = core.clock.now()
+  const fresh = (clientId: string): Known | undefined => {
     const hit = known.get(clientId)
-    if (hit && hit.until > now) return hit.metadata
+    return hit && hit.until > core.clock.now() ? hit : undefined
+  }
+  // A remembered client is answered without a promise of its own: this runs on every token request.
+  const find = (clientId: string): Found => {
+    const hit = fresh(clientId)
+    if (hit) return hit.metadata
+    const now = core.clock.now()
     return source.find(instanceId, clientId).then((client) => {
       if (!client) {
         known.delete(clientId)
@@ -75,4 +122,5 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
       return metadata
     })
   }
+  return Object.assign(find, { remembered: rememberedSlot(fresh) })
 }

@@ -86,8 +86,10 @@ function shareProvider(provider: Provider): void {
   const dynamic = int.dynamicClients as { get?: unknown; set?: unknown } | undefined
   expect(typeof dynamic?.get === 'function' && typeof dynamic.set === 'function', '#int.dynamicClients')
   redirect(int, 'dynamicClients', () => current().clientObjects)
-  // A static client would belong to every instance.
+  // The static-client slot: the clients the instance remembers, found by id (clients.ts), where a
+  // static client of the construction would belong to every instance.
   expect(int.staticClients === undefined, '#int.staticClients')
+  redirect(int, 'staticClients', () => current().findClient.remembered)
   // Path-based instances share a host: the long-lived cookies are scoped to the instance's path.
   expect(typeof cookies.path === 'string', 'configuration.cookies.long.path')
   redirect(cookies, 'path', () => current().prefix || '/')

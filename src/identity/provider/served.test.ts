@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, spyOn } from 'bun:test'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import type Provider from 'oidc-provider'
 import { type TestCore, testCore } from '../../../tests/support/core'
 import { inject } from '../inject'
+import { MEMO_MS } from '../instances'
 import { ensureInstanceKeys, loadInstanceKeys } from '../keys'
 import { DEFAULT_LOGIN_POLICY } from '../policy'
 import { buildProvider, type ServedInstance, servedInstance, serving } from '.'
@@ -138,6 +139,42 @@ describe('the shared Provider', () => {
     const cookies = res.headers.getSetCookie()
     expect(cookies.length).toBeGreaterThan(0)
     expect(cookies.every((c) => c.includes(`path=/i/${A}`))).toBe(true)
+  })
+})
+
+describe("a remembered client's Client object", () => {
+  it('is found by its id, without the metadata serialised and hashed again, until the memo ends', async () => {
+    const instance = served[A]!
+    const clientId = `app-${A}`
+    expect((await token(A, clientId)).status).toBe(200)
+    const built = instance.findClient.remembered.get(clientId)
+    expect(built).toBeInstanceOf(provider.Client)
+    const stringify = spyOn(JSON, 'stringify')
+    try {
+      const found = await serving(instance, () => provider.Client.find(clientId))
+      expect(found).toBe(built as never)
+      // The dynamic path finds a Client by a digest of JSON.stringify(metadata).
+      const ofMetadata = stringify.mock.calls.filter(
+        ([v]) => (v as { client_id?: string })?.client_id === clientId,
+      )
+      expect(ofMetadata).toHaveLength(0)
+    } finally {
+      stringify.mockRestore()
+    }
+    expect((await token(A, clientId)).status).toBe(200)
+    expect(instance.findClient.remembered.get(clientId)).toBe(built)
+    // Past the memo the client is read again (the dynamic path), and the next request makes its
+    // Client of what was read.
+    core.clock.advance(MEMO_MS + 1)
+    expect(instance.findClient.remembered.get(clientId)).toBeUndefined()
+    expect((await token(A, clientId)).status).toBe(200)
+    expect(instance.findClient.remembered.get(clientId)).toEqual(
+      expect.objectContaining({ client_id: clientId }),
+    )
+    expect((await token(A, clientId)).status).toBe(200)
+    const again = instance.findClient.remembered.get(clientId)
+    expect(again).toBeInstanceOf(provider.Client)
+    expect(again).not.toBe(built)
   })
 })
 
