@@ -47,7 +47,19 @@ function expectControlPlaneHeaders(res: Response) {
   expect(res.headers.get('strict-transport-security')).toBeNull()
 }
 
-function expectIdentityHeaders(res: Response) {
+/** The identity plane's headers, and the policy of a page or of a JSON answer that is none. */
+function expectIdentityHeaders(res: Response, kind: 'page' | 'document' = 'page') {
+  if (kind === 'document') {
+    expect(res.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+    )
+  } else {
+    expect(directives(res)['script-src']).toContain("'self'")
+  }
+  expectPlaneHeaders(res)
+}
+
+function expectPlaneHeaders(res: Response) {
   expect(res.headers.get('x-content-type-options')).toBe('nosniff')
   expect(res.headers.get('x-frame-options')).toBe('DENY')
   const csp = directives(res)
@@ -165,9 +177,15 @@ describe('identity plane security headers', () => {
     expect(forgot.status).toBe(200)
     expectIdentityHeaders(forgot)
     expect(forgot.headers.get('cache-control')).toBe('no-store')
-    const discovery = await get(`/i/${workspaceId}/.well-known/openid-configuration`)
-    expect(discovery.status).toBe(200)
-    expectIdentityHeaders(discovery)
+    // Discovery and JWKS, answered by the provider, then from the cache: the document policy.
+    for (let i = 0; i < 2; i++) {
+      const discovery = await get(`/i/${workspaceId}/.well-known/openid-configuration`)
+      expect(discovery.status).toBe(200)
+      expectIdentityHeaders(discovery, 'document')
+      const jwks = await get(`/i/${workspaceId}/jwks`)
+      expect(jwks.status).toBe(200)
+      expectIdentityHeaders(jwks, 'document')
+    }
     const noInstance = await get('/i/00000000-0000-4000-8000-000000000000/device', {
       headers: { accept: 'text/html' },
     })
@@ -184,7 +202,7 @@ describe('identity plane security headers', () => {
     expect(device.status).toBe(200)
     expect(((await device.json()) as { device_code?: string }).device_code).toBeTruthy()
     expect(device.headers.get('cache-control')).toBe('no-store')
-    expectIdentityHeaders(device)
+    expectIdentityHeaders(device, 'document')
     const res = await get('/i/platform/token', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -192,7 +210,7 @@ describe('identity plane security headers', () => {
     })
     expect(res.status).toBeGreaterThanOrEqual(400)
     expect(res.headers.get('cache-control')).toBe('no-store')
-    expectIdentityHeaders(res)
+    expectIdentityHeaders(res, 'document')
   })
 })
 

@@ -19,7 +19,7 @@ import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
 import { serving } from './provider'
 import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
-import { type HeaderBag, identitySecurityHeaders } from './security-headers'
+import { DOCUMENT_CSP, type HeaderBag, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
 const failureOf = (e: unknown): IdentityError => (isStoreUnavailable(e) ? STORE_UNAVAILABLE : SERVER_ERROR)
@@ -290,6 +290,7 @@ export class IdentityBridge {
         ([k]) => k === 'content-type' || k === 'cache-control' || k === 'access-control-allow-origin',
       )
       const cached = new Response(await response.arrayBuffer(), { status: 200, headers: kept })
+      cached.headers.set('content-security-policy', DOCUMENT_CSP)
       this.secureHeaders(cached.headers)
       // The provider answered: the pool found the instance serving just now.
       const now = this.core.clock.now()
@@ -355,13 +356,14 @@ export class IdentityBridge {
       writeError(res, INSTANCE_NOT_FOUND, req.headers.accept)
       return
     }
-    // Set first so oidc-provider can add its inline scripts' hashes to it (see IDENTITY_CSP; `csp` is it, with the brand's style).
-    res.setHeader('content-security-policy', instance.csp)
+    const page = !JSON_ENDPOINTS.has(to.path)
+    // Set first so oidc-provider can add its inline scripts' hashes to a page's (see IDENTITY_CSP;
+    // `csp` is it, with the brand's style). The JSON endpoints answer no page: the document policy.
+    res.setHeader('content-security-policy', page ? instance.csp : DOCUMENT_CSP)
     // The shared Provider and the pages read the instance from here on. Every page drawn, the
     // provider's own included, wears the instance's brand; the JSON endpoints are no page.
     await serving(instance, () => {
-      if (!JSON_ENDPOINTS.has(to.path))
-        return drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
+      if (page) return drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
       instance.callback(req, res)
     })
   }

@@ -36,6 +36,18 @@ const logoSource = (logoUrl: string) => {
 
 export const IDENTITY_CSP = identityCsp()
 
+/**
+ * The policy of the plane's answers that are no page (discovery, JWKS, token, introspection,
+ * userinfo…: JSON, never rendered): nothing may load in them or frame them, as an API answers
+ * (OWASP REST Security). A fifth of the pages' policy in bytes, on the plane's most frequent
+ * answers, whose every client parses it.
+ */
+export const DOCUMENT_CSP = cspOf({
+  'default-src': ["'none'"],
+  'frame-ancestors': ["'none'"],
+  'base-uri': ["'none'"],
+})
+
 /** What the policy below reads and writes: a fetch `Headers`, or the header map of an injected response. */
 export interface HeaderBag {
   has(name: string): boolean
