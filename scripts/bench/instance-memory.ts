@@ -3,7 +3,9 @@
 // copy), each serving one discovery and one client-credentials token through the one shared
 // Provider and `inject` as the bridge does, held like the pool holds them; heap (bun:jsc
 // heapStats) and RSS after Bun.gc(true), before and after, per instance. `--churn M`: M loads
-// through a 500-slot window instead, printing heap and RSS every 1,000.
+// through a 500-slot window instead, printing heap and RSS every 1,000. `--no-discovery`,
+// `--no-token`: leave that request out, to see what each adds to an instance (a discovery alone
+// never yields to the event loop here, so what it frees is not yet released: read it with a token).
 
 import { heapStats } from 'bun:jsc'
 import { randomBytes } from 'node:crypto'
@@ -24,7 +26,7 @@ import { createLogger } from '../../src/shared/logger'
 const args = process.argv.slice(2)
 const churnAt = args.indexOf('--churn')
 const churn = churnAt >= 0 ? Number(args[churnAt + 1]) : 0
-const count = Number(args.find((a, i) => !a.startsWith('--') && i !== churnAt + 1) ?? 2000)
+const count = Number(args.find((a, i) => !a.startsWith('--') && !(churnAt >= 0 && i === churnAt + 1)) ?? 2000)
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-instance-memory-'))
 const config = loadConfig({
   DATA_DIR: dataDir,
@@ -83,16 +85,17 @@ async function buildAndServe() {
     const text = await res.text()
     if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`)
   }
-  await call('GET', '/.well-known/openid-configuration', {})
-  await call(
-    'POST',
-    '/token',
-    {
-      authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    'grant_type=client_credentials',
-  )
+  if (!args.includes('--no-discovery')) await call('GET', '/.well-known/openid-configuration', {})
+  if (!args.includes('--no-token'))
+    await call(
+      'POST',
+      '/token',
+      {
+        authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      'grant_type=client_credentials',
+    )
   held.push(instance)
 }
 
@@ -124,7 +127,7 @@ if (churn > 0) {
   for (let i = 0; i < count; i++) await buildAndServe()
   const after = collected()
   console.log(
-    `${count} instances, each served one discovery and one token: ${kib((after.heap - before.heap) / count)} of heap and ${kib((after.rss - before.rss) / count)} of RSS each through one Provider (heap ${mib(before.heap)} → ${mib(after.heap)}, RSS ${mib(before.rss)} → ${mib(after.rss)})`,
+    `${count} instances, ${args.includes('--no-discovery') ? 'no discovery' : 'one discovery'} and ${args.includes('--no-token') ? 'no token' : 'one token'} each: ${kib((after.heap - before.heap) / count)} of heap and ${kib((after.rss - before.rss) / count)} of RSS each through one Provider (heap ${mib(before.heap)} → ${mib(after.heap)}, RSS ${mib(before.rss)} → ${mib(after.rss)})`,
   )
 }
 await core.store.close()
