@@ -1,0 +1,193 @@
+// `bun scripts/bench/alternate.ts <A> <B> [--path P] [--windows N] [--seconds S] [--log-level L]`:
+// two servers up side by side, measured in alternating windows (A B, B A, A B, …) under the
+// bench's closed-loop load (32 connections), so that a slow minute of a shared machine falls on
+// both. Prints each side's median rate and server CPU per request, and the median over the pairs
+// of B's rate / A's: on a 2-core machine whose speed drifts by a third within minutes, a 3%
+// difference shows here where sequential runs (scripts/bench.ts) cannot separate it.
+//   A, B   a source tree of Gatehouse (a directory holding src/main.ts: this checkout, or another
+//          one, e.g. `git worktree add /tmp/before HEAD~1`), or `bare`: scripts/bench/baseline-bytes.ts
+//          answering the bytes and representation headers A's instance answered (A must be a tree)
+//   --path     below a seeded workspace's issuer: /.well-known/openid-configuration (default), /jwks,
+//              or /token (client credentials of its web app)
+//   --windows  alternations (default 12); --seconds each window's length (default 5; short windows
+//              miss the collector's work, which runs while a server idles)
+// Each tree runs `bun src/main.ts serve` from its own directory on a store seeded from this
+// checkout's scripts/bench/setup.ts (both trees must share the schema).
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Check, expect200, expectAccessToken, runCheckedLoad } from './checked-load'
+import { cpuWindow } from './cpu'
+import { basicAuth, freePort, seedWorkspace } from './setup'
+
+const args = process.argv.slice(2)
+const flag = (name: string) => {
+  const at = args.indexOf(`--${name}`)
+  return at >= 0 ? args[at + 1] : undefined
+}
+const sides = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'))
+const path = flag('path') ?? '/.well-known/openid-configuration'
+const windows = Number(flag('windows') ?? 12)
+const seconds = Number(flag('seconds') ?? 5)
+const logLevel = flag('log-level') ?? 'info'
+if (sides.length !== 2 || sides[0] === 'bare' || !(windows >= 1) || !(seconds > 0)) {
+  console.error(
+    'usage: alternate.ts <tree> <tree|bare> [--path P] [--windows N] [--seconds S] [--log-level L]',
+  )
+  process.exit(2)
+}
+for (const side of sides)
+  if (side !== 'bare' && !existsSync(join(side, 'src/main.ts'))) {
+    console.error(`${side}: no src/main.ts (a Gatehouse source tree, or bare)`)
+    process.exit(2)
+  }
+
+/** The bench servers' limits (scripts/bench.ts): on, never reached. */
+const LIMITS = {
+  RATE_LIMIT_WORKSPACE_PER_MINUTE: '1000000',
+  RATE_LIMIT_ORGANISATION_PER_MINUTE: '10000000',
+  RATE_LIMIT_ADDRESS_PER_MINUTE: '1000000',
+  RATE_LIMIT_BATCH_PER_MINUTE: '1000000',
+  RATE_LIMIT_DATA_PLANE_RPS: '1000000',
+  RATE_LIMIT_DATA_PLANE_BURST: '10000000',
+}
+
+interface Side {
+  /** One window of load: its rate and the server's CPU per request (µs). */
+  window(): Promise<{ rps: number; us: number }>
+  stop(): Promise<void>
+}
+
+function sideOf(
+  proc: ReturnType<typeof Bun.spawn>,
+  make: () => Request,
+  check: Check,
+  cleanup = () => {},
+): Side {
+  return {
+    async window() {
+      const done = cpuWindow(proc.pid)
+      const load = await runCheckedLoad(make, check, { seconds, connections: 32 })
+      const cpu = done().server
+      if (load.errors) throw new Error(`${load.errors} errors: ${[...load.errorKinds.keys()].join('; ')}`)
+      return { rps: load.rps, us: cpu === null ? Number.NaN : (cpu * 1e6) / load.requests }
+    },
+    async stop() {
+      proc.kill()
+      await proc.exited
+      cleanup()
+    },
+  }
+}
+
+/** A Gatehouse of `tree` with one seeded workspace; `url` is what its side is asked. */
+async function gatehouse(tree: string): Promise<Side & { url: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-alternate-'))
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: base,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: logLevel,
+    DATABASE_URL: '',
+    ...LIMITS,
+  }
+  // Its access log into a file, as the bench's servers.
+  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve'], {
+    cwd: resolve(tree),
+    env: { ...process.env, ...env },
+    stdout: Bun.file(join(dataDir, 'stdout.log')),
+    stderr: 'inherit',
+  })
+  for (let tries = 0; ; tries++) {
+    if (proc.exitCode !== null || tries > 300) throw new Error(`${tree} did not start`)
+    const up = await fetch(`${base}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    )
+    if (up) break
+    await Bun.sleep(100)
+  }
+  const ws = await seedWorkspace(env)
+  const url = `${ws.issuer}${path}`
+  const make =
+    path === '/token'
+      ? () =>
+          new Request(url, {
+            method: 'POST',
+            headers: {
+              authorization: basicAuth(ws.clientId, ws.clientSecret),
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            body: 'grant_type=client_credentials',
+          })
+      : () => new Request(url)
+  const side = sideOf(proc, make, path === '/token' ? expectAccessToken : expect200, () =>
+    rmSync(dataDir, { recursive: true, force: true }),
+  )
+  return { ...side, url }
+}
+
+/** scripts/bench/baseline-bytes.ts answering what `url` answers. */
+async function bare(url: string): Promise<Side> {
+  const res = await fetch(url)
+  const headers = Object.fromEntries(
+    ['content-type', 'cache-control', 'access-control-allow-origin'].flatMap((k) => {
+      const v = res.headers.get(k)
+      return v === null ? [] : [[k, v]]
+    }),
+  )
+  const body = Buffer.from(await res.arrayBuffer()).toString('base64')
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'baseline-bytes.ts')], {
+    env: { ...process.env, BENCH_BODY: body, BENCH_HEADERS: JSON.stringify(headers) },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  let said = ''
+  while (!said.includes('"listening"')) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`baseline-bytes.ts exited: ${said}`)
+    said += new TextDecoder().decode(value)
+  }
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })()
+  const at = (JSON.parse(said.split('\n').find((l) => l.includes('"listening"')) ?? '{}') as { url: string })
+    .url
+  return sideOf(proc, () => new Request(`${at}/`), expect200)
+}
+
+const a = await gatehouse(sides[0]!)
+const b = sides[1] === 'bare' ? await bare(a.url) : await gatehouse(sides[1]!)
+const warm = { A: a, B: b }
+// Each side warmed up by one window of the same load, not counted.
+for (const side of [a, b]) await side.window()
+const seen = { A: [] as { rps: number; us: number }[], B: [] as { rps: number; us: number }[] }
+const pairs: number[] = []
+try {
+  for (let i = 0; i < windows; i++) {
+    const order = i % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)
+    const got: Partial<Record<'A' | 'B', { rps: number; us: number }>> = {}
+    for (const k of order) got[k] = await warm[k].window()
+    seen.A.push(got.A!)
+    seen.B.push(got.B!)
+    pairs.push(got.B!.rps / got.A!.rps)
+    console.log(
+      `window ${i + 1}: A ${Math.round(got.A!.rps)} req/s ${got.A!.us.toFixed(1)} µs/req   B ${Math.round(got.B!.rps)} req/s ${got.B!.us.toFixed(1)} µs/req   B/A ${(got.B!.rps / got.A!.rps).toFixed(3)}`,
+    )
+  }
+} finally {
+  await a.stop()
+  await b.stop()
+}
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Number.NaN
+for (const k of ['A', 'B'] as const)
+  console.log(
+    `${k} (${sides[k === 'A' ? 0 : 1]}): median ${Math.round(median(seen[k].map((s) => s.rps)))} req/s, ${median(seen[k].map((s) => s.us)).toFixed(2)} µs/req`,
+  )
+console.log(`B / A, median of ${windows} pairs: ${median(pairs).toFixed(3)} of the rate`)
