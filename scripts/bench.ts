@@ -90,6 +90,7 @@ import {
 import { randomTokenLoad, resident, settledResident, touchAll } from './bench/memory'
 import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
+  BENCH_RATE_LIMITS,
   type BenchWorkspace,
   basicAuth,
   freePort,
@@ -340,20 +341,6 @@ interface GatehouseOptions {
   env?: Record<string, string>
 }
 
-/**
- * The rate limits of bench servers: on, so the limiter's work on every request (its bucket upserts)
- * is part of what is measured, as a deployment pays it, but at their configurable maxima, which no
- * scenario reaches (1,000,000 a minute is 16,667/s on one workspace or address). RATE_LIMIT_* in
- * this process's environment win (e.g. 0: off, to see what the limiter costs).
- */
-const BENCH_RATE_LIMITS = {
-  RATE_LIMIT_WORKSPACE_PER_MINUTE: '1000000',
-  RATE_LIMIT_ORGANISATION_PER_MINUTE: '10000000',
-  RATE_LIMIT_ADDRESS_PER_MINUTE: '1000000',
-  RATE_LIMIT_BATCH_PER_MINUTE: '1000000',
-  RATE_LIMIT_DATA_PLANE_RPS: '1000000',
-  RATE_LIMIT_DATA_PLANE_BURST: '10000000',
-}
 /** Every limit off: what the limiter's cost is measured against. */
 const LIMITER_OFF = Object.fromEntries(
   Object.keys(BENCH_RATE_LIMITS)

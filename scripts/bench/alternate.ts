@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Check, expect200, expectAccessToken, runCheckedLoad } from './checked-load'
 import { cpuWindow } from './cpu'
-import { basicAuth, freePort, seedWorkspace } from './setup'
+import { BENCH_RATE_LIMITS, basicAuth, freePort, seedWorkspace } from './setup'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -42,16 +42,6 @@ for (const side of sides)
     console.error(`${side}: no src/main.ts (a Gatehouse source tree, or bare)`)
     process.exit(2)
   }
-
-/** The bench servers' limits (scripts/bench.ts): on, never reached. */
-const LIMITS = {
-  RATE_LIMIT_WORKSPACE_PER_MINUTE: '1000000',
-  RATE_LIMIT_ORGANISATION_PER_MINUTE: '10000000',
-  RATE_LIMIT_ADDRESS_PER_MINUTE: '1000000',
-  RATE_LIMIT_BATCH_PER_MINUTE: '1000000',
-  RATE_LIMIT_DATA_PLANE_RPS: '1000000',
-  RATE_LIMIT_DATA_PLANE_BURST: '10000000',
-}
 
 interface Side {
   /** One window of load: its rate and the server's CPU per request (µs). */
@@ -94,7 +84,7 @@ async function gatehouse(tree: string): Promise<Side & { url: string }> {
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: logLevel,
     DATABASE_URL: '',
-    ...LIMITS,
+    ...BENCH_RATE_LIMITS,
   }
   // Its access log into a file, as the bench's servers.
   const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve'], {

@@ -23,6 +23,21 @@ import { freePort } from '../free-port'
 
 export { freePort }
 
+/**
+ * The rate limits of bench servers: on, so the limiter's work on every request (its bucket upserts)
+ * is part of what is measured, as a deployment pays it, but at their configurable maxima, which no
+ * scenario reaches (1,000,000 a minute is 16,667/s on one workspace or address). RATE_LIMIT_* in
+ * this process's environment win (e.g. 0: off, to see what the limiter costs).
+ */
+export const BENCH_RATE_LIMITS = {
+  RATE_LIMIT_WORKSPACE_PER_MINUTE: '1000000',
+  RATE_LIMIT_ORGANISATION_PER_MINUTE: '10000000',
+  RATE_LIMIT_ADDRESS_PER_MINUTE: '1000000',
+  RATE_LIMIT_BATCH_PER_MINUTE: '1000000',
+  RATE_LIMIT_DATA_PLANE_RPS: '1000000',
+  RATE_LIMIT_DATA_PLANE_BURST: '10000000',
+}
+
 export interface BenchWorkspace {
   workspaceId: string
   issuer: string
