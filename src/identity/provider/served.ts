@@ -33,15 +33,24 @@ export interface ServedInstance {
 /** Client objects an instance keeps at most: oidc-provider's own cache holds 100 per Provider. */
 const CLIENT_OBJECTS = 100
 
-/** What oidc-provider's Client.find asks of its cache; bounded, the oldest out first. */
+/**
+ * What oidc-provider's Client.find asks of its cache on its dynamic path; bounded, the oldest out
+ * first. The Client it finds or makes there is of the metadata the adapter has just answered, and
+ * so remembered (`found`): the next request finds it by id (ClientFinder.remembered) instead of
+ * making it again.
+ */
 export class ClientObjects {
   private readonly held = new Map<string, unknown>()
+  constructor(private readonly found: (client: unknown) => void = () => {}) {}
   get(digest: string): unknown {
-    return this.held.get(digest)
+    const client = this.held.get(digest)
+    if (client !== undefined) this.found(client)
+    return client
   }
   set(digest: string, client: unknown): void {
     if (this.held.size >= CLIENT_OBJECTS) this.held.delete(this.held.keys().next().value as string)
     this.held.set(digest, client)
+    this.found(client)
   }
   clear(): void {
     this.held.clear()
@@ -73,6 +82,7 @@ export function servedInstance(
   if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
     throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
   }
+  const findClient = createClientFinder(core, id, clients)
   return {
     id,
     issuer: issuerFor(core.config, id),
@@ -82,8 +92,10 @@ export function servedInstance(
     cookieKeys: keys.cookieKeys,
     policy,
     codec: payloadCodec(core, id),
-    findClient: createClientFinder(core, id, clients),
-    clientObjects: new ClientObjects(),
+    findClient,
+    clientObjects: new ClientObjects((client) =>
+      findClient.remembered.set((client as { clientId: string }).clientId, client),
+    ),
   }
 }
 
