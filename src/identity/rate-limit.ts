@@ -2,8 +2,9 @@ import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { LocalBuckets, type LocalDecision } from '../limits/local-buckets'
 import type { IdentityError } from './errors'
+import { MEMO_MS } from './instances'
 
-/** How long a node trusts its count of live nodes and an instance's own rate. */
+/** How long a node trusts its count of live nodes (one read per node, whatever the instances). */
 const REFRESH_MS = 5_000
 
 /** The data plane's refusal: RFC 6749's `temporarily_unavailable` for clients, a page for browsers. */
@@ -89,7 +90,10 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     const now = core.clock.now()
     if (now - nodesAt > REFRESH_MS) refreshNodes(now)
     let entry = own.get(instanceId)
-    if (!entry || now - entry.at > REFRESH_MS) entry = readOwn(instanceId, now)
+    // An instance's own rate is trusted as long as the rest of what a node remembers of it
+    // (MEMO_MS): every write of it forgets it at once on every node (`core.instances`). Read again
+    // every 5 s, tokens at random over 10,000 instances read a row for most tokens.
+    if (!entry || now - entry.at > MEMO_MS) entry = readOwn(instanceId, now)
     if (!entry.loaded) {
       const waiting = entry
       return entry.ready.then(() => decide(instanceId, waiting, now))
