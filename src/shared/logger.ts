@@ -129,25 +129,5 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
 function accessLine({ at, id, method, path, status, durationMs }: AccessRecord): string {
   const idField = id === undefined ? '' : `,"request_id":${JSON.stringify(id)}`
   const duration = durationMs === undefined ? '' : `,"duration_ms":${durationMs}`
-  return `{"time":"${isoAt(at)}","level":"info","msg":"request"${idField},"method":${literal(method)},"path":${literal(path)},"status":${status}${duration}}\n`
-}
-
-/**
- * The JSON string literals of the methods and paths access lines repeat (a route's path is the same
- * string request after request), escaped once: escaping them was most of a line's formatting. Only
- * short strings are kept, and the table starts over when full.
- */
-const literals = new Map<string, string>()
-const LITERALS = 2_048
-const LITERAL_LENGTH = 256
-function literal(s: string): string {
-  let quoted = literals.get(s)
-  if (quoted === undefined) {
-    quoted = JSON.stringify(s)
-    if (s.length <= LITERAL_LENGTH) {
-      if (literals.size >= LITERALS) literals.clear()
-      literals.set(s, quoted)
-    }
-  }
-  return quoted
+  return `{"time":"${isoAt(at)}","level":"info","msg":"request"${idField},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status}${duration}}\n`
 }
