@@ -93,6 +93,7 @@ import {
   BENCH_RATE_LIMITS,
   type BenchWorkspace,
   basicAuth,
+  benchServerEnv,
   freePort,
   productPasswordHash,
   seedAccounts,
@@ -347,8 +348,6 @@ const LIMITER_OFF = Object.fromEntries(
     .filter((k) => k !== 'RATE_LIMIT_DATA_PLANE_BURST')
     .map((k) => [k, '0']),
 )
-const benchRateLimits = () =>
-  Object.fromEntries(Object.entries(BENCH_RATE_LIMITS).map(([k, v]) => [k, process.env[k] ?? v]))
 
 /**
  * Starts `gatehouse serve` on a port picked here, so BASE_URL (and every issuer) names the URL the
@@ -362,15 +361,7 @@ async function startGatehouse(opts: GatehouseOptions = {}): Promise<Gatehouse> {
   const url = `http://127.0.0.1:${port}`
   const store = opts.databaseUrl ? 'postgres' : 'sqlite'
   const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: url,
-    // Known to this process too: it seals the instance keys it writes into the same store.
-    SECRET_KEY: randomBytes(32).toString('hex'),
-    LOG_LEVEL: logLevel,
-    ...benchRateLimits(),
-    // Never the environment's own: SQLite in DATA_DIR unless the scenario gives a database.
+    ...benchServerEnv(dataDir, port, logLevel),
     DATABASE_URL: opts.databaseUrl ?? '',
     ...(opts.nodeId ? { NODE_ID: opts.nodeId } : {}),
     ...opts.env,

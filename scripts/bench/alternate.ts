@@ -13,13 +13,12 @@
 //              miss the collector's work, which runs while a server idles)
 // Each tree runs `bun src/main.ts serve` from its own directory on a store seeded from this
 // checkout's scripts/bench/setup.ts (both trees must share the schema).
-import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Check, expect200, expectAccessToken, runCheckedLoad } from './checked-load'
 import { cpuWindow } from './cpu'
-import { BENCH_RATE_LIMITS, basicAuth, freePort, seedWorkspace } from './setup'
+import { basicAuth, benchServerEnv, freePort, seedWorkspace } from './setup'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -75,17 +74,8 @@ function sideOf(
 async function gatehouse(tree: string): Promise<Side & { url: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-alternate-'))
   const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: base,
-    SECRET_KEY: randomBytes(32).toString('hex'),
-    LOG_LEVEL: logLevel,
-    DATABASE_URL: '',
-    ...BENCH_RATE_LIMITS,
-  }
+  const env = benchServerEnv(dataDir, port, logLevel)
+  const base = env.BASE_URL
   // Its access log into a file, as the bench's servers.
   const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve'], {
     cwd: resolve(tree),

@@ -38,6 +38,25 @@ export const BENCH_RATE_LIMITS = {
   RATE_LIMIT_DATA_PLANE_BURST: '10000000',
 }
 
+/**
+ * The environment of a bench's Gatehouse on port `port` of 127.0.0.1, its state in `dataDir` (SQLite
+ * unless the caller gives DATABASE_URL: never the environment's own), with the bench's rate limits
+ * (RATE_LIMIT_* of this process's environment winning). Its master key is fresh and known to this
+ * process too: it seals the instance keys it seeds into the same store.
+ */
+export function benchServerEnv(dataDir: string, port: number, logLevel: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: logLevel,
+    ...Object.fromEntries(Object.entries(BENCH_RATE_LIMITS).map(([k, v]) => [k, process.env[k] ?? v])),
+    DATABASE_URL: '',
+  }
+}
+
 export interface BenchWorkspace {
   workspaceId: string
   issuer: string
