@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
+import { preparedRead } from '../db/prepared'
 import type { Conn } from '../db/store'
 import { instanceKeys, instanceSecrets } from './schema'
 
@@ -74,13 +75,26 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
   })
 }
 
-export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
-  const rows = await core.db.select().from(instanceKeys).where(eq(instanceKeys.instanceId, instanceId))
-  const [secrets] = await core.db
+// Read by every instance a node loads (prepared.ts).
+const keysOf = preparedRead((db) =>
+  db
+    .select()
+    .from(instanceKeys)
+    .where(eq(instanceKeys.instanceId, sql.placeholder('instanceId')))
+    .prepare('instance_keys_of'),
+)
+const secretsOf = preparedRead((db) =>
+  db
     .select()
     .from(instanceSecrets)
-    .where(eq(instanceSecrets.instanceId, instanceId))
+    .where(eq(instanceSecrets.instanceId, sql.placeholder('instanceId')))
     .limit(1)
+    .prepare('instance_secrets_of'),
+)
+
+export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
+  const rows = await keysOf(core.db).execute({ instanceId })
+  const [secrets] = await secretsOf(core.db).execute({ instanceId })
   if (rows.length === 0 || !secrets) return null
   // The same order on every node: by alg, then age, then kid.
   rows.sort(

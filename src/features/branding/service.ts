@@ -1,6 +1,7 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { type FieldChanges, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import { preparedRead } from '../../db/prepared'
 import type { Conn } from '../../db/store'
 import { type BrandingLogo, brandingLogoUrl, type InstanceBranding } from '../../identity'
 import { appError } from '../../shared/errors'
@@ -79,16 +80,29 @@ function normalised(input: BrandingModel.Update): Partial<Settings> {
   return out
 }
 
-const logoVersion = async (core: Core, workspaceId: string) => {
-  const [logo] = await core.db
+// Both read by every instance a node loads (prepared.ts).
+const logoVersionRow = preparedRead((db) =>
+  db
     .select({ version: brandingLogos.version })
     .from(brandingLogos)
-    .where(eq(brandingLogos.workspaceId, workspaceId))
+    .where(eq(brandingLogos.workspaceId, sql.placeholder('workspaceId')))
+    .prepare('branding_logo_version_of'),
+)
+const brandingRow = preparedRead((db) =>
+  db
+    .select()
+    .from(brandings)
+    .where(eq(brandings.workspaceId, sql.placeholder('workspaceId')))
+    .prepare('branding_of'),
+)
+
+const logoVersion = async (core: Core, workspaceId: string) => {
+  const [logo] = await logoVersionRow(core.db).execute({ workspaceId })
   return logo?.version ?? null
 }
 
 const readBranding = async (core: Core, workspaceId: string) => {
-  const [row] = await core.db.select().from(brandings).where(eq(brandings.workspaceId, workspaceId))
+  const [row] = await brandingRow(core.db).execute({ workspaceId })
   return { settings: settingsOf(row), row, logoVersion: await logoVersion(core, workspaceId) }
 }
 

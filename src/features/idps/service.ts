@@ -1,5 +1,6 @@
-import { and, count, desc, eq } from 'drizzle-orm'
+import { and, count, desc, eq, sql } from 'drizzle-orm'
 import type { Core } from '../../core'
+import { preparedRead } from '../../db/prepared'
 import { brokerRedirectUri, DEFAULT_IDP_SCOPES, deleteIdpLinks, type ExternalIdp } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
@@ -177,14 +178,20 @@ export async function deleteWorkspaceIdps(core: Core, workspaceId: string): Prom
  * The identity plane's `externalIdps`: a workspace's active IdPs, the secret opened only when the
  * code exchange needs it.
  */
+// Read by every instance a node loads (prepared.ts).
+const activeIdpRows = preparedRead((db) =>
+  db
+    .select()
+    .from(idps)
+    .where(and(eq(idps.workspaceId, sql.placeholder('workspaceId')), eq(idps.active, true)))
+    .orderBy(idps.createdAt, idps.id)
+    .prepare('active_idps_of'),
+)
+
 export const activeIdpsOf =
   (core: Core) =>
   async (workspaceId: string): Promise<ExternalIdp[]> => {
-    const rows = await core.db
-      .select()
-      .from(idps)
-      .where(and(eq(idps.workspaceId, workspaceId), eq(idps.active, true)))
-      .orderBy(idps.createdAt, idps.id)
+    const rows = await activeIdpRows(core.db).execute({ workspaceId })
     return rows.map((i) => ({
       id: i.id,
       type: i.type,

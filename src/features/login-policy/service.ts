@@ -1,6 +1,7 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import { preparedRead } from '../../db/prepared'
 import type { Conn } from '../../db/store'
 import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from '../../identity'
 import { appError } from '../../shared/errors'
@@ -59,12 +60,18 @@ const changesOf = (u: LoginPolicyModel.Update): Partial<LoginPolicy> => {
   return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined))
 }
 
-async function read(conn: Pick<Conn, 'db'>, workspaceId: string): Promise<LoginPolicy> {
-  const [row] = await conn.db
+// Read by every instance a node loads (prepared.ts).
+const policyRow = preparedRead((db) =>
+  db
     .select()
     .from(loginPolicies)
-    .where(eq(loginPolicies.workspaceId, workspaceId))
+    .where(eq(loginPolicies.workspaceId, sql.placeholder('workspaceId')))
     .limit(1)
+    .prepare('login_policy_of'),
+)
+
+async function read(conn: Pick<Conn, 'db'>, workspaceId: string): Promise<LoginPolicy> {
+  const [row] = await policyRow(conn.db).execute({ workspaceId })
   return policyOf(row)
 }
 
