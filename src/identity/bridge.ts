@@ -18,7 +18,7 @@ import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from
 import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
 import { serving } from './provider'
-import { type createDataPlaneLimit, rateLimitedError } from './rate-limit'
+import { type DataPlaneLimit, rateLimitedError } from './rate-limit'
 import { DOCUMENT_CSP, type HeaderBag, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */
@@ -128,7 +128,7 @@ export class IdentityBridge {
     private readonly pool: InstancePool,
     private readonly addressing: InstanceAddressing,
     private readonly pages: (p: PageRequest) => Promise<boolean>,
-    private readonly limit: ReturnType<typeof createDataPlaneLimit> = () => null,
+    private readonly limit: DataPlaneLimit = () => null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     this.forwardedOf = forwardedHeaders(core.config.authUrlTemplate)

@@ -69,6 +69,14 @@ export interface BrandingLogo {
   version: string
 }
 
+/** What the identity plane reads of an instance's workspace on every node, and remembers (MEMO_MS). */
+export interface WorkspaceState {
+  /** Whether its instance may serve now: only while the workspace is `active`. */
+  active: boolean
+  /** Its own data-plane rate (requests per second; Pro and above), or null for the configured default. */
+  dataPlaneRps: number | null
+}
+
 /**
  * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
  * plane imports no feature, and reads no feature's table.
@@ -76,8 +84,11 @@ export interface BrandingLogo {
 export interface IdentityDeps {
   sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
   clients: ClientSource
-  /** Whether a workspace's instance may serve now (its workspace is active). */
-  workspaceActive(workspaceId: string): Promise<boolean>
+  /**
+   * Whether a workspace's instance may serve now (its workspace is active), and its own data-plane
+   * rate, in one read: the pool and the limiter ask it of the same row for the same requests.
+   */
+  workspaceState(workspaceId: string): Promise<WorkspaceState>
   /**
    * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:
    * the transaction that changes the account's password.
@@ -102,11 +113,6 @@ export interface IdentityDeps {
    * an authenticator app lists). Optional: without it the issuer's address stands in.
    */
   instanceName?(workspaceId: string): Promise<string | null>
-  /**
-   * A workspace's own data-plane rate (requests per second; Pro and above), or null for the
-   * configured default. Optional: without it every instance has the default.
-   */
-  dataPlaneRps?(workspaceId: string): Promise<number | null>
   /**
    * The slugs of the tenants an account of a workspace instance belongs to: the `tenants` claim of
    * its ID tokens and userinfo, released by the `tenants` scope (DESIGN "Tenants"). Optional:

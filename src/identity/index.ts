@@ -27,6 +27,7 @@ export type {
   IdentityDeps,
   InstanceBranding,
   MailMessage,
+  WorkspaceState,
 } from './deps'
 export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'

@@ -93,8 +93,10 @@ const secretsOf = preparedRead((db) =>
 )
 
 export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
-  const rows = await keysOf(core.db).execute({ instanceId })
-  const [secrets] = await secretsOf(core.db).execute({ instanceId })
+  const [rows, [secrets]] = await Promise.all([
+    keysOf(core.db).execute({ instanceId }),
+    secretsOf(core.db).execute({ instanceId }),
+  ])
   if (rows.length === 0 || !secrets) return null
   // The same order on every node: by alg, then age, then kid.
   rows.sort(

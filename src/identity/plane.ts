@@ -40,23 +40,24 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     (instanceId, keys, policy) =>
       servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, policy, deps.clients),
     buildProvider(core, deps),
-    deps.workspaceActive,
-    async (instanceId) =>
-      instanceId === PLATFORM
-        ? { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }
-        : {
-            policy: await deps.loginPolicy(instanceId),
-            idps: (await deps.externalIdps?.(instanceId)) ?? [],
-            brand: await brandOf(core.config, deps, instanceId),
-          },
+    deps.workspaceState,
+    async (instanceId) => {
+      if (instanceId === PLATFORM)
+        return { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }
+      const [policy, idps, brand] = await Promise.all([
+        deps.loginPolicy(instanceId),
+        deps.externalIdps?.(instanceId),
+        brandOf(core.config, deps, instanceId),
+      ])
+      return { policy, idps: idps ?? [], brand }
+    },
   )
-  const bridge = new IdentityBridge(
-    core,
-    pool,
-    addressing,
-    createPageRouter({ core, deps }),
-    createDataPlaneLimit(core, deps.dataPlaneRps),
+  // The pool reads a workspace's state and rate in one: whichever of it and the limiter asks first.
+  const limit = createDataPlaneLimit(core, (instanceId) =>
+    pool.readState(instanceId).then((state) => state.dataPlaneRps),
   )
+  pool.onState((instanceId, state) => limit.heard(instanceId, state.dataPlaneRps))
+  const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }), limit)
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
     route: (host, pathname) => bridge.route(host, pathname),

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
+import type { WorkspaceState } from './deps'
+import { MEMO_MS } from './instances'
 import { DEFAULT_LOGIN_POLICY } from './policy'
 import { InstancePool } from './pool'
+import { createDataPlaneLimit } from './rate-limit'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
@@ -17,7 +20,7 @@ describe('instance pool', () => {
       { callback: () => () => {} } as never,
       async (id: string) => {
         asked.push(id)
-        return true
+        return { active: true, dataPlaneRps: null }
       },
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
@@ -32,5 +35,95 @@ describe('instance pool', () => {
     expect(asked).toHaveLength(20_001)
     await pool.isServing(uuid(0))
     expect(asked).toHaveLength(20_002)
+  })
+
+  /** A pool whose state reads wait until the test answers them; `reads` lists the ids asked. */
+  function pendingPool(now = { t: 1_000_000 }) {
+    const reads: { id: string; answer: (s: WorkspaceState) => void }[] = []
+    let listener: (() => void) | undefined
+    const core = {
+      clock: { now: () => now.t },
+      config: { rateLimits: { dataPlaneRps: 50, dataPlaneBurst: 200 } },
+      store: { liveNodes: async () => 1 },
+      instances: { subscribe: (fn: () => void) => (listener = fn) },
+    } as unknown as Core
+    const pool = new InstancePool(
+      core,
+      () => {
+        throw new Error('no instance is loaded here')
+      },
+      { callback: () => () => {} } as never,
+      (id: string) => new Promise<WorkspaceState>((answer) => reads.push({ id, answer })),
+      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
+    )
+    return { core, pool, reads, now, changed: () => listener?.() }
+  }
+
+  it("reads a workspace's state once for the requests that ask meanwhile, and tells its listeners", async () => {
+    const { pool, reads } = pendingPool()
+    const heard: [string, WorkspaceState][] = []
+    pool.onState((id, state) => heard.push([id, state]))
+    const asking = [pool.isServing(uuid(1)), pool.isServing(uuid(1)), pool.readState(uuid(1))]
+    expect(reads.map((r) => r.id)).toEqual([uuid(1)])
+    reads[0]!.answer({ active: true, dataPlaneRps: 120 })
+    expect(await Promise.all(asking)).toEqual([true, true, { active: true, dataPlaneRps: 120 }])
+    expect(heard).toEqual([[uuid(1), { active: true, dataPlaneRps: 120 }]])
+    // Remembered: asked again, not read again.
+    expect(await pool.isServing(uuid(1))).toBe(true)
+    expect(reads).toHaveLength(1)
+    // Neither the platform nor an id that is no instance is read.
+    expect(await pool.readState('platform')).toEqual({ active: true, dataPlaneRps: null })
+    expect(await pool.readState('not-an-instance')).toEqual({ active: false, dataPlaneRps: null })
+    expect(reads).toHaveLength(1)
+  })
+
+  it('keeps nothing of a read an eviction overtook: the next request reads again', async () => {
+    const { pool, reads } = pendingPool()
+    const heard: string[] = []
+    pool.onState((id) => heard.push(id))
+    const first = pool.isServing(uuid(2))
+    pool.evict(uuid(2))
+    // A request after the eviction does not wait for the read from before it.
+    const second = pool.isServing(uuid(2))
+    expect(reads.map((r) => r.id)).toEqual([uuid(2), uuid(2)])
+    reads[0]!.answer({ active: true, dataPlaneRps: null })
+    expect(await first).toBe(true)
+    expect(heard).toEqual([])
+    reads[1]!.answer({ active: false, dataPlaneRps: null })
+    expect(await second).toBe(false)
+    expect(heard).toEqual([uuid(2)])
+    expect(pool.held(uuid(2))).toBeUndefined()
+  })
+
+  it('shares one read with the data-plane limiter, whichever asks first, until MEMO_MS', async () => {
+    const { core, pool, reads, now } = pendingPool()
+    const limit = createDataPlaneLimit(core, (id) => pool.readState(id).then((s) => s.dataPlaneRps))
+    pool.onState((id, state) => limit.heard(id, state.dataPlaneRps))
+
+    // A token request first: the limiter's read is the pool's, and the pool's state is known after it.
+    const decision = limit(uuid(3))
+    expect(decision).toBeInstanceOf(Promise)
+    expect(reads.map((r) => r.id)).toEqual([uuid(3)])
+    reads[0]!.answer({ active: true, dataPlaneRps: 500 })
+    expect(await decision).toMatchObject({ allowed: true, rps: 500 })
+    expect(await pool.isServing(uuid(3))).toBe(true)
+    expect(reads).toHaveLength(1)
+
+    // Discovery first: the limiter decides the next request without a read, and without a promise.
+    const serving = pool.isServing(uuid(4))
+    reads[1]!.answer({ active: true, dataPlaneRps: 80 })
+    expect(await serving).toBe(true)
+    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 80 })
+    expect(reads).toHaveLength(2)
+
+    // Past MEMO_MS both read again, once: the limiter goes on with the rate it had meanwhile.
+    now.t += MEMO_MS + 1
+    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 80 })
+    const again = pool.isServing(uuid(4))
+    expect(reads.map((r) => r.id)).toEqual([uuid(3), uuid(4), uuid(4)])
+    reads[2]!.answer({ active: true, dataPlaneRps: 90 })
+    expect(await again).toBe(true)
+    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 90 })
+    expect(reads).toHaveLength(3)
   })
 })

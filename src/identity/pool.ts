@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import type { HostedBrand } from '../shared/views/brand'
-import type { ExternalIdp } from './deps'
+import type { ExternalIdp, WorkspaceState } from './deps'
 import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
@@ -18,6 +18,10 @@ const INSTANCE_TTL_MS = 5 * 60_000
  * lru-cache allocates its slots up front: about 0.5 MiB for these.
  */
 const HELD_INSTANCES = 20_000
+
+/** The platform instance always serves, at the configured rate; an id that is no instance never does. */
+const PLATFORM_STATE: WorkspaceState = Object.freeze({ active: true, dataPlaneRps: null })
+const NOT_SERVING: WorkspaceState = Object.freeze({ active: false, dataPlaneRps: null })
 
 /** Instances whose `active` answer is remembered before the expired answers are dropped: as many. */
 const SERVING_MEMO_MAX = HELD_INSTANCES
@@ -56,6 +60,9 @@ export class InstancePool {
   private readonly cache: LRUCache<string, Instance>
   private readonly building = new Map<string, Promise<Instance | null>>()
   private readonly servingUntil = new Map<string, number>()
+  /** The state reads under way, by instance: the requests that ask meanwhile wait for the same one. */
+  private readonly reading = new Map<string, Promise<WorkspaceState>>()
+  private readonly stateListeners: ((instanceId: string, state: WorkspaceState) => void)[] = []
   /** Bumped by every eviction: an answer read before one is not remembered after it. */
   private generation = 0
   /** The shared Provider's request handler, made once (every instance's requests go to it). */
@@ -70,8 +77,8 @@ export class InstancePool {
       policy: LoginPolicy,
     ) => ServedInstance,
     private readonly provider: Provider,
-    /** Whether the workspace of an instance is active (the workspaces feature's state). */
-    private readonly workspaceActive: (workspaceId: string) => Promise<boolean>,
+    /** The state of an instance's workspace: whether it is active, its own rate (the workspaces feature's). */
+    private readonly workspaceState: (workspaceId: string) => Promise<WorkspaceState>,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
     max = HELD_INSTANCES,
@@ -89,19 +96,47 @@ export class InstancePool {
   async isServing(instanceId: string): Promise<boolean> {
     if (!isInstanceId(instanceId)) return false
     if (instanceId === PLATFORM) return true
-    const now = this.core.clock.now()
     const until = this.servingUntil.get(instanceId)
-    if (until !== undefined && until > now) return true
+    if (until !== undefined && until > this.core.clock.now()) return true
+    return (await this.readState(instanceId)).active
+  }
+
+  /**
+   * Reads the state of an instance's workspace: one read for every request that asks meanwhile,
+   * its `active` answer remembered (as `isServing` remembers it) and handed to the `onState`
+   * listeners (the data-plane limiter keeps the rate), unless an eviction came during the read.
+   */
+  readState(instanceId: string): Promise<WorkspaceState> {
+    if (instanceId === PLATFORM) return Promise.resolve(PLATFORM_STATE)
+    if (!isInstanceId(instanceId)) return Promise.resolve(NOT_SERVING)
+    const pending = this.reading.get(instanceId)
+    if (pending) return pending
+    const now = this.core.clock.now()
     const generation = this.generation
-    if (!(await this.workspaceActive(instanceId))) {
-      this.servingUntil.delete(instanceId)
-      return false
-    }
-    if (generation === this.generation) {
-      if (this.servingUntil.size >= SERVING_MEMO_MAX) this.pruneServing(now)
-      this.servingUntil.set(instanceId, now + MEMO_MS)
-    }
-    return true
+    const read: Promise<WorkspaceState> = this.workspaceState(instanceId).then(
+      (state) => {
+        if (this.reading.get(instanceId) === read) this.reading.delete(instanceId)
+        if (!state.active) this.servingUntil.delete(instanceId)
+        if (generation !== this.generation) return state
+        if (state.active) {
+          if (this.servingUntil.size >= SERVING_MEMO_MAX) this.pruneServing(now)
+          this.servingUntil.set(instanceId, now + MEMO_MS)
+        }
+        for (const listener of this.stateListeners) listener(instanceId, state)
+        return state
+      },
+      (e: unknown) => {
+        if (this.reading.get(instanceId) === read) this.reading.delete(instanceId)
+        throw e
+      },
+    )
+    this.reading.set(instanceId, read)
+    return read
+  }
+
+  /** Hears every state the pool reads and keeps (the limiter: the workspace's own rate). */
+  onState(listener: (instanceId: string, state: WorkspaceState) => void): void {
+    this.stateListeners.push(listener)
   }
 
   /**
@@ -154,9 +189,12 @@ export class InstancePool {
   }
 
   private async load(instanceId: string): Promise<Instance | null> {
-    const keys = await loadInstanceKeys(this.core, instanceId)
+    // Read side by side: on PostgreSQL each read is a round trip a cold instance's first request waits for.
+    const [keys, { policy, idps, brand }] = await Promise.all([
+      loadInstanceKeys(this.core, instanceId),
+      this.settings(instanceId),
+    ])
     if (!keys) return null
-    const { policy, idps, brand } = await this.settings(instanceId)
     const served = this.serve(instanceId, keys, policy)
     const csp = identityCsp(brand)
     return { ...served, provider: this.provider, callback: this.callback, idps, brand, csp }
@@ -168,6 +206,7 @@ export class InstancePool {
     this.cache.delete(instanceId)
     this.building.delete(instanceId)
     this.servingUntil.delete(instanceId)
+    this.reading.delete(instanceId)
   }
 
   /** Forgets every instance and its state: anything may have changed. */
@@ -176,6 +215,7 @@ export class InstancePool {
     this.cache.clear()
     this.building.clear()
     this.servingUntil.clear()
+    this.reading.clear()
   }
 
   get size(): number {

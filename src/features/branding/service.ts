@@ -102,8 +102,11 @@ const logoVersion = async (core: Core, workspaceId: string) => {
 }
 
 const readBranding = async (core: Core, workspaceId: string) => {
-  const [row] = await brandingRow(core.db).execute({ workspaceId })
-  return { settings: settingsOf(row), row, logoVersion: await logoVersion(core, workspaceId) }
+  const [[row], version] = await Promise.all([
+    brandingRow(core.db).execute({ workspaceId }),
+    logoVersion(core, workspaceId),
+  ])
+  return { settings: settingsOf(row), row, logoVersion: version }
 }
 
 function viewOf(

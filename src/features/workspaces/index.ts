@@ -4,7 +4,7 @@ import { deleteWorkspaceEvents } from '../../events/emit'
 import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
 import { deleteWorkspaceJobs } from '../../queue/queue'
 import type { Feature } from '../feature'
-import { workspaceActive, workspaceDataPlaneRps, workspaceName } from './instance-state'
+import { workspaceName, workspaceState } from './instance-state'
 import { workspaceProvision, workspaceTeardown } from './jobs'
 import { workspacePages } from './pages'
 import { invitationPages, memberPages } from './pages.members'
@@ -43,9 +43,8 @@ export const feature: Feature = {
   },
   jobs: (lifecycle) => [workspaceProvision(lifecycle.provision), workspaceTeardown(lifecycle.teardown)],
   identity: (core) => ({
-    workspaceActive: workspaceActive(core),
+    workspaceState: workspaceState(core),
     instanceName: workspaceName(core),
-    dataPlaneRps: workspaceDataPlaneRps(core),
   }),
   workspaceAccess,
 }

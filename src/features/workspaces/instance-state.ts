@@ -1,16 +1,21 @@
 import type { Core } from '../../core'
+import type { WorkspaceState } from '../../identity'
 
-const STATE_OF = 'SELECT state FROM workspaces WHERE id = $1'
+const STATE_OF = `
+  SELECT state, CASE WHEN plan = 'free' THEN NULL ELSE data_plane_rps END AS rps
+  FROM workspaces WHERE id = $1`
 
 /**
- * Whether a workspace's identity instance may serve: only while the workspace is `active`. Handed
- * to the identity plane at start-up (server.ts); it asks at most every few seconds per instance,
- * and at once after `core.instances.changed`.
+ * The state of a workspace as its identity instance serves it (handed to the identity plane at
+ * start-up, server.ts): it may serve only while the workspace is `active`, and at its own
+ * data-plane rate only on a paid plan (a workspace back on Free has the default whatever it had
+ * set). One read of one row; the plane asks at most once per MEMO_MS per instance, and at once
+ * after `core.instances.changed`.
  */
-export function workspaceActive(core: Core): (workspaceId: string) => Promise<boolean> {
+export function workspaceState(core: Core): (workspaceId: string) => Promise<WorkspaceState> {
   return async (workspaceId) => {
-    const [row] = await core.store.query<{ state: string }>(STATE_OF, [workspaceId])
-    return row?.state === 'active'
+    const [row] = await core.store.query<{ state: string; rps: number | null }>(STATE_OF, [workspaceId])
+    return { active: row?.state === 'active', dataPlaneRps: row?.rps == null ? null : Number(row.rps) }
   }
 }
 
@@ -21,19 +26,5 @@ export function workspaceName(core: Core): (workspaceId: string) => Promise<stri
       workspaceId,
     ])
     return row?.name ?? null
-  }
-}
-
-/**
- * A workspace's own identity-plane rate, or null for the default (the identity plane asks). Only on
- * a paid plan: a workspace back on Free has the default whatever it had set.
- */
-export function workspaceDataPlaneRps(core: Core): (workspaceId: string) => Promise<number | null> {
-  return async (workspaceId) => {
-    const [row] = await core.store.query<{ rps: number | null }>(
-      "SELECT CASE WHEN plan = 'free' THEN NULL ELSE data_plane_rps END AS rps FROM workspaces WHERE id = $1",
-      [workspaceId],
-    )
-    return row?.rps == null ? null : Number(row.rps)
   }
 }
