@@ -56,7 +56,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const limit = createDataPlaneLimit(core, (instanceId) =>
     pool.readState(instanceId).then((state) => state.dataPlaneRps),
   )
-  pool.onState((instanceId, state) => limit.heard(instanceId, state.dataPlaneRps))
+  pool.onState((instanceId, state, at) => limit.heard(instanceId, state.dataPlaneRps, at))
   const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }), limit)
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),

@@ -98,7 +98,7 @@ describe('instance pool', () => {
   it('shares one read with the data-plane limiter, whichever asks first, until MEMO_MS', async () => {
     const { core, pool, reads, now } = pendingPool()
     const limit = createDataPlaneLimit(core, (id) => pool.readState(id).then((s) => s.dataPlaneRps))
-    pool.onState((id, state) => limit.heard(id, state.dataPlaneRps))
+    pool.onState((id, state, at) => limit.heard(id, state.dataPlaneRps, at))
 
     // A token request first: the limiter's read is the pool's, and the pool's state is known after it.
     const decision = limit(uuid(3))

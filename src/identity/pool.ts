@@ -23,6 +23,9 @@ const HELD_INSTANCES = 20_000
 const PLATFORM_STATE: WorkspaceState = Object.freeze({ active: true, dataPlaneRps: null })
 const NOT_SERVING: WorkspaceState = Object.freeze({ active: false, dataPlaneRps: null })
 
+/** Told each state the pool keeps, with when its read began (what the memo's age counts from). */
+type StateListener = (instanceId: string, state: WorkspaceState, readAt: number) => void
+
 /** Instances whose `active` answer is remembered before the expired answers are dropped: as many. */
 const SERVING_MEMO_MAX = HELD_INSTANCES
 
@@ -62,7 +65,7 @@ export class InstancePool {
   private readonly servingUntil = new Map<string, number>()
   /** The state reads under way, by instance: the requests that ask meanwhile wait for the same one. */
   private readonly reading = new Map<string, Promise<WorkspaceState>>()
-  private readonly stateListeners: ((instanceId: string, state: WorkspaceState) => void)[] = []
+  private readonly stateListeners: StateListener[] = []
   /** Bumped by every eviction: an answer read before one is not remembered after it. */
   private generation = 0
   /** The shared Provider's request handler, made once (every instance's requests go to it). */
@@ -122,7 +125,7 @@ export class InstancePool {
           if (this.servingUntil.size >= SERVING_MEMO_MAX) this.pruneServing(now)
           this.servingUntil.set(instanceId, now + MEMO_MS)
         }
-        for (const listener of this.stateListeners) listener(instanceId, state)
+        for (const listener of this.stateListeners) listener(instanceId, state, now)
         return state
       },
       (e: unknown) => {
@@ -135,7 +138,7 @@ export class InstancePool {
   }
 
   /** Hears every state the pool reads and keeps (the limiter: the workspace's own rate). */
-  onState(listener: (instanceId: string, state: WorkspaceState) => void): void {
+  onState(listener: StateListener): void {
     this.stateListeners.push(listener)
   }
 

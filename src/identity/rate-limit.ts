@@ -76,7 +76,6 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     else own.delete(instanceId)
   })
 
-  type Decision = (LocalDecision & { rps: number }) | null
   const decide = (instanceId: string, entry: { rps: number | null }, now: number): Decision => {
     const rps = entry.rps ?? dataPlaneRps
     // A workspace's own rate scales its burst alike (50/s with 200 at once → 500/s with 2,000).
@@ -85,7 +84,7 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     return { ...decision, rps }
   }
   // Without a promise once the instance's rate was read: this runs on every request of the plane.
-  const limit = (instanceId: string): Decision | Promise<Decision> => {
+  const limit: DataPlaneLimit = (instanceId) => {
     if (dataPlaneRps <= 0) return null
     const now = core.clock.now()
     if (now - nodesAt > REFRESH_MS) refreshNodes(now)
@@ -101,19 +100,20 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     return decide(instanceId, entry, now)
   }
   /**
-   * An instance's own rate as the pool read it with the instance's state (`InstancePool.onState`):
-   * remembered as a read of its own, so the first request after a discovery does not read it again.
+   * An instance's own rate as the pool read it, at `at`, with the instance's state
+   * (`InstancePool.onState`): remembered as a read of its own, so the first request after a
+   * discovery does not read it again.
    */
-  const heard = (instanceId: string, rps: number | null) => {
+  const heard = (instanceId: string, rps: number | null, at: number) => {
     const entry = own.get(instanceId)
-    const at = core.clock.now()
     if (entry) Object.assign(entry, { rps, at, loaded: true })
     else own.set(instanceId, { rps, at, loaded: true, ready: Promise.resolve() })
   }
   return Object.assign(limit, { heard })
 }
 
-/** What the bridge asks of the limiter before an instance's request: a decision, or null (no limit). */
-export type DataPlaneLimit = (
-  instanceId: string,
-) => (LocalDecision & { rps: number }) | null | Promise<(LocalDecision & { rps: number }) | null>
+/** The limiter's answer for a request of an instance, with the rate it applied; null: no limit. */
+type Decision = (LocalDecision & { rps: number }) | null
+
+/** What the bridge asks of the limiter before an instance's request. */
+export type DataPlaneLimit = (instanceId: string) => Decision | Promise<Decision>
