@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { workspaceMembers, workspaces } from '../src/features/workspaces/schema'
 import { issuerFor, PLATFORM, signUp } from '../src/identity'
-import { MEMO_MS } from '../src/identity/instances'
+import { MEMO_MS, REFRESH_AHEAD_MS } from '../src/identity/instances'
 import { ManualClock } from '../src/shared/clock'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
@@ -125,7 +125,7 @@ describe('the data plane', () => {
     expect(next.filter((s) => s === 200).length).toBe(50)
   })
 
-  it('follows a rate changed by hand (not through the API) after MEMO_MS, not reading it again before', async () => {
+  it('follows a rate changed by hand (not through the API) within MEMO_MS, not reading it again before the memo’s last REFRESH_AHEAD_MS', async () => {
     const one = await instanceWithClient()
     const served = async (n: number) =>
       (await Promise.all(Array.from({ length: n }, () => one.token()))).filter((r) => r.status === 200).length
@@ -135,10 +135,10 @@ describe('the data plane', () => {
       .update(workspaces)
       .set({ plan: 'pro', dataPlaneRps: 100 })
       .where(eq(workspaces.id, one.ws))
-    // Within the memo, the rate read first holds: a burst of 200.
-    clock.advance(MEMO_MS - 1000)
+    // Within the memo, before its last REFRESH_AHEAD_MS, the rate read first holds: a burst of 200.
+    clock.advance(MEMO_MS - REFRESH_AHEAD_MS - 1000)
     expect(await served(250)).toBe(200)
-    // Past it, the next request reads the rate again; a minute on, the bucket is the new one's, 400.
+    // Then a request reads it again behind its answer; a minute on, the bucket is the new one's, 400.
     clock.advance(2000)
     expect(await served(1)).toBe(1)
     clock.advance(60_000)

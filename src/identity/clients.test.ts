@@ -2,7 +2,7 @@ import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
 import { createClientFinder } from './clients'
 import type { ClientRecord } from './deps'
-import { MEMO_MS } from './instances'
+import { MEMO_MS, REFRESH_AHEAD_MS } from './instances'
 
 const ws = '3f0c6f5e-8a0b-4c53-9d8e-2b7f0c1a9e44'
 
@@ -36,5 +36,57 @@ describe('client finder', () => {
     now += MEMO_MS + 1
     await find('c1000')
     expect(asked).toHaveLength(1003)
+  })
+
+  it('reads a client in use again before its memo ends, in the background, and keeps its Client when unchanged', async () => {
+    let now = 1_000_000
+    const reads: { answer: (c: ClientRecord | null) => void }[] = []
+    const core = { clock: { now: () => now } } as unknown as Core
+    const record = (name: string): ClientRecord => ({
+      clientId: 'app',
+      name,
+      clientSecretHash: 'h',
+      type: 'web',
+      redirectUris: ['https://rp.example/cb'],
+      postLogoutRedirectUris: [],
+      extraGrants: [],
+    })
+    const find = createClientFinder(core, ws, {
+      find: () => new Promise<ClientRecord | null>((answer) => reads.push({ answer })),
+    })
+    const first = find('app')
+    reads[0]!.answer(record('App'))
+    expect(await first).toMatchObject({ client_name: 'App' })
+    const client = { made: 'of the first metadata' }
+    find.remembered.set('app', client)
+
+    // Before the last REFRESH_AHEAD_MS: no read.
+    now += MEMO_MS - REFRESH_AHEAD_MS - 1
+    expect(find.remembered.get('app')).toBe(client)
+    expect(reads).toHaveLength(1)
+    // Within it: answered at once as before, and read again behind the answer, once.
+    now += 2
+    expect(find.remembered.get('app')).toBe(client)
+    expect(find('app')).toMatchObject({ client_name: 'App' })
+    expect(reads).toHaveLength(2)
+    reads[1]!.answer(record('App'))
+    await Bun.sleep(0)
+    // Unchanged: the same Client, remembered MEMO_MS from that read, with no request waiting.
+    now += MEMO_MS - REFRESH_AHEAD_MS - 2
+    expect(find.remembered.get('app')).toBe(client)
+    expect(reads).toHaveLength(2)
+    // Read ahead again and found changed (renamed by hand): the new metadata, for a new Client.
+    now += 2
+    expect(find.remembered.get('app')).toBe(client)
+    reads[2]!.answer(record('Renamed'))
+    await Bun.sleep(0)
+    expect(find.remembered.get('app')).toMatchObject({ client_name: 'Renamed' })
+    expect(find('app')).toMatchObject({ client_name: 'Renamed' })
+
+    // A client nobody asks for in its last REFRESH_AHEAD_MS is not read again: its memo ends.
+    now += MEMO_MS + 1
+    const after = find('app')
+    expect(after).toBeInstanceOf(Promise)
+    expect(reads).toHaveLength(4)
   })
 })

@@ -1,6 +1,6 @@
 import type { Core } from '../core'
 import type { ClientRecord, ClientSource } from './deps'
-import { MEMO_MS, PLATFORM } from './instances'
+import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { platformClients } from './platform'
 
 type Metadata = Readonly<Record<string, unknown>>
@@ -103,9 +103,36 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
     }
     known.set(clientId, entry)
   }
+  // A client in use near the end of its memo is read again in the background (REFRESH_AHEAD_MS):
+  // unchanged, its entry (and the Client made of it) lives on; changed, the new metadata replaces it.
+  const refreshing = new Set<string>()
+  const refresh = (clientId: string, hit: Known) => {
+    refreshing.add(clientId)
+    const now = core.clock.now()
+    source
+      .find(instanceId, clientId)
+      .then(
+        (client) => {
+          if (known.get(clientId) !== hit) return
+          if (!client) known.delete(clientId)
+          else {
+            const metadata = clientMetadata(client, true)
+            if (JSON.stringify(metadata) === JSON.stringify(hit.metadata)) hit.until = now + MEMO_MS
+            else remember(clientId, { metadata, until: now + MEMO_MS }, now)
+          }
+        },
+        // A failed read is the next request's to meet, once the memo ended (it awaits its own read).
+        () => {},
+      )
+      .finally(() => refreshing.delete(clientId))
+  }
   const fresh = (clientId: string): Known | undefined => {
     const hit = known.get(clientId)
-    return hit && hit.until > core.clock.now() ? hit : undefined
+    if (!hit) return undefined
+    const left = hit.until - core.clock.now()
+    if (left <= 0) return undefined
+    if (left <= REFRESH_AHEAD_MS && !refreshing.has(clientId)) refresh(clientId, hit)
+    return hit
   }
   // A remembered client is answered without a promise of its own: this runs on every token request.
   const find = (clientId: string): Found => {

@@ -74,3 +74,10 @@ export function instanceAddressing(config: Config): InstanceAddressing {
  * thousands of workspaces do not read each one's state and client again (README "Performance").
  */
 export const MEMO_MS = 30_000
+
+/**
+ * What an instance in use reads again before its memo ends, in the background (its state and rate,
+ * its clients): a request of a busy instance never waits on the store for them, and nothing it is
+ * answered with is older than MEMO_MS. An idle instance's memo just ends.
+ */
+export const REFRESH_AHEAD_MS = MEMO_MS / 5

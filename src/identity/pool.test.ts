@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
 import type { WorkspaceState } from './deps'
-import { MEMO_MS } from './instances'
+import { MEMO_MS, REFRESH_AHEAD_MS } from './instances'
 import { DEFAULT_LOGIN_POLICY } from './policy'
 import { InstancePool } from './pool'
 import { createDataPlaneLimit } from './rate-limit'
@@ -125,5 +125,49 @@ describe('instance pool', () => {
     expect(await again).toBe(true)
     expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 90 })
     expect(reads).toHaveLength(3)
+  })
+
+  it('reads an instance in use again before its memo ends, in the background; an idle one waits', async () => {
+    const { pool, reads, now } = pendingPool()
+    const serving = pool.isServing(uuid(5))
+    reads[0]!.answer({ active: true, dataPlaneRps: null })
+    expect(await serving).toBe(true)
+    now.t += MEMO_MS - REFRESH_AHEAD_MS - 1
+    expect(await pool.isServing(uuid(5))).toBe(true)
+    expect(reads).toHaveLength(1)
+    // In the memo's last REFRESH_AHEAD_MS: answered from it, and read again behind the answer, once.
+    now.t += 2
+    expect(await pool.isServing(uuid(5))).toBe(true)
+    expect(pool.held(uuid(5))).toBeUndefined() // not loaded in this test, but asked
+    expect(reads).toHaveLength(2)
+    reads[1]!.answer({ active: true, dataPlaneRps: null })
+    await Bun.sleep(0)
+    // Renewed from that read: past the first memo's end, no request waits for a read.
+    now.t += MEMO_MS - REFRESH_AHEAD_MS - 2
+    expect(await pool.isServing(uuid(5))).toBe(true)
+    expect(reads).toHaveLength(2)
+    // A read ahead that finds the workspace no longer active ends the memo at once.
+    now.t += 2
+    expect(await pool.isServing(uuid(5))).toBe(true)
+    reads[2]!.answer({ active: false, dataPlaneRps: null })
+    await Bun.sleep(0)
+    const after = pool.isServing(uuid(5))
+    expect(reads).toHaveLength(4)
+    reads[3]!.answer({ active: false, dataPlaneRps: null })
+    expect(await after).toBe(false)
+    // Idle through its memo's end: the next request waits for its read.
+    const idle = pool.isServing(uuid(6))
+    reads[4]!.answer({ active: true, dataPlaneRps: null })
+    await idle
+    now.t += MEMO_MS + 1
+    let answered = false
+    const waiting = pool.isServing(uuid(6)).then((v) => {
+      answered = true
+      return v
+    })
+    await Bun.sleep(0)
+    expect(answered).toBe(false)
+    reads[5]!.answer({ active: true, dataPlaneRps: null })
+    expect(await waiting).toBe(true)
   })
 })

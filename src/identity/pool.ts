@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
-import { isInstanceId, MEMO_MS, PLATFORM } from './instances'
+import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
 import type { ServedInstance } from './provider'
@@ -99,9 +99,23 @@ export class InstancePool {
   async isServing(instanceId: string): Promise<boolean> {
     if (!isInstanceId(instanceId)) return false
     if (instanceId === PLATFORM) return true
-    const until = this.servingUntil.get(instanceId)
-    if (until !== undefined && until > this.core.clock.now()) return true
+    if (this.remembersServing(instanceId)) return true
     return (await this.readState(instanceId)).active
+  }
+
+  /**
+   * Whether the instance's `active` answer is remembered now; near its end (REFRESH_AHEAD_MS), an
+   * instance asked for is read again in the background, so its next requests find it renewed.
+   */
+  private remembersServing(instanceId: string): boolean {
+    const until = this.servingUntil.get(instanceId)
+    if (until === undefined) return false
+    const left = until - this.core.clock.now()
+    if (left <= 0) return false
+    if (left <= REFRESH_AHEAD_MS && !this.reading.has(instanceId))
+      // A failed read is the next request's to meet, once the memo ended (it awaits its own read).
+      this.readState(instanceId).catch(() => {})
+    return true
   }
 
   /**
@@ -156,10 +170,7 @@ export class InstancePool {
 
   /** The instance when it is held and known to serve now, without a promise (every request asks). */
   held(instanceId: string): Instance | undefined {
-    if (instanceId !== PLATFORM) {
-      const until = this.servingUntil.get(instanceId)
-      if (until === undefined || until <= this.core.clock.now()) return undefined
-    }
+    if (instanceId !== PLATFORM && !this.remembersServing(instanceId)) return undefined
     return this.cache.get(instanceId)
   }
 

@@ -174,10 +174,6 @@ export async function deleteWorkspaceIdps(core: Core, workspaceId: string): Prom
   await core.db.delete(idps).where(eq(idps.workspaceId, workspaceId))
 }
 
-/**
- * The identity plane's `externalIdps`: a workspace's active IdPs, the secret opened only when the
- * code exchange needs it.
- */
 // Read by every instance a node loads (prepared.ts).
 const activeIdpRows = preparedRead((db) =>
   db
@@ -188,6 +184,10 @@ const activeIdpRows = preparedRead((db) =>
     .prepare('active_idps_of'),
 )
 
+/**
+ * The identity plane's `externalIdps`: a workspace's active IdPs, the secret opened only when the
+ * code exchange needs it.
+ */
 export const activeIdpsOf =
   (core: Core) =>
   async (workspaceId: string): Promise<ExternalIdp[]> => {
