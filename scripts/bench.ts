@@ -5,7 +5,7 @@
 //   discovery, jwks                         gatehouse on SQLite vs a bare Bun.serve handler answering the same bytes
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
-//   memory, memory-postgres                 --workspaces N (10,000) active workspaces on one node: RSS, cold first token, random/single
+//   memory, memory-postgres                 --workspaces N (10,000) active workspaces on one node: RSS, cold first token, random/single (--pairs N)
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
 //   sign-in-metering                        hosted password sign-ins with billing's MAU metering on vs off
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
@@ -119,6 +119,7 @@ const FLAGS = [
   'seed',
   'jobs',
   'workspaces',
+  'pairs',
 ] as const
 const args = process.argv.slice(2)
 const flag = (name: (typeof FLAGS)[number]) => {
@@ -143,6 +144,8 @@ const warmup = Number(flag('warmup') ?? 2)
  * steady load at random keeps them), unless --warmup says otherwise.
  */
 const memoryWarmup = flag('warmup') === undefined ? 10 : warmup
+/** The memory scenario's alternated pairs of token loads (random over all, one workspace). */
+const memoryPairs = Number(flag('pairs') ?? 5)
 /** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
 const logLevel = flag('log-level') ?? 'info'
 /** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
@@ -951,7 +954,7 @@ function memoryScenario(store?: 'postgres'): MemoryScenario {
     kind: 'memory',
     description: `${workspaceCount} active workspaces on one gatehouse node (${store === 'postgres' ? 'PostgreSQL: a fresh database of a local throwaway cluster, fsync off' : 'SQLite'}), each with keys and a web app`,
     method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace (each after a warm-up of the same load, 10 s unless --warmup: the steady state, every workspace asked)',
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace, after a warm-up of each (10 s at random unless --warmup: the steady state, every workspace asked), in --pairs (5) alternated pairs of windows; random/single is the median of the ratios of the pairs',
     maxRssMiB: 400,
     maxFirstTokenP95Ms: 10,
     minRandomRatio: 0.7,
@@ -1494,7 +1497,6 @@ async function runMemory(name: string, scenario: MemoryScenario) {
     )
 
     const loadAt = async (label: string, list: BenchWorkspace[]) => {
-      if (memoryWarmup > 0) await randomTokenLoad(list, { seconds: memoryWarmup, connections })
       const done = cpuWindow(gh.pid)
       const load = await randomTokenLoad(list, { seconds, connections })
       const cpu = done()
@@ -1506,13 +1508,41 @@ async function runMemory(name: string, scenario: MemoryScenario) {
       )
       return load
     }
-    const random = await loadAt(`tokens, random of ${workspaces.length}`, workspaces)
-    const afterRandom = resident(gh.pid)
-    const single = await loadAt('tokens, one workspace', workspaces.slice(0, 1))
-    console.log(`after the loads: ${mib(afterRandom)} (after the random one), ${mib(resident(gh.pid))}`)
-    const ratio = random.rps / single.rps
+    const one = workspaces.slice(0, 1)
+    if (memoryWarmup > 0) {
+      await randomTokenLoad(workspaces, { seconds: memoryWarmup, connections })
+      await randomTokenLoad(one, { seconds: Math.min(memoryWarmup, 2), connections })
+    }
+    // The two loads alternate (random, one, one, random, …) and each pair gives a ratio: this
+    // machine's speed drifts by a third within minutes, more than the ratio measured.
+    const pairs: { random: CheckedLoadResult; single: CheckedLoadResult }[] = []
+    let afterRandom = resident(gh.pid)
+    for (let i = 0; i < memoryPairs; i++) {
+      const randomLoad = () => loadAt(`tokens, random of ${workspaces.length}`, workspaces)
+      const singleLoad = () => loadAt('tokens, one workspace', one)
+      if (i % 2 === 0) {
+        const random = await randomLoad()
+        afterRandom = resident(gh.pid)
+        pairs.push({ random, single: await singleLoad() })
+      } else {
+        const single = await singleLoad()
+        pairs.push({ single, random: await randomLoad() })
+        afterRandom = resident(gh.pid)
+      }
+    }
+    console.log(`after the loads: ${mib(afterRandom)} (after a random one), ${mib(resident(gh.pid))}`)
+    const middle = (values: number[]) =>
+      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+    const ratios = pairs.map((p) => p.random.rps / p.single.rps)
+    const ratio = middle(ratios)
+    const random = { rps: middle(pairs.map((p) => p.random.rps)), errors: 0 }
+    const single = { rps: middle(pairs.map((p) => p.single.rps)), errors: 0 }
+    for (const p of pairs) {
+      random.errors += p.random.errors
+      single.errors += p.single.errors
+    }
     console.log(
-      `random / single: ${ratio.toFixed(2)} (${formatRate(random.rps)} / ${formatRate(single.rps)} req/s)`,
+      `random / single: ${ratio.toFixed(2)}, median of ${pairs.length} alternated pairs (${ratios.map((r) => r.toFixed(2)).join(', ')}; median rates ${formatRate(random.rps)} / ${formatRate(single.rps)} req/s)`,
     )
     const rss = settled.at?.rss ?? Number.NaN
     const line = (met: boolean, what: string) => console.log(`target ${what}: ${met ? 'met' : 'MISSED'}`)
