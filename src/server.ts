@@ -43,7 +43,7 @@ export interface RunningServer {
 const REQUIRED_DEPS = [
   'sendMail',
   'clients',
-  'workspaceState',
+  'workspaceStates',
   'endAccountSessions',
   'loginPolicy',
 ] as const satisfies readonly (keyof IdentityDeps)[]

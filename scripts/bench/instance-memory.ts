@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { createCore } from '../../src/core'
 import { migrate } from '../../src/db/client'
+import { clientReads } from '../../src/identity/clients'
 import { inject } from '../../src/identity/inject'
 import { ensureInstanceKeys, loadInstanceKeys } from '../../src/identity/keys'
 import { DEFAULT_LOGIN_POLICY } from '../../src/identity/policy'
@@ -42,17 +43,18 @@ const loaded = await loadInstanceKeys(core, seeded)
 if (!loaded) throw new Error('no keys')
 const keys = loaded
 const secret = randomBytes(24).toString('base64url')
-const clients = {
-  find: async (_instanceId: string, clientId: string) => ({
-    clientId,
-    name: 'bench',
-    clientSecretHash: sha256Hex(secret),
-    type: 'web' as const,
-    redirectUris: ['https://rp.example/cb'],
-    postLogoutRedirectUris: [],
-    extraGrants: [],
-  }),
-}
+const clients = clientReads({
+  find: async (wanted) =>
+    wanted.map(({ clientId }) => ({
+      clientId,
+      name: 'bench',
+      clientSecretHash: sha256Hex(secret),
+      type: 'web' as const,
+      redirectUris: ['https://rp.example/cb'],
+      postLogoutRedirectUris: [],
+      extraGrants: [],
+    })),
+})
 
 const provider = buildProvider(core, {})
 const callback = provider.callback()

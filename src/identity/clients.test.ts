@@ -12,7 +12,8 @@ describe('client finder', () => {
     const asked: string[] = []
     const core = { clock: { now: () => now } } as unknown as Core
     const find = createClientFinder(core, ws, {
-      find: async (_instanceId, clientId): Promise<ClientRecord> => {
+      ahead: () => Promise.reject(new Error('no read ahead here: no memo reaches its end')),
+      now: async (_instanceId, clientId): Promise<ClientRecord> => {
         asked.push(clientId)
         return {
           clientId,
@@ -40,7 +41,7 @@ describe('client finder', () => {
 
   it('reads a client in use again before its memo ends, in the background, and keeps its Client when unchanged', async () => {
     let now = 1_000_000
-    const reads: { answer: (c: ClientRecord | null) => void }[] = []
+    const reads: { ahead: boolean; answer: (c: ClientRecord | null) => void }[] = []
     const core = { clock: { now: () => now } } as unknown as Core
     const record = (name: string): ClientRecord => ({
       clientId: 'app',
@@ -51,9 +52,9 @@ describe('client finder', () => {
       postLogoutRedirectUris: [],
       extraGrants: [],
     })
-    const find = createClientFinder(core, ws, {
-      find: () => new Promise<ClientRecord | null>((answer) => reads.push({ answer })),
-    })
+    const read = (ahead: boolean) => () =>
+      new Promise<ClientRecord | null>((answer) => reads.push({ ahead, answer }))
+    const find = createClientFinder(core, ws, { now: read(false), ahead: read(true) })
     const first = find('app')
     reads[0]!.answer(record('App'))
     expect(await first).toMatchObject({ client_name: 'App' })
@@ -68,7 +69,7 @@ describe('client finder', () => {
     now += 2
     expect(find.remembered.get('app')).toBe(client)
     expect(find('app')).toMatchObject({ client_name: 'App' })
-    expect(reads).toHaveLength(2)
+    expect(reads.map((r) => r.ahead)).toEqual([false, true])
     reads[1]!.answer(record('App'))
     await Bun.sleep(0)
     // Unchanged: the same Client, remembered MEMO_MS from that read, with no request waiting.
@@ -87,6 +88,6 @@ describe('client finder', () => {
     now += MEMO_MS + 1
     const after = find('app')
     expect(after).toBeInstanceOf(Promise)
-    expect(reads).toHaveLength(4)
+    expect(reads.map((r) => r.ahead)).toEqual([false, true, true, false])
   })
 })

@@ -1,5 +1,6 @@
 import type { Core } from '../core'
-import type { ClientRecord, ClientSource } from './deps'
+import type { ClientKey, ClientRecord, ClientSource } from './deps'
+import { gathered } from './gather'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { platformClients } from './platform'
 
@@ -28,6 +29,25 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
       ...client.extraGrants,
     ],
   })
+}
+
+/**
+ * How an instance's client finder reads a client: `now` for a request that waits for it, `ahead`
+ * for a client in use read again before its memo ends (nothing waits; gathered with the other
+ * instances' reads ahead).
+ */
+export interface ClientReads {
+  now(instanceId: string, clientId: string): Promise<ClientRecord | null>
+  ahead(instanceId: string, clientId: string): Promise<ClientRecord | null>
+}
+
+/** The reads of a node's client finders from one source: one per request, the reads ahead gathered. */
+export function clientReads(source: ClientSource, gatherMs?: number): ClientReads {
+  const ahead = gathered((keys: readonly ClientKey[]) => source.find(keys), gatherMs)
+  return {
+    now: async (instanceId, clientId) => (await source.find([{ instanceId, clientId }]))[0] ?? null,
+    ahead: (instanceId, clientId) => ahead({ instanceId, clientId }),
+  }
 }
 
 /** Clients one instance remembers at most. */
@@ -75,7 +95,7 @@ function rememberedSlot(current: (clientId: string) => Known | undefined): Clien
  * lookup per token request costs more than the rest of client authentication) until the Provider
  * is dropped on a change (`core.instances`), else for MEMO_MS.
  */
-export function createClientFinder(core: Core, instanceId: string, source: ClientSource): ClientFinder {
+export function createClientFinder(core: Core, instanceId: string, reads: ClientReads): ClientFinder {
   if (instanceId === PLATFORM) {
     const own = new Map<string, Known>(
       [...platformClients(core)].map(([id, c]) => [
@@ -103,14 +123,15 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
     }
     known.set(clientId, entry)
   }
-  // A client in use near the end of its memo is read again in the background (REFRESH_AHEAD_MS):
-  // unchanged, its entry (and the Client made of it) lives on; changed, the new metadata replaces it.
+  // A client in use near the end of its memo is read again in the background (REFRESH_AHEAD_MS),
+  // gathered with other reads ahead: unchanged, its entry (and the Client made of it) lives on;
+  // changed, the new metadata replaces it.
   const refreshing = new Set<string>()
   const refresh = (clientId: string, hit: Known) => {
     refreshing.add(clientId)
     const now = core.clock.now()
-    source
-      .find(instanceId, clientId)
+    reads
+      .ahead(instanceId, clientId)
       .then(
         (client) => {
           if (known.get(clientId) !== hit) return
@@ -139,7 +160,7 @@ export function createClientFinder(core: Core, instanceId: string, source: Clien
     const hit = fresh(clientId)
     if (hit) return hit.metadata
     const now = core.clock.now()
-    return source.find(instanceId, clientId).then((client) => {
+    return reads.now(instanceId, clientId).then((client) => {
       if (!client) {
         known.delete(clientId)
         return undefined

@@ -30,9 +30,19 @@ export interface ClientRecord {
   extraGrants: string[]
 }
 
+/** A client asked for by its instance and id. */
+export interface ClientKey {
+  instanceId: string
+  clientId: string
+}
+
 /** Where the clients of workspace instances come from (the apps feature). */
 export interface ClientSource {
-  find(instanceId: string, clientId: string): Promise<ClientRecord | null>
+  /**
+   * Clients in one read, in the order asked: null where the instance has no such client. One for a
+   * token request; many for the reads ahead of a node's busy instances (gather.ts).
+   */
+  find(wanted: readonly ClientKey[]): Promise<(ClientRecord | null)[]>
 }
 
 /**
@@ -85,10 +95,11 @@ export interface IdentityDeps {
   sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
   clients: ClientSource
   /**
-   * Whether a workspace's instance may serve now (its workspace is active), and its own data-plane
-   * rate, in one read: the pool and the limiter ask it of the same row for the same requests.
+   * Whether each workspace's instance may serve now (its workspace is active), and its own
+   * data-plane rate, in one read, in the order asked: the pool and the limiter ask it of the same
+   * row for the same requests. One for a cold instance; many for the reads ahead (gather.ts).
    */
-  workspaceState(workspaceId: string): Promise<WorkspaceState>
+  workspaceStates(workspaceIds: readonly string[]): Promise<WorkspaceState[]>
   /**
    * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:
    * the transaction that changes the account's password.

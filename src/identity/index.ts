@@ -22,6 +22,7 @@ export { deleteIdpLinks } from './broker/accounts'
 export { DEFAULT_IDP_SCOPES } from './broker/model'
 export type {
   BrandingLogo,
+  ClientKey,
   ClientSource,
   ExternalIdp,
   IdentityDeps,

@@ -3,13 +3,14 @@ import { preparePasswordChecks } from './accounts'
 import { brandOf } from './branding'
 import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
 import { platformIdps } from './broker/protocol'
+import { clientReads } from './clients'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
 import { ensureInstanceKeys } from './keys'
 import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
 import { PLATFORM_LOGIN_POLICY } from './policy'
-import { InstancePool } from './pool'
+import { InstancePool, stateReads } from './pool'
 import { buildProvider, servedInstance } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
 
@@ -35,12 +36,14 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   await ensureInstanceKeys(core, PLATFORM)
   preparePasswordChecks()
   const addressing = instanceAddressing(core.config)
+  // One per node: a node's reads ahead of every instance's clients are gathered together.
+  const clients = clientReads(deps.clients)
   const pool = new InstancePool(
     core,
     (instanceId, keys, policy) =>
-      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, policy, deps.clients),
+      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, policy, clients),
     buildProvider(core, deps),
-    deps.workspaceState,
+    stateReads(deps.workspaceStates),
     async (instanceId) => {
       if (instanceId === PLATFORM)
         return { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }

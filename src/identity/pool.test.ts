@@ -18,9 +18,12 @@ describe('instance pool', () => {
         throw new Error('no instance is loaded here')
       },
       { callback: () => () => {} } as never,
-      async (id: string) => {
-        asked.push(id)
-        return { active: true, dataPlaneRps: null }
+      {
+        now: async (id: string) => {
+          asked.push(id)
+          return { active: true, dataPlaneRps: null }
+        },
+        ahead: () => Promise.reject(new Error('no read ahead here: the clock stands still')),
       },
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
@@ -37,9 +40,14 @@ describe('instance pool', () => {
     expect(asked).toHaveLength(20_002)
   })
 
-  /** A pool whose state reads wait until the test answers them; `reads` lists the ids asked. */
+  /**
+   * A pool whose state reads wait until the test answers them; `reads` lists the ids asked, and
+   * whether each was a read ahead (nothing waits for it: gathered with others in a node).
+   */
   function pendingPool(now = { t: 1_000_000 }) {
-    const reads: { id: string; answer: (s: WorkspaceState) => void }[] = []
+    const reads: { id: string; ahead: boolean; answer: (s: WorkspaceState) => void }[] = []
+    const read = (ahead: boolean) => (id: string) =>
+      new Promise<WorkspaceState>((answer) => reads.push({ id, ahead, answer }))
     let listener: (() => void) | undefined
     const core = {
       clock: { now: () => now.t },
@@ -53,7 +61,7 @@ describe('instance pool', () => {
         throw new Error('no instance is loaded here')
       },
       { callback: () => () => {} } as never,
-      (id: string) => new Promise<WorkspaceState>((answer) => reads.push({ id, answer })),
+      { now: read(false), ahead: read(true) },
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
     return { core, pool, reads, now, changed: () => listener?.() }
@@ -139,9 +147,12 @@ describe('instance pool', () => {
     now.t += 2
     expect(await pool.isServing(uuid(5))).toBe(true)
     expect(pool.held(uuid(5))).toBeUndefined() // not loaded in this test, but asked
+    expect(reads.map((r) => r.ahead)).toEqual([false, true])
+    // A request meanwhile joins the read ahead.
+    const joined = pool.readState(uuid(5))
+    reads[1]!.answer({ active: true, dataPlaneRps: 70 })
+    expect(await joined).toEqual({ active: true, dataPlaneRps: 70 })
     expect(reads).toHaveLength(2)
-    reads[1]!.answer({ active: true, dataPlaneRps: null })
-    await Bun.sleep(0)
     // Renewed from that read: past the first memo's end, no request waits for a read.
     now.t += MEMO_MS - REFRESH_AHEAD_MS - 2
     expect(await pool.isServing(uuid(5))).toBe(true)
@@ -149,10 +160,12 @@ describe('instance pool', () => {
     // A read ahead that finds the workspace no longer active ends the memo at once.
     now.t += 2
     expect(await pool.isServing(uuid(5))).toBe(true)
+    expect(reads[2]!.ahead).toBe(true)
     reads[2]!.answer({ active: false, dataPlaneRps: null })
     await Bun.sleep(0)
     const after = pool.isServing(uuid(5))
     expect(reads).toHaveLength(4)
+    expect(reads[3]!.ahead).toBe(false)
     reads[3]!.answer({ active: false, dataPlaneRps: null })
     expect(await after).toBe(false)
     // Idle through its memo's end: the next request waits for its read.

@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
+import { gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
@@ -22,6 +23,28 @@ const HELD_INSTANCES = 20_000
 /** The platform instance always serves, at the configured rate; an id that is no instance never does. */
 const PLATFORM_STATE: WorkspaceState = Object.freeze({ active: true, dataPlaneRps: null })
 const NOT_SERVING: WorkspaceState = Object.freeze({ active: false, dataPlaneRps: null })
+
+/**
+ * How the pool reads a workspace's state: `now` for a request that waits for it, `ahead` for an
+ * instance in use read again before its memo ends (nothing waits; gathered with the other reads ahead).
+ */
+export interface StateReads {
+  now(workspaceId: string): Promise<WorkspaceState>
+  ahead(workspaceId: string): Promise<WorkspaceState>
+}
+
+/** The reads of a node's pool from the workspaces' states (`IdentityDeps.workspaceStates`). */
+export function stateReads(
+  readMany: (workspaceIds: readonly string[]) => Promise<WorkspaceState[]>,
+  gatherMs?: number,
+): StateReads {
+  const read = async (ids: readonly string[]) => {
+    const states = await readMany(ids)
+    return ids.map((_, i) => states[i] ?? NOT_SERVING)
+  }
+  const ahead = gathered(read, gatherMs)
+  return { now: async (id) => (await read([id]))[0]!, ahead }
+}
 
 /** Told each state the pool keeps, with when its read began (what the memo's age counts from). */
 type StateListener = (instanceId: string, state: WorkspaceState, readAt: number) => void
@@ -81,7 +104,7 @@ export class InstancePool {
     ) => ServedInstance,
     private readonly provider: Provider,
     /** The state of an instance's workspace: whether it is active, its own rate (the workspaces feature's). */
-    private readonly workspaceState: (workspaceId: string) => Promise<WorkspaceState>,
+    private readonly states: StateReads,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
     max = HELD_INSTANCES,
@@ -114,23 +137,27 @@ export class InstancePool {
     if (left <= 0) return false
     if (left <= REFRESH_AHEAD_MS && !this.reading.has(instanceId))
       // A failed read is the next request's to meet, once the memo ended (it awaits its own read).
-      this.readState(instanceId).catch(() => {})
+      this.track(instanceId, this.states.ahead(instanceId)).catch(() => {})
     return true
   }
 
   /**
-   * Reads the state of an instance's workspace: one read for every request that asks meanwhile,
-   * its `active` answer remembered (as `isServing` remembers it) and handed to the `onState`
-   * listeners (the data-plane limiter keeps the rate), unless an eviction came during the read.
+   * Reads the state of an instance's workspace: one read for every request that asks meanwhile
+   * (a read ahead under way included), its `active` answer remembered (as `isServing` remembers
+   * it) and handed to the `onState` listeners (the data-plane limiter keeps the rate), unless an
+   * eviction came during the read.
    */
   readState(instanceId: string): Promise<WorkspaceState> {
     if (instanceId === PLATFORM) return Promise.resolve(PLATFORM_STATE)
     if (!isInstanceId(instanceId)) return Promise.resolve(NOT_SERVING)
-    const pending = this.reading.get(instanceId)
-    if (pending) return pending
+    return this.reading.get(instanceId) ?? this.track(instanceId, this.states.now(instanceId))
+  }
+
+  /** Keeps what a read of an instance's state found (see readState), and lets others join it meanwhile. */
+  private track(instanceId: string, state: Promise<WorkspaceState>): Promise<WorkspaceState> {
     const now = this.core.clock.now()
     const generation = this.generation
-    const read: Promise<WorkspaceState> = this.workspaceState(instanceId).then(
+    const read: Promise<WorkspaceState> = state.then(
       (state) => {
         if (this.reading.get(instanceId) === read) this.reading.delete(instanceId)
         if (!state.active) this.servingUntil.delete(instanceId)

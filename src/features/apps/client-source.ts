@@ -1,8 +1,11 @@
 import type { Core } from '../../core'
+import { inJsonStrings } from '../../db/lists'
+import type { Dialect } from '../../db/store'
 import type { ClientSource } from '../../identity'
 import type { AppType } from './schema'
 
 interface ClientRow {
+  workspaceId: string
   clientId: string
   name: string
   clientSecretHash: string | null
@@ -12,32 +15,44 @@ interface ClientRow {
   extraGrants: string
 }
 
-const BY_CLIENT_ID = `
-  SELECT client_id AS "clientId", name, client_secret_hash AS "clientSecretHash", app_type AS "type",
+/** The statement of each store (one text for any number of clients). */
+const BY_CLIENT_IDS = (dialect: Dialect) => `
+  SELECT workspace_id AS "workspaceId", client_id AS "clientId", name, client_secret_hash AS "clientSecretHash", app_type AS "type",
     redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
     extra_grants AS "extraGrants"
-  FROM apps WHERE workspace_id = $1 AND client_id = $2`
+  FROM apps WHERE ${inJsonStrings(dialect, 'client_id', '$1')} AND ${inJsonStrings(dialect, 'workspace_id', '$2')}`
 
 /**
- * The apps of a workspace as the clients of its identity instance, handed to the identity plane at
- * start-up (server.ts). A token request whose client the plane has not seen lately reads here, in
- * raw SQL (the JSON columns arrive as text and are parsed here); the plane remembers what it read
- * until `core.instances` says the workspace's apps changed.
+ * The apps of workspaces as the clients of their identity instances, handed to the identity plane at
+ * start-up (server.ts). A token request whose client the plane has not seen lately reads here (and
+ * a node's busy instances read theirs again, gathered), in raw SQL (the JSON columns arrive as text
+ * and are parsed here); the plane remembers what it read until `core.instances` says the
+ * workspace's apps changed. Client ids are unique across workspaces (apps_client_id_idx): rows are
+ * looked up by id among the asking workspaces', and one belongs to the instance that asked for it
+ * only if its workspace is that one.
  */
 export function appClientSource(core: Core): ClientSource {
+  const text = BY_CLIENT_IDS(core.store.dialect)
   return {
-    async find(workspaceId, clientId) {
-      const [row] = await core.store.query<ClientRow>(BY_CLIENT_ID, [workspaceId, clientId])
-      if (!row) return null
-      return {
-        clientId: row.clientId,
-        name: row.name,
-        clientSecretHash: row.clientSecretHash,
-        type: row.type,
-        redirectUris: JSON.parse(row.redirectUris) as string[],
-        postLogoutRedirectUris: JSON.parse(row.postLogoutRedirectUris) as string[],
-        extraGrants: JSON.parse(row.extraGrants) as string[],
-      }
+    async find(wanted) {
+      const rows = await core.store.query<ClientRow>(text, [
+        JSON.stringify(wanted.map((w) => w.clientId)),
+        JSON.stringify([...new Set(wanted.map((w) => w.instanceId))]),
+      ])
+      const byId = new Map(rows.map((row) => [row.clientId, row]))
+      return wanted.map(({ instanceId, clientId }) => {
+        const row = byId.get(clientId)
+        if (!row || row.workspaceId !== instanceId) return null
+        return {
+          clientId: row.clientId,
+          name: row.name,
+          clientSecretHash: row.clientSecretHash,
+          type: row.type,
+          redirectUris: JSON.parse(row.redirectUris) as string[],
+          postLogoutRedirectUris: JSON.parse(row.postLogoutRedirectUris) as string[],
+          extraGrants: JSON.parse(row.extraGrants) as string[],
+        }
+      })
     },
   }
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, spyOn } from 'bun:test'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import type Provider from 'oidc-provider'
 import { type TestCore, testCore } from '../../../tests/support/core'
+import { clientReads } from '../clients'
 import { inject } from '../inject'
 import { MEMO_MS } from '../instances'
 import { ensureInstanceKeys, loadInstanceKeys } from '../keys'
@@ -20,21 +21,23 @@ const served: Record<string, ServedInstance> = {}
 beforeAll(async () => {
   core = await testCore()
   provider = buildProvider(core, {})
-  const clients = {
-    find: async (instanceId: string, clientId: string) =>
-      clientId === `app-${instanceId}`
-        ? {
-            clientId,
-            name: 'app',
-            // sha256('secret')
-            clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
-            type: 'web' as const,
-            redirectUris: ['https://rp.example/cb'],
-            postLogoutRedirectUris: [],
-            extraGrants: [],
-          }
-        : null,
-  }
+  const clients = clientReads({
+    find: async (wanted) =>
+      wanted.map(({ instanceId, clientId }) =>
+        clientId === `app-${instanceId}`
+          ? {
+              clientId,
+              name: 'app',
+              // sha256('secret')
+              clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
+              type: 'web' as const,
+              redirectUris: ['https://rp.example/cb'],
+              postLogoutRedirectUris: [],
+              extraGrants: [],
+            }
+          : null,
+      ),
+  })
   for (const id of [A, B]) {
     await ensureInstanceKeys(core, id)
     const keys = (await loadInstanceKeys(core, id))!
@@ -180,17 +183,18 @@ describe('an instance record', () => {
       `/i/${A}`,
       (await loadInstanceKeys(core, A))!,
       { ...DEFAULT_LOGIN_POLICY },
-      {
-        find: async (_instanceId: string, clientId: string) => ({
-          clientId,
-          name: clientId,
-          clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
-          type: 'web' as const,
-          redirectUris: ['https://rp.example/cb'],
-          postLogoutRedirectUris: [],
-          extraGrants: [],
-        }),
-      },
+      clientReads({
+        find: async (wanted) =>
+          wanted.map(({ clientId }) => ({
+            clientId,
+            name: clientId,
+            clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
+            type: 'web' as const,
+            redirectUris: ['https://rp.example/cb'],
+            postLogoutRedirectUris: [],
+            extraGrants: [],
+          })),
+      }),
     )
     await serving(many, async () => {
       for (let i = 0; i < 150; i++)

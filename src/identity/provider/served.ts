@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import type { Core } from '../../core'
-import { createClientFinder } from '../clients'
-import type { ClientSource } from '../deps'
+import { type ClientReads, createClientFinder } from '../clients'
 import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
@@ -69,7 +68,7 @@ export function servedInstance(
   prefix: string,
   keys: InstanceKeyMaterial,
   policy: LoginPolicy,
-  clients: ClientSource,
+  clients: ClientReads,
 ): ServedInstance {
   const keystore = new KeyStore()
   const algs = new Set<string>()
