@@ -145,7 +145,7 @@ const warmup = Number(flag('warmup') ?? 2)
  */
 const memoryWarmup = flag('warmup') === undefined ? 10 : warmup
 /** The memory scenario's alternated pairs of token loads (random over all, one workspace). */
-const memoryPairs = Number(flag('pairs') ?? 5)
+const memoryPairs = Number(flag('pairs') ?? 9)
 /** Gatehouse's LOG_LEVEL: `info` (the default, one access-log line per request) or e.g. `warn`. */
 const logLevel = flag('log-level') ?? 'info'
 /** Subject runs of a throughput scenario, each between two baseline runs; the median is reported. */
@@ -954,7 +954,7 @@ function memoryScenario(store?: 'postgres'): MemoryScenario {
     kind: 'memory',
     description: `${workspaceCount} active workspaces on one gatehouse node (${store === 'postgres' ? 'PostgreSQL: a fresh database of a local throwaway cluster, fsync off' : 'SQLite'}), each with keys and a web app`,
     method:
-      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace, after a warm-up of each (10 s at random unless --warmup: the steady state, every workspace asked), in --pairs (5) alternated pairs of windows; random/single is the median of the ratios of the pairs',
+      'workspaces seeded straight into the store (setup.ts seedWorkspaces); each touched once, 8 at a time: GET discovery (loads the instance: its keys read and opened), then one client-credentials token (its first token: p50/p95); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace, after a warm-up of each (10 s at random unless --warmup: the steady state, every workspace asked), in --pairs (9) alternated pairs of windows; random/single is the median of the ratios of the pairs',
     maxRssMiB: 400,
     maxFirstTokenP95Ms: 10,
     minRandomRatio: 0.7,
