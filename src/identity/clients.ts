@@ -42,8 +42,8 @@ export interface ClientReads {
 }
 
 /** The reads of a node's client finders from one source: one per request, the reads ahead gathered. */
-export function clientReads(source: ClientSource, gatherMs?: number): ClientReads {
-  const ahead = gathered((keys: readonly ClientKey[]) => source.find(keys), gatherMs)
+export function clientReads(source: ClientSource): ClientReads {
+  const ahead = gathered((keys: readonly ClientKey[]) => source.find(keys))
   return {
     now: async (instanceId, clientId) => (await source.find([{ instanceId, clientId }]))[0] ?? null,
     ahead: (instanceId, clientId) => ahead({ instanceId, clientId }),

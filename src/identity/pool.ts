@@ -36,13 +36,12 @@ export interface StateReads {
 /** The reads of a node's pool from the workspaces' states (`IdentityDeps.workspaceStates`). */
 export function stateReads(
   readMany: (workspaceIds: readonly string[]) => Promise<WorkspaceState[]>,
-  gatherMs?: number,
 ): StateReads {
   const read = async (ids: readonly string[]) => {
     const states = await readMany(ids)
     return ids.map((_, i) => states[i] ?? NOT_SERVING)
   }
-  const ahead = gathered(read, gatherMs)
+  const ahead = gathered(read)
   return { now: async (id) => (await read([id]))[0]!, ahead }
 }
 
