@@ -132,6 +132,31 @@ describe('other errors of the identity plane', () => {
     })
   })
 
+  it('answers a client id no client can have (a NUL, a control character) as an unknown client on every endpoint that reads one', async () => {
+    // PostgreSQL refuses a NUL in text: the client's read failed, and each of these was a 500.
+    const at = (path: string) => `${server.baseUrl}/i/${ws}${path}`
+    const post = (path: string, body: string) => fetch(at(path), { method: 'POST', headers: FORM, body })
+    for (const id of ['%00', 'app%00', '%1F', 'a%0Ab']) {
+      const asked: [string, Response][] = [
+        ['authorization', await fetch(at(`/auth?client_id=${id}&response_type=code&scope=openid`))],
+        [
+          'client credentials',
+          await post('/token', `grant_type=client_credentials&client_id=${id}&client_secret=s`),
+        ],
+        ['code', await post('/token', `grant_type=authorization_code&code=x&client_id=${id}`)],
+        ['device authorization', await post('/device/auth', `client_id=${id}&scope=openid`)],
+        ['introspection', await post('/token/introspection', `token=x&client_id=${id}`)],
+        ['revocation', await post('/token/revocation', `token=x&client_id=${id}`)],
+        ['pushed authorization', await post('/request', `client_id=${id}&response_type=code`)],
+        ['end session', await fetch(at(`/session/end?client_id=${id}`))],
+      ]
+      for (const [label, res] of asked) await expectProperError(res, `${label}, client_id=${id}`)
+    }
+    const token = await post('/token', 'grant_type=client_credentials&client_id=%00&client_secret=s')
+    expect(token.status).toBe(401)
+    expect(await token.json()).toMatchObject({ error: 'invalid_client' })
+  })
+
   it('logs a protocol error event as one JSON line, without the secret that was sent', async () => {
     const app = await registerApp(server.core, ws, {
       type: 'web',

@@ -50,6 +50,13 @@ export function clientReads(source: ClientSource): ClientReads {
   }
 }
 
+/**
+ * What a client id can be (RFC 6749 §A.1: VSCHARs, %x20-7E; ours are 22): anything else names no
+ * client, and is answered so without a read. PostgreSQL refuses a NUL in text with an error, which
+ * was a 500 for any request that sent `client_id=%00`.
+ */
+const CLIENT_ID = /^[\x20-\x7e]{1,255}$/
+
 /** Clients one instance remembers at most. */
 const KNOWN_CLIENTS = 1000
 
@@ -157,6 +164,7 @@ export function createClientFinder(core: Core, instanceId: string, reads: Client
   }
   // A remembered client is answered without a promise of its own: this runs on every token request.
   const find = (clientId: string): Found => {
+    if (!CLIENT_ID.test(clientId)) return undefined
     const hit = fresh(clientId)
     if (hit) return hit.metadata
     const now = core.clock.now()
