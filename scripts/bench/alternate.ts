@@ -6,7 +6,9 @@
 // difference shows here where sequential runs (scripts/bench.ts) cannot separate it.
 //   A, B   a source tree of Gatehouse (a directory holding src/main.ts: this checkout, or another
 //          one, e.g. `git worktree add /tmp/before HEAD~1`), or `bare`: scripts/bench/baseline-bytes.ts
-//          answering the bytes and representation headers A's instance answered (A must be a tree)
+//          answering the bytes and representation headers A's instance answered (A must be a tree);
+//          with --path /token, `bare` is scripts/bench/baseline-oidc.ts (the client-credentials
+//          scenario's baseline: a bare oidc-provider) with the client of A's seeded workspace
 //   --path     below a seeded workspace's issuer: /.well-known/openid-configuration (default), /jwks,
 //              or /token (client credentials of its web app)
 //   --windows  alternations (default 12); --seconds each window's length (default 5; short windows
@@ -71,7 +73,7 @@ function sideOf(
 }
 
 /** A Gatehouse of `tree` with one seeded workspace; `url` is what its side is asked. */
-async function gatehouse(tree: string): Promise<Side & { url: string }> {
+async function gatehouse(tree: string): Promise<Side & { url: string; client: [string, string] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-alternate-'))
   const port = await freePort()
   const env = benchServerEnv(dataDir, port, logLevel)
@@ -109,21 +111,31 @@ async function gatehouse(tree: string): Promise<Side & { url: string }> {
   const side = sideOf(proc, make, path === '/token' ? expectAccessToken : expect200, () =>
     rmSync(dataDir, { recursive: true, force: true }),
   )
-  return { ...side, url }
+  return { ...side, url, client: [ws.clientId, ws.clientSecret] }
 }
 
-/** scripts/bench/baseline-bytes.ts answering what `url` answers. */
-async function bare(url: string): Promise<Side> {
-  const res = await fetch(url)
-  const headers = Object.fromEntries(
-    ['content-type', 'cache-control', 'access-control-allow-origin'].flatMap((k) => {
-      const v = res.headers.get(k)
-      return v === null ? [] : [[k, v]]
-    }),
-  )
-  const body = Buffer.from(await res.arrayBuffer()).toString('base64')
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'baseline-bytes.ts')], {
-    env: { ...process.env, BENCH_BODY: body, BENCH_HEADERS: JSON.stringify(headers) },
+/**
+ * The bare side: scripts/bench/baseline-bytes.ts answering what `url` answers, or for /token
+ * scripts/bench/baseline-oidc.ts issuing client-credentials tokens to the same client id and secret.
+ */
+async function bare(url: string, [clientId, clientSecret]: [string, string]): Promise<Side> {
+  const tokens = path === '/token'
+  const env: Record<string, string> = tokens
+    ? { BENCH_CLIENT_ID: clientId, BENCH_CLIENT_SECRET: clientSecret }
+    : await (async () => {
+        const res = await fetch(url)
+        const headers = Object.fromEntries(
+          ['content-type', 'cache-control', 'access-control-allow-origin'].flatMap((k) => {
+            const v = res.headers.get(k)
+            return v === null ? [] : [[k, v]]
+          }),
+        )
+        const body = Buffer.from(await res.arrayBuffer()).toString('base64')
+        return { BENCH_BODY: body, BENCH_HEADERS: JSON.stringify(headers) }
+      })()
+  const script = tokens ? 'baseline-oidc.ts' : 'baseline-bytes.ts'
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, script)], {
+    env: { ...process.env, ...env },
     stdout: 'pipe',
     stderr: 'inherit',
   })
@@ -131,7 +143,7 @@ async function bare(url: string): Promise<Side> {
   let said = ''
   while (!said.includes('"listening"')) {
     const { value, done } = await reader.read()
-    if (done) throw new Error(`baseline-bytes.ts exited: ${said}`)
+    if (done) throw new Error(`${script} exited: ${said}`)
     said += new TextDecoder().decode(value)
   }
   void (async () => {
@@ -139,11 +151,19 @@ async function bare(url: string): Promise<Side> {
   })()
   const at = (JSON.parse(said.split('\n').find((l) => l.includes('"listening"')) ?? '{}') as { url: string })
     .url
-  return sideOf(proc, () => new Request(`${at}/`), expect200)
+  if (!tokens) return sideOf(proc, () => new Request(`${at}/`), expect200)
+  const authorization = basicAuth(clientId, clientSecret)
+  const token = () =>
+    new Request(`${at}/token`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    })
+  return sideOf(proc, token, expectAccessToken)
 }
 
 const a = await gatehouse(sides[0]!)
-const b = sides[1] === 'bare' ? await bare(a.url) : await gatehouse(sides[1]!)
+const b = sides[1] === 'bare' ? await bare(a.url, a.client) : await gatehouse(sides[1]!)
 const warm = { A: a, B: b }
 // Each side warmed up by one window of the same load, not counted.
 for (const side of [a, b]) await side.window()

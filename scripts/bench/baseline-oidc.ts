@@ -26,6 +26,8 @@ const { privateKey } = await generateKeyPair('ES256', { extractable: true })
 const jwk = { ...(await exportJWK(privateKey)), kid: 'es256-bench', alg: 'ES256', use: 'sig' }
 
 const server = createServer()
+// Idle connections stay open as Bun.serve's do: alternate.ts leaves a side idle between its windows.
+server.keepAliveTimeout = 60_000
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
 const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
