@@ -37,12 +37,12 @@ export interface StateReads {
 export function stateReads(
   readMany: (workspaceIds: readonly string[]) => Promise<WorkspaceState[]>,
 ): StateReads {
+  // A workspace the read did not answer for does not serve.
   const read = async (ids: readonly string[]) => {
     const states = await readMany(ids)
     return ids.map((_, i) => states[i] ?? NOT_SERVING)
   }
-  const ahead = gathered(read)
-  return { now: async (id) => (await read([id]))[0]!, ahead }
+  return { now: async (id) => (await read([id]))[0]!, ahead: gathered(read) }
 }
 
 /** Told each state the pool keeps, with when its read began (what the memo's age counts from). */
@@ -153,10 +153,10 @@ export class InstancePool {
   }
 
   /** Keeps what a read of an instance's state found (see readState), and lets others join it meanwhile. */
-  private track(instanceId: string, state: Promise<WorkspaceState>): Promise<WorkspaceState> {
+  private track(instanceId: string, pending: Promise<WorkspaceState>): Promise<WorkspaceState> {
     const now = this.core.clock.now()
     const generation = this.generation
-    const read: Promise<WorkspaceState> = state.then(
+    const read: Promise<WorkspaceState> = pending.then(
       (state) => {
         if (this.reading.get(instanceId) === read) this.reading.delete(instanceId)
         if (!state.active) this.servingUntil.delete(instanceId)
