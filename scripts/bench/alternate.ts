@@ -15,6 +15,8 @@
 //              miss the collector's work, which runs while a server idles)
 // Each tree runs `bun src/main.ts serve` from its own directory on a store seeded from this
 // checkout's scripts/bench/setup.ts (both trees must share the schema).
+// BENCH_CPU_PROF=<dir>, as for scripts/bench.ts: each side writes a .cpuprofile there when it stops,
+// so the two sides' profiles cover the same windows of the same load.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -43,6 +45,10 @@ for (const side of sides)
     console.error(`${side}: no src/main.ts (a Gatehouse source tree, or bare)`)
     process.exit(2)
   }
+
+const profile = process.env.BENCH_CPU_PROF
+  ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`]
+  : []
 
 interface Side {
   /** One window of load: its rate and the server's CPU per request (µs). */
@@ -79,7 +85,7 @@ async function gatehouse(tree: string): Promise<Side & { url: string; client: [s
   const env = benchServerEnv(dataDir, port, logLevel)
   const base = env.BASE_URL
   // Its access log into a file, as the bench's servers.
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', 'serve'], {
+  const proc = Bun.spawn([process.execPath, ...profile, 'src/main.ts', 'serve'], {
     cwd: resolve(tree),
     env: { ...process.env, ...env },
     stdout: Bun.file(join(dataDir, 'stdout.log')),
@@ -134,7 +140,7 @@ async function bare(url: string, [clientId, clientSecret]: [string, string]): Pr
         return { BENCH_BODY: body, BENCH_HEADERS: JSON.stringify(headers) }
       })()
   const script = tokens ? 'baseline-oidc.ts' : 'baseline-bytes.ts'
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, script)], {
+  const proc = Bun.spawn([process.execPath, ...profile, join(import.meta.dir, script)], {
     env: { ...process.env, ...env },
     stdout: 'pipe',
     stderr: 'inherit',

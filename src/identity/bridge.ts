@@ -282,7 +282,14 @@ export class IdentityBridge {
     // The provider's own log lines (provider/error-events.ts) carry the id the access line has.
     headers['x-request-id'] = id
     const finish: Finish = (_status, headers) => this.head(headers, id)
-    const to = { ...route, clientIp: caller.ip() }
+    // The client address is resolved only if something reads it: the hosted pages do, the token
+    // path does not (resolving it asks the server for the peer).
+    const to = {
+      ...route,
+      get clientIp() {
+        return caller.ip()
+      },
+    }
     const response = await this.send(to, request.method, headers, body, finish)
     headed.add(response)
     if (document && response.status === 200) {
@@ -336,7 +343,7 @@ export class IdentityBridge {
       originalUrl: `${to.url.pathname}${to.url.search}`,
       headers,
       body,
-      remoteAddress: to.clientIp,
+      remoteAddress: () => to.clientIp,
     }
     return inject(
       (req, res) =>
@@ -379,7 +386,9 @@ export class IdentityBridge {
       get query() {
         return to.url.searchParams
       },
-      clientIp: to.clientIp,
+      get clientIp() {
+        return to.clientIp
+      },
     })
     if (!handled) instance.callback(req, res)
   }
@@ -425,7 +434,8 @@ async function readBody(request: Request): Promise<Uint8Array | typeof TOO_LARGE
   const length = request.headers.get('content-length')
   if (length !== null) {
     // Known length (the usual case): Bun reads it natively, far cheaper than pulling the stream.
-    return Number(length) > BODY_LIMIT ? TOO_LARGE : new Uint8Array(await request.arrayBuffer())
+    // A Buffer over the bytes read, no copy: what the provider's body parser is handed (inject).
+    return Number(length) > BODY_LIMIT ? TOO_LARGE : Buffer.from(await request.arrayBuffer())
   }
   if (!request.body) return new Uint8Array()
   const chunks: Uint8Array[] = []

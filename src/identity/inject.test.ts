@@ -64,6 +64,41 @@ describe('inject', () => {
     expect(await res.text()).toBe('part one, part two')
   })
 
+  it('asks for the client address only when the handler reads it, and once', async () => {
+    let asked = 0
+    const remoteAddress = () => {
+      asked++
+      return '198.51.100.7'
+    }
+    await inject((_req, res) => res.end('ok'), request({ remoteAddress }))
+    expect(asked).toBe(0)
+    let seen: unknown[] = []
+    await inject((req, res) => {
+      seen = [req.socket.remoteAddress, req.socket.remoteAddress]
+      res.end('ok')
+    }, request({ remoteAddress }))
+    expect(seen).toEqual(['198.51.100.7', '198.51.100.7'])
+    expect(asked).toBe(1)
+  })
+
+  it('keeps header names case-insensitive, numbers as strings, and removed headers out', async () => {
+    const res = await inject((_req, res) => {
+      res.setHeader('Content-Type', 'application/json')
+      res.setHeader('X-Gone', 'soon')
+      res.setHeader('Content-Length', 2)
+      expect(res.getHeader('content-type')).toBe('application/json')
+      expect(res.hasHeader('CONTENT-TYPE')).toBe(true)
+      res.removeHeader('x-gone')
+      expect(res.hasHeader('X-Gone')).toBe(false)
+      expect(res.getHeaderNames()).toEqual(['content-type', 'content-length'])
+      res.end('{}')
+    }, request())
+    expect([...res.headers]).toEqual([
+      ['content-length', '2'],
+      ['content-type', 'application/json'],
+    ])
+  })
+
   it('answers a 204 without a body, and emits finish after end', async () => {
     let finished = false
     const res = await inject((_req, res) => {

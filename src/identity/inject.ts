@@ -21,15 +21,23 @@ export interface InjectRequest {
   /** Lower-case names, as node:http gives them; the request takes this object over. */
   headers: IncomingHttpHeaders
   body?: Uint8Array | null
-  /** Address of the client, for `req.socket.remoteAddress`. */
-  remoteAddress: string
+  /**
+   * Address of the client, for `req.socket.remoteAddress`; a function is asked on first read only
+   * (the token path never reads it, and resolving it asks the server for the peer).
+   */
+  remoteAddress: string | (() => string)
 }
 
 class InjectedSocket extends EventEmitter {
   readonly encrypted = false
   readonly writable = true
-  constructor(readonly remoteAddress: string) {
+  constructor(private address: string | (() => string)) {
     super()
+  }
+
+  get remoteAddress(): string {
+    if (typeof this.address === 'function') this.address = this.address()
+    return this.address
   }
 }
 
@@ -92,18 +100,26 @@ class InjectedRequest extends Readable {
   private takeBody(): Buffer | null {
     const body = this.body
     this.body = null
-    return body && Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+    if (!body || Buffer.isBuffer(body)) return body
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength)
   }
 }
 
 export type HeaderValue = number | string | string[]
 
+/** The response's headers as `finish` reads and adds to them (names in lower case). */
+export interface ResponseHeaders {
+  has(name: string): boolean
+  get(name: string): HeaderValue | undefined
+  set(name: string, value: string): unknown
+}
+
 /**
- * Called once the handler ends its response, with its status and headers (lower-case names), to
- * add headers of the caller's own before the one `Response` is made (the bridge's request id and
- * security headers): nothing is set on a `Response` after it is built.
+ * Called once the handler ends its response, with its status and headers, to add headers of the
+ * caller's own before the one `Response` is made (the bridge's request id and security headers):
+ * nothing is set on a `Response` after it is built.
  */
-export type Finish = (status: number, headers: Map<string, HeaderValue>) => void
+export type Finish = (status: number, headers: ResponseHeaders) => void
 
 class InjectedResponse extends EventEmitter {
   statusCode = 200
@@ -112,7 +128,13 @@ class InjectedResponse extends EventEmitter {
   writableEnded = false
   finished = false
   readonly socket = null
-  private readonly headerMap = new Map<string, HeaderValue>()
+  /**
+   * The headers by lower-case name, in a plain object: with no header repeated (Set-Cookie), it is
+   * the `Response`'s init as it is, the cheapest Bun takes, without a copy.
+   */
+  private readonly headerMap: Record<string, HeaderValue> = Object.create(null)
+  /** Whether a header was ever given several values: the one case the object is not the init. */
+  private repeated = false
   /** Strings stay strings (Koa ends with its JSON text): they are encoded once, by the Response. */
   private readonly chunks: (string | Buffer)[] = []
 
@@ -124,28 +146,29 @@ class InjectedResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: HeaderValue): this {
-    this.headerMap.set(name.toLowerCase(), value)
+    if (Array.isArray(value)) this.repeated = true
+    this.headerMap[lowerCase(name)] = value
     return this
   }
 
   getHeader(name: string): HeaderValue | undefined {
-    return this.headerMap.get(name.toLowerCase())
+    return this.headerMap[lowerCase(name)]
   }
 
   hasHeader(name: string): boolean {
-    return this.headerMap.has(name.toLowerCase())
+    return lowerCase(name) in this.headerMap
   }
 
   removeHeader(name: string): void {
-    this.headerMap.delete(name.toLowerCase())
+    delete this.headerMap[lowerCase(name)]
   }
 
   getHeaderNames(): string[] {
-    return [...this.headerMap.keys()]
+    return Object.keys(this.headerMap)
   }
 
   getHeaders(): Record<string, HeaderValue> {
-    return Object.fromEntries(this.headerMap)
+    return { ...this.headerMap }
   }
 
   writeHead(
@@ -196,10 +219,12 @@ class InjectedResponse extends EventEmitter {
     this.writableEnded = true
     this.finished = true
     const status = this.statusCode
-    this.finish?.(status, this.headerMap)
+    this.finish?.(status, new HeaderRecord(this.headerMap))
     const empty = status === 204 || status === 304 || this.chunks.length === 0
     const body = empty ? null : (this.body() as string | Uint8Array<ArrayBuffer>)
-    this.done(new Response(body, { status, headers: headersOf(this.headerMap) }))
+    // Numbers (a Content-Length) are made strings by the init itself, as node:http writes them.
+    const headers = this.repeated ? headersOf(this.headerMap) : (this.headerMap as Record<string, string>)
+    this.done(new Response(body, { status, headers }))
     process.nextTick(() => {
       this.emit('finish')
       cb?.()
@@ -213,23 +238,56 @@ class InjectedResponse extends EventEmitter {
    */
   private body(): string | Buffer {
     const [first] = this.chunks
-    if (this.chunks.length === 1 && (typeof first !== 'string' || this.headerMap.has('content-type')))
+    if (this.chunks.length === 1 && (typeof first !== 'string' || 'content-type' in this.headerMap))
       return first as string | Buffer
     return Buffer.concat(this.chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))
   }
 }
 
-/** A plain object (the cheapest init for Bun), unless a header repeats (Set-Cookie). */
-function headersOf(map: Map<string, HeaderValue>): HeadersInit {
-  let repeated = false
-  const init: Record<string, string> = {}
-  for (const [name, value] of map) {
-    if (Array.isArray(value)) repeated = true
-    else init[name] = String(value)
+/**
+ * Header names in lower case, by the name as given: Koa and oidc-provider name the same few
+ * headers (`Content-Type`…) dozens of times a response, and a name lowered anew is a new string,
+ * which a property lookup must intern before it can use it (~0.1 us a call). The names come from
+ * code, not from requests; past NAMES_KEPT the memo stops growing.
+ */
+const lowerNames = new Map<string, string>()
+const NAMES_KEPT = 512
+
+function lowerCase(name: string): string {
+  let lower = lowerNames.get(name)
+  if (lower === undefined) {
+    lower = name.toLowerCase()
+    if (lowerNames.size < NAMES_KEPT) lowerNames.set(name, lower)
   }
-  if (!repeated) return init
-  const headers = new Headers(init)
-  for (const [name, value] of map) if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+  return lower
+}
+
+/**
+ * `finish`'s view of the headers (names already in lower case). Apart from the response: a `set`
+ * method on it would make the `cookies` package take it for Express's and write Set-Cookie with
+ * node:http's own setHeader.
+ */
+class HeaderRecord implements ResponseHeaders {
+  constructor(private readonly record: Record<string, HeaderValue>) {}
+  has(name: string): boolean {
+    return name in this.record
+  }
+  get(name: string): HeaderValue | undefined {
+    return this.record[name]
+  }
+  set(name: string, value: string): void {
+    this.record[name] = value
+  }
+}
+
+/** The init of a response with a header given several values (Set-Cookie): each one appended. */
+function headersOf(record: Record<string, HeaderValue>): Headers {
+  const headers = new Headers()
+  for (const name in record) {
+    const value = record[name]!
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    else headers.set(name, String(value))
+  }
   return headers
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'bun:test'
 import { randomBytes } from 'node:crypto'
-import { SecretBox, safeEqual, sha256Hex } from './crypto'
+import { hexBytes, SecretBox, safeEqual, sha256Hex, sha256Matches } from './crypto'
 
 const box = new SecretBox(randomBytes(32))
 
@@ -40,5 +40,16 @@ describe('hashing and comparison', () => {
 
   it('hashes with SHA-256 hex', () => {
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+  })
+
+  it("checks a value against a stored digest's bytes, and a stored value that is no digest matches nothing", () => {
+    const stored = hexBytes(sha256Hex('the secret'))
+    expect(sha256Matches('the secret', stored)).toBe(true)
+    expect(sha256Matches('the secret ', stored)).toBe(false)
+    expect(sha256Matches('', stored)).toBe(false)
+    // A non-hex or cut stored value decodes to fewer than 32 bytes.
+    expect(sha256Matches('the secret', hexBytes(sha256Hex('the secret').slice(0, 62)))).toBe(false)
+    expect(sha256Matches('the secret', hexBytes(`zz${sha256Hex('the secret').slice(2)}`))).toBe(false)
+    expect(sha256Matches('', hexBytes(''))).toBe(false)
   })
 })

@@ -61,6 +61,18 @@ export const deriveKey = (master: Buffer, purpose: string): Buffer =>
 export const keyedHash = (key: Buffer, value: string): string =>
   createHmac('sha256', key).update(value).digest('base64url')
 
+/**
+ * Whether `value`'s SHA-256 is `digest` (a stored `sha256Hex`, as bytes: `hexBytes`), compared in
+ * constant time. No string is made per check: it runs on every client authentication.
+ */
+export function sha256Matches(value: string, digest: Uint8Array): boolean {
+  const actual = Bun.SHA256.hash(value) as Uint8Array
+  return actual.byteLength === digest.byteLength && timingSafeEqual(actual, digest)
+}
+
+/** The bytes of a stored hex digest; a value that is no hex digest gives bytes no digest matches. */
+export const hexBytes = (hex: string): Uint8Array => Buffer.from(hex, 'hex')
+
 /** Constant-time string comparison; unequal lengths compare a digest so timing stays flat. */
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a)

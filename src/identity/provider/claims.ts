@@ -47,10 +47,12 @@ export const accountFinder =
 /** Platform access tokens carry the account's epoch: a password change refuses earlier ones. */
 export const extraTokenClaims =
   (core: Core): Configuration['extraTokenClaims'] =>
-  async (_ctx, token) => {
+  (_ctx, token) => {
     const instanceId = current().id
     const accountId = 'accountId' in token ? token.accountId : undefined
+    // Synchronous for every other token (a workspace's, a client's own): no promise to await.
     if (instanceId !== PLATFORM || !accountId) return undefined
-    const account = await findAccount(core, instanceId, accountId)
-    return account ? { [AUTH_EPOCH_CLAIM]: account.authEpoch } : undefined
+    return findAccount(core, instanceId, accountId).then((account) =>
+      account ? { [AUTH_EPOCH_CLAIM]: account.authEpoch } : undefined,
+    )
   }

@@ -4,7 +4,7 @@ import Provider from 'oidc-provider'
 import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import internals from 'oidc-provider/lib/helpers/weak_cache.js'
 import type { Core } from '../../core'
-import { safeEqual, sha256Hex } from '../../shared/crypto'
+import { hexBytes, sha256Matches } from '../../shared/crypto'
 import type { IdentityDeps } from '../deps'
 import { logoutEvents } from '../pages/logout'
 import { afterRoute } from './after-route'
@@ -14,6 +14,9 @@ import { devicePolling } from './grants/device-polling'
 import { current, SIGNING_ALGS } from './served'
 
 export { current, type ServedInstance, servedInstance, serving } from './served'
+
+/** Where a Client object keeps the bytes of its stored secret digest (compareClientSecret). */
+const SECRET_DIGEST = Symbol('client secret digest')
 
 /** The issuer the Provider is constructed with; never served (every request has its instance). */
 const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
@@ -41,10 +44,12 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
   handleProviderErrors(core, provider)
   provider.use(afterRoute([devicePolling(core), logoutEvents(core)]))
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
-    this: { clientSecret: string },
+    this: { clientSecret: string; [SECRET_DIGEST]?: Uint8Array },
     actual: string,
   ) {
-    return safeEqual(this.clientSecret, sha256Hex(actual))
+    // Decoded once per Client object: a changed secret is new metadata, hence a new Client.
+    this[SECRET_DIGEST] ??= hexBytes(this.clientSecret)
+    return sha256Matches(actual, this[SECRET_DIGEST])
   }
   shareProvider(provider)
   return provider
