@@ -64,6 +64,9 @@ function sideOf(
 ): Side {
   return {
     async window() {
+      // Unmeasured, its errors ignored: a side idles for two of the other's windows, longer than
+      // Bun.serve keeps an idle connection (10 s), and the first request on each closed one fails.
+      await runCheckedLoad(make, check, { seconds: 0.3, connections: 32 })
       const done = cpuWindow(proc.pid)
       const load = await runCheckedLoad(make, check, { seconds, connections: 32 })
       const cpu = done().server

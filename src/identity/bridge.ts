@@ -98,12 +98,16 @@ export interface Caller {
   requestId(): string
 }
 
-/** A request on its way to an instance: where it goes, and its path below the issuer's prefix. */
+/**
+ * A request on its way to an instance: where it goes, its path below the issuer's prefix, and who
+ * sent it (the client address is resolved only if something reads it: the hosted pages do, the
+ * token path does not, and resolving it asks the server for the peer).
+ */
 interface Dispatch {
   target: InstanceTarget
   path: string
   url: URL
-  clientIp: string
+  caller: Pick<Caller, 'ip'>
 }
 
 export interface FetchInit {
@@ -173,7 +177,7 @@ export class IdentityBridge {
 
   private async answer(
     request: Request,
-    route: Omit<Dispatch, 'clientIp'>,
+    route: Omit<Dispatch, 'caller'>,
     caller: Caller,
     id: string,
     startedAt: number,
@@ -224,7 +228,7 @@ export class IdentityBridge {
     const headers: IncomingHttpHeaders = { host: url.host }
     for (const [name, value] of Object.entries(init.headers ?? {})) headers[name.toLowerCase()] = value
     const body = init.body ? new TextEncoder().encode(init.body) : null
-    const to = { target, path: subPath(url.pathname, target), url, clientIp }
+    const to = { target, path: subPath(url.pathname, target), url, caller: { ip: () => clientIp } }
     return this.send(to, init.method ?? 'GET', headers, body)
   }
 
@@ -234,7 +238,7 @@ export class IdentityBridge {
    */
   private async forward(
     request: Request,
-    route: Omit<Dispatch, 'clientIp'>,
+    route: Omit<Dispatch, 'caller'>,
     caller: Caller,
     id: string,
   ): Promise<Response> {
@@ -266,30 +270,23 @@ export class IdentityBridge {
         return response
       }
     }
+    // One native copy into the plain object node:http handlers read (lower-case names).
+    const headers: IncomingHttpHeaders = request.headers.toJSON()
     const hasBody = request.method !== 'GET' && request.method !== 'HEAD'
-    const body = hasBody ? await readBody(request) : null
+    const body = hasBody ? await readBody(request, headers['content-length']) : null
     if (body === TOO_LARGE) {
       const response = errorResponse(BODY_TOO_LARGE, request.headers.get('accept') ?? '')
       // The rest of the body is never read: the connection cannot carry another request.
       response.headers.set('connection', 'close')
       return response
     }
-    // One native copy into the plain object node:http handlers read (lower-case names).
-    const headers: IncomingHttpHeaders = request.headers.toJSON()
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.
     if (headers['x-forwarded-for'] !== undefined) delete headers['x-forwarded-for']
     // The provider's own log lines (provider/error-events.ts) carry the id the access line has.
     headers['x-request-id'] = id
     const finish: Finish = (_status, headers) => this.head(headers, id)
-    // The client address is resolved only if something reads it: the hosted pages do, the token
-    // path does not (resolving it asks the server for the peer).
-    const to = {
-      ...route,
-      get clientIp() {
-        return caller.ip()
-      },
-    }
+    const to: Dispatch = { target: route.target, path: route.path, url: route.url, caller }
     const response = await this.send(to, request.method, headers, body, finish)
     headed.add(response)
     if (document && response.status === 200) {
@@ -343,7 +340,7 @@ export class IdentityBridge {
       originalUrl: `${to.url.pathname}${to.url.search}`,
       headers,
       body,
-      remoteAddress: () => to.clientIp,
+      remoteAddress: () => to.caller.ip(),
     }
     return inject(
       (req, res) =>
@@ -387,7 +384,7 @@ export class IdentityBridge {
         return to.url.searchParams
       },
       get clientIp() {
-        return to.clientIp
+        return to.caller.ip()
       },
     })
     if (!handled) instance.callback(req, res)
@@ -430,9 +427,11 @@ const subPath = (pathname: string, target: InstanceTarget) => pathname.slice(tar
 const BODY_LIMIT = 64 * 1024
 const TOO_LARGE = Symbol('too large')
 
-async function readBody(request: Request): Promise<Uint8Array | typeof TOO_LARGE> {
-  const length = request.headers.get('content-length')
-  if (length !== null) {
+async function readBody(
+  request: Request,
+  length: string | undefined,
+): Promise<Uint8Array | typeof TOO_LARGE> {
+  if (length !== undefined) {
     // Known length (the usual case): Bun reads it natively, far cheaper than pulling the stream.
     // A Buffer over the bytes read, no copy: what the provider's body parser is handed (inject).
     return Number(length) > BODY_LIMIT ? TOO_LARGE : Buffer.from(await request.arrayBuffer())

@@ -6,13 +6,17 @@ import type { KoaContextWithOIDC } from 'oidc-provider'
  */
 export type AfterRoute = (ctx: KoaContextWithOIDC) => Promise<void> | undefined
 
-/** One provider middleware for every step after the route: one layer of Koa's chain, not one each. */
-export function afterRoute(steps: AfterRoute[]) {
-  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
-    await next()
-    for (const step of steps) {
-      const pending = step(ctx)
-      if (pending) await pending
-    }
+/**
+ * Runs every step after the route, in order (inside the provider's first middleware, error-events.ts,
+ * so a step's failure is answered as the route's would be): synchronous when none has work to do.
+ */
+export function runAfterRoute(
+  steps: readonly AfterRoute[],
+  ctx: KoaContextWithOIDC,
+): Promise<void> | undefined {
+  for (let i = 0; i < steps.length; i++) {
+    const pending = steps[i]!(ctx)
+    if (pending) return pending.then(() => runAfterRoute(steps.slice(i + 1), ctx))
   }
+  return undefined
 }

@@ -4,6 +4,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../core'
 import { isStoreUnavailable, loggable } from '../../db/store'
 import { setError } from '../errors'
+import { type AfterRoute, runAfterRoute } from './after-route'
 import { currentId } from './served'
 
 /**
@@ -91,9 +92,14 @@ function respond(ctx: Ctx, status: number, error: string, description: string) {
  * Makes every error of an instance a proper answer and one JSON log line. oidc-provider answers
  * the errors it raises itself and emits an event for each; what escapes its handlers would reach
  * Koa's defaults (a text/plain body, and the stack on stderr): a first middleware catches it, and
- * the app's own `error` listener replaces the one that writes to stderr.
+ * the app's own `error` listener replaces the one that writes to stderr. The same middleware runs
+ * `after`, our steps once the route answered (after-route.ts).
  */
-export function handleProviderErrors(core: Core, provider: Provider): void {
+export function handleProviderErrors(
+  core: Core,
+  provider: Provider,
+  after: readonly AfterRoute[] = [],
+): void {
   // The typings know only some event names; Provider is a Koa app, hence an EventEmitter.
   const events = provider as unknown as EventEmitter
   for (const event of ERROR_EVENTS) {
@@ -109,6 +115,9 @@ export function handleProviderErrors(core: Core, provider: Provider): void {
     const ctx = koaCtx as unknown as Ctx
     try {
       await next()
+      // Our steps after the route, in this one layer of Koa's chain: the token path runs them all.
+      const pending = runAfterRoute(after, ctx as unknown as KoaContextWithOIDC)
+      if (pending) await pending
     } catch (err) {
       if (!ctx.headerSent && ctx.writable) {
         // As Koa does for an error: nothing set on the way (cookies included) goes out.

@@ -7,7 +7,6 @@ import type { Core } from '../../core'
 import { hexBytes, sha256Matches } from '../../shared/crypto'
 import type { IdentityDeps } from '../deps'
 import { logoutEvents } from '../pages/logout'
-import { afterRoute } from './after-route'
 import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
@@ -41,8 +40,7 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
   )
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
-  handleProviderErrors(core, provider)
-  provider.use(afterRoute([devicePolling(core), logoutEvents(core)]))
+  handleProviderErrors(core, provider, [devicePolling(core), logoutEvents(core)])
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string; [SECRET_DIGEST]?: Uint8Array },
     actual: string,
