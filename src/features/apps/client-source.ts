@@ -1,5 +1,5 @@
 import type { Core } from '../../core'
-import { inJsonStrings } from '../../db/lists'
+import { inStrings, type ListSize, listParam, listSize } from '../../db/lists'
 import type { Dialect } from '../../db/store'
 import type { ClientSource } from '../../identity'
 import type { AppType } from './schema'
@@ -15,12 +15,12 @@ interface ClientRow {
   extraGrants: string
 }
 
-/** The statement of each store (one text for any number of clients). */
-const BY_CLIENT_IDS = (dialect: Dialect) => `
+/** The statement of each store, for one client or many. */
+const BY_CLIENT_IDS = (dialect: Dialect, size: ListSize) => `
   SELECT workspace_id AS "workspaceId", client_id AS "clientId", name, client_secret_hash AS "clientSecretHash", app_type AS "type",
     redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
     extra_grants AS "extraGrants"
-  FROM apps WHERE ${inJsonStrings(dialect, 'client_id', '$1')} AND ${inJsonStrings(dialect, 'workspace_id', '$2')}`
+  FROM apps WHERE ${inStrings(dialect, 'client_id', '$1', size)} AND ${inStrings(dialect, 'workspace_id', '$2', size)}`
 
 /**
  * The apps of workspaces as the clients of their identity instances, handed to the identity plane at
@@ -32,12 +32,18 @@ const BY_CLIENT_IDS = (dialect: Dialect) => `
  * only if its workspace is that one.
  */
 export function appClientSource(core: Core): ClientSource {
-  const text = BY_CLIENT_IDS(core.store.dialect)
+  const texts = {
+    one: BY_CLIENT_IDS(core.store.dialect, 'one'),
+    many: BY_CLIENT_IDS(core.store.dialect, 'many'),
+  }
   return {
     async find(wanted) {
-      const rows = await core.store.query<ClientRow>(text, [
-        JSON.stringify(wanted.map((w) => w.clientId)),
-        JSON.stringify([...new Set(wanted.map((w) => w.instanceId))]),
+      const size = listSize(wanted)
+      const workspaces = [...new Set(wanted.map((w) => w.instanceId))]
+      const rows = await core.store.query<ClientRow>(texts[size], [
+        listParam(wanted.map((w) => w.clientId)),
+        // The same size as the client ids: several clients of one workspace still go as a list.
+        size === 'one' ? listParam(workspaces) : JSON.stringify(workspaces),
       ])
       const byId = new Map(rows.map((row) => [row.clientId, row]))
       return wanted.map(({ instanceId, clientId }) => {

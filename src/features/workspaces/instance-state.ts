@@ -1,12 +1,12 @@
 import type { Core } from '../../core'
-import { inJsonStrings } from '../../db/lists'
+import { inStrings, type ListSize, listParam, listSize } from '../../db/lists'
 import type { Dialect } from '../../db/store'
 import type { WorkspaceState } from '../../identity'
 
-/** The statement of each store (one text for any number of workspaces). */
-const STATES_OF = (dialect: Dialect) => `
+/** The statement of each store, for one workspace or many. */
+const STATES_OF = (dialect: Dialect, size: ListSize) => `
   SELECT id, state, CASE WHEN plan = 'free' THEN NULL ELSE data_plane_rps END AS rps
-  FROM workspaces WHERE ${inJsonStrings(dialect, 'id', '$1')}`
+  FROM workspaces WHERE ${inStrings(dialect, 'id', '$1', size)}`
 
 /**
  * The state of workspaces as their identity instances serve them (handed to the identity plane at
@@ -16,11 +16,12 @@ const STATES_OF = (dialect: Dialect) => `
  * instance (its busy instances' reads gathered), and at once after `core.instances.changed`.
  */
 export function workspaceStates(core: Core): (workspaceIds: readonly string[]) => Promise<WorkspaceState[]> {
-  const text = STATES_OF(core.store.dialect)
+  const texts = { one: STATES_OF(core.store.dialect, 'one'), many: STATES_OF(core.store.dialect, 'many') }
   return async (workspaceIds) => {
-    const rows = await core.store.query<{ id: string; state: string; rps: number | null }>(text, [
-      JSON.stringify(workspaceIds),
-    ])
+    const rows = await core.store.query<{ id: string; state: string; rps: number | null }>(
+      texts[listSize(workspaceIds)],
+      [listParam(workspaceIds)],
+    )
     const byId = new Map(rows.map((row) => [row.id, row]))
     return workspaceIds.map((id) => {
       const row = byId.get(id)
