@@ -76,16 +76,23 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
 }
 
 // Read by every instance a node loads (prepared.ts).
+// What the load uses, not the public JWK (a JSON column parsed per row, of ~0.5 KiB): the public
+// document is made from the opened private keys (provider/served.ts).
 const keysOf = preparedRead((db) =>
   db
-    .select()
+    .select({
+      kid: instanceKeys.kid,
+      alg: instanceKeys.alg,
+      privateJwkSealed: instanceKeys.privateJwkSealed,
+      createdAt: instanceKeys.createdAt,
+    })
     .from(instanceKeys)
     .where(eq(instanceKeys.instanceId, sql.placeholder('instanceId')))
     .prepare('instance_keys_of'),
 )
 const secretsOf = preparedRead((db) =>
   db
-    .select()
+    .select({ cookieKeysSealed: instanceSecrets.cookieKeysSealed })
     .from(instanceSecrets)
     .where(eq(instanceSecrets.instanceId, sql.placeholder('instanceId')))
     .limit(1)
