@@ -21,6 +21,6 @@ export function inStrings(dialect: Dialect, column: string, param: string, size:
     : `${column} = ANY(ARRAY(SELECT json_array_elements_text(${param}::text::json)))`
 }
 
-/** The parameter `inStrings` of the same size is given: the one string, or the JSON array. */
-export const listParam = (values: readonly string[]): string =>
-  values.length === 1 ? (values[0] as string) : JSON.stringify(values)
+/** The parameter of `inStrings` of that size: the one string, or the JSON array (of any length). */
+export const listParam = (values: readonly string[], size: ListSize): string =>
+  size === 'one' && values.length === 1 ? (values[0] as string) : JSON.stringify(values)

@@ -38,12 +38,15 @@ export function appClientSource(core: Core): ClientSource {
   }
   return {
     async find(wanted) {
+      // One statement for both lists: several clients of one workspace still go as two lists.
       const size = listSize(wanted)
       const workspaces = [...new Set(wanted.map((w) => w.instanceId))]
       const rows = await core.store.query<ClientRow>(texts[size], [
-        listParam(wanted.map((w) => w.clientId)),
-        // The same size as the client ids: several clients of one workspace still go as a list.
-        size === 'one' ? listParam(workspaces) : JSON.stringify(workspaces),
+        listParam(
+          wanted.map((w) => w.clientId),
+          size,
+        ),
+        listParam(workspaces, size),
       ])
       const byId = new Map(rows.map((row) => [row.clientId, row]))
       return wanted.map(({ instanceId, clientId }) => {

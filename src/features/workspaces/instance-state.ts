@@ -18,10 +18,10 @@ const STATES_OF = (dialect: Dialect, size: ListSize) => `
 export function workspaceStates(core: Core): (workspaceIds: readonly string[]) => Promise<WorkspaceState[]> {
   const texts = { one: STATES_OF(core.store.dialect, 'one'), many: STATES_OF(core.store.dialect, 'many') }
   return async (workspaceIds) => {
-    const rows = await core.store.query<{ id: string; state: string; rps: number | null }>(
-      texts[listSize(workspaceIds)],
-      [listParam(workspaceIds)],
-    )
+    const size = listSize(workspaceIds)
+    const rows = await core.store.query<{ id: string; state: string; rps: number | null }>(texts[size], [
+      listParam(workspaceIds, size),
+    ])
     const byId = new Map(rows.map((row) => [row.id, row]))
     return workspaceIds.map((id) => {
       const row = byId.get(id)
