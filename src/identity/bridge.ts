@@ -325,6 +325,9 @@ export class IdentityBridge {
     // The provider's own log lines (provider/error-events.ts) carry the id the access line has.
     headers['x-request-id'] = id
     const finish: Finish = (_status, headers) => this.head(headers, id)
+    // A hosted page resolves the client address now, while the connection is surely there (its
+    // throttles key on it); the JSON endpoints only if something reads it.
+    if (!JSON_ENDPOINTS.has(route.path)) caller.ip()
     const to: Dispatch = { target: route.target, path: route.path, url: route.url, caller }
     const response = await this.send(to, request.method, headers, body, finish)
     headed.add(response)
