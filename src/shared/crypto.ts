@@ -66,7 +66,7 @@ export const keyedHash = (key: Buffer, value: string): string =>
  * constant time. No string is made per check: it runs on every client authentication.
  */
 export function sha256Matches(value: string, digest: Uint8Array): boolean {
-  const actual = Bun.SHA256.hash(value) as Uint8Array
+  const actual = hash('sha256', value, 'buffer')
   return actual.byteLength === digest.byteLength && timingSafeEqual(actual, digest)
 }
 
