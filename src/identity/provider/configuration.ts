@@ -82,6 +82,9 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
       resourceIndicators: resourceIndicators(core),
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
+      // Each instance's keys sign through node:crypto (signing-keys.ts). Acknowledged: an upgrade
+      // that changes this experiment's contract stops the Provider's construction, not a signature.
+      externalSigningSupport: { enabled: true, ack: 'experimental-01' },
     },
     ttl: { ...TTL, Session: sessionTtl },
     rotateRefreshToken: true,

@@ -12,7 +12,7 @@ declare module 'oidc-provider/lib/helpers/weak_cache.js' {
 declare module 'oidc-provider/lib/helpers/keystore.js' {
   /** The private keys an issuer signs with (what `#int.keystore` holds). */
   export default class KeyStore {
-    add(key: Record<string, unknown>): void
+    add(key: object): void
     [Symbol.iterator](): IterableIterator<Record<string, unknown>>
   }
 }

@@ -6,6 +6,7 @@ import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
 import type { LoginPolicy } from '../policy'
+import { InstanceSigningKey } from './signing-keys'
 
 /**
  * Everything of one instance the shared Provider reads (shared.ts): its issuer, keys and cookie
@@ -74,7 +75,7 @@ export function servedInstance(
   const algs = new Set<string>()
   for (const jwk of keys.jwks.keys) {
     algs.add(String(jwk.alg))
-    keystore.add({ ...jwk, use: 'sig' })
+    keystore.add(new InstanceSigningKey(jwk))
   }
   // oidc-provider narrows its signing algorithm lists by the keys it was built with, once: an
   // instance with other algorithms would advertise and use what it cannot sign.
