@@ -4,12 +4,14 @@ import { compactVerify, importJWK } from 'jose'
 import { ExternalSigningKey } from 'oidc-provider'
 import { InstanceSigningKey } from './signing-keys'
 
-const privateJwkOf = (alg: 'ES256' | 'RS256', kid: string) => {
+type Jwk = Record<string, string>
+
+const privateJwkOf = (alg: 'ES256' | 'RS256', kid: string): Jwk => {
   const { privateKey } =
     alg === 'RS256'
       ? generateKeyPairSync('rsa', { modulusLength: 2048 })
       : generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  return { ...privateKey.export({ format: 'jwk' }), alg, kid, use: 'sig' } as unknown as Record<string, string>
+  return { ...privateKey.export({ format: 'jwk' }), alg, kid, use: 'sig' } as unknown as Jwk
 }
 
 /** A JWS made as oidc-provider makes it with an ExternalSigningKey (lib/helpers/jwt.js). */
