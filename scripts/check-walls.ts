@@ -91,8 +91,48 @@ const DRIVER_MODULE =
 const DRIVER_ACCESS = /\.transaction\(|\$client\b/
 const MAY_IMPORT_BY_PATH = new Set(['jobs/registry.ts'])
 
+/**
+ * A job worker thread loads the jobs' modules (src/jobs/worker.ts and what it imports), not the
+ * identity plane's provider: oidc-provider and Koa are ~13 MiB of a worker's memory, on every node,
+ * for nothing a job does (identity/index.ts loads the plane only when it starts).
+ */
+const WORKER_ENTRY = join(src, 'jobs/worker.ts')
+const NOT_IN_WORKERS = /^(oidc-provider|koa)(\/.*)?$/
+
+/**
+ * The chain of static imports from `entry` to a package `banned` matches, or null: what a thread
+ * started at `entry` loads (dynamic imports load later, if ever, and type imports never).
+ */
+export function importChain(entry: string, banned: RegExp): string[] | null {
+  const transpilers = { ts: new Bun.Transpiler({ loader: 'ts' }), tsx: new Bun.Transpiler({ loader: 'tsx' }) }
+  const from = new Map<string, string | null>([[entry, null]])
+  const queue = [entry]
+  const chain = (file: string, last: string) => {
+    const out = [last]
+    for (let at: string | null = file; at; at = from.get(at) ?? null) out.unshift(`src/${relative(src, at)}`)
+    return out
+  }
+  while (queue.length) {
+    const file = queue.shift()!
+    const code = readFileSync(file, 'utf8').replace(/^#!.*/, '')
+    const imports = (file.endsWith('.tsx') ? transpilers.tsx : transpilers.ts).scanImports(code)
+    for (const { path, kind } of imports) {
+      if (kind !== 'import-statement') continue
+      if (banned.test(path)) return chain(file, path)
+      const target = resolveImport(file, path)
+      if (target && /\.tsx?$/.test(target) && !from.has(target)) {
+        from.set(target, file)
+        queue.push(target)
+      }
+    }
+  }
+  return null
+}
+
 export function violations(files = sourceFiles(src)): string[] {
   const out: string[] = []
+  const loaded = importChain(WORKER_ENTRY, NOT_IN_WORKERS)
+  if (loaded) out.push(`a job worker loads ${loaded.at(-1)}: ${loaded.join(' -> ')}`)
   const transpilers = { ts: new Bun.Transpiler({ loader: 'ts' }), tsx: new Bun.Transpiler({ loader: 'tsx' }) }
   for (const file of files) {
     const code = readFileSync(file, 'utf8').replace(/^#!.*/, '')

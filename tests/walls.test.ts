@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'bun:test'
-import { RULES, violations } from '../scripts/check-walls'
+import { join } from 'node:path'
+import { importChain, RULES, violations } from '../scripts/check-walls'
 
 const broken = (from: string, to: string) => RULES.filter((r) => r.breaks(from, to)).map((r) => r.name)
 
@@ -26,5 +27,17 @@ describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
   it("refuse a feature reaching into another feature's routes, but not its service", () => {
     expect(broken('features/users/index.ts', 'features/apps/routes.ts')).toHaveLength(1)
     expect(broken('features/auth/index.ts', 'features/workspaces/service.ts')).toEqual([])
+  })
+
+  it('keep oidc-provider out of a job worker thread, and find it where it is loaded', () => {
+    const src = join(import.meta.dir, '../src')
+    const provider = /^oidc-provider(\/.*)?$/
+    expect(importChain(join(src, 'jobs/worker.ts'), provider)).toBeNull()
+    // The check can see it: the plane loads it, through a chain it names from the entry on.
+    const chain = importChain(join(src, 'identity/plane.ts'), provider)
+    expect(chain?.[0]).toBe('src/identity/plane.ts')
+    expect(chain?.at(-1)).toMatch(provider)
+    // Only a static import loads a module with the thread: identity/index.ts loads the plane lazily.
+    expect(importChain(join(src, 'identity/index.ts'), provider)).toBeNull()
   })
 })

@@ -4,7 +4,7 @@ import { sha256Hex } from '../shared/crypto'
 import type { ClientRecord } from './deps'
 import { issuerFor, PLATFORM } from './instances'
 import { localJwks } from './keys'
-import { DEVICE_POLL_INTERVAL_S } from './provider/grants/device-polling'
+import { DEVICE_POLL_INTERVAL_S } from './provider/ttl'
 
 /** The control plane's own confidential client of the platform instance. */
 const CONSOLE_CLIENT_ID = 'gatehouse-console'

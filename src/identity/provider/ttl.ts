@@ -2,6 +2,13 @@ import type { Configuration } from 'oidc-provider'
 
 const DAY = 24 * 3600
 
+/**
+ * Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). Here, in a
+ * module that loads nothing of oidc-provider, because the control plane's descriptor of the platform
+ * client names it too (platform.ts, which job workers load).
+ */
+export const DEVICE_POLL_INTERVAL_S = 5
+
 /** Lifetimes in seconds of what an instance issues. */
 export const TTL: Configuration['ttl'] = {
   AccessToken: 3600,

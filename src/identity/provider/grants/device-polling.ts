@@ -2,9 +2,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../../core'
 import type { AfterRoute } from '../after-route'
 import { current } from '../served'
-
-/** Seconds a device flow client waits between token requests (RFC 8628 §3.2 `interval`). */
-export const DEVICE_POLL_INTERVAL_S = 5
+import { DEVICE_POLL_INTERVAL_S } from '../ttl'
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
