@@ -4,8 +4,8 @@
 // Provider and `inject` as the bridge does, held like the pool holds them; heap (bun:jsc
 // heapStats) and RSS after Bun.gc(true), before and after, per instance. `--churn M`: M loads
 // through a 500-slot window instead, printing heap and RSS every 1,000. `--no-discovery`,
-// `--no-token`: leave that request out, to see what each adds to an instance (a discovery alone
-// never yields to the event loop here, so what it frees is not yet released: read it with a token).
+// `--no-token`: leave that request out, to see what each adds to an instance (each instance is
+// followed by a turn of the event loop, as a server's requests are).
 
 import { heapStats } from 'bun:jsc'
 import { randomBytes } from 'node:crypto'
@@ -99,6 +99,10 @@ async function buildAndServe() {
       'grant_type=client_credentials',
     )
   held.push(instance)
+  // A server turns its event loop between requests, and what a request's native objects hold
+  // (its Response, its body) is released then: without a turn, a loop of requests that never waits
+  // on another thread (signatures since signing-keys.ts) kept every one of them (48 KiB an instance).
+  await new Promise((resolve) => setImmediate(resolve))
 }
 
 const collected = () => {
