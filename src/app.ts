@@ -9,6 +9,7 @@ import type { FeatureContext } from './features/feature'
 import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
+import { nurseryPacer } from './shared/nursery'
 import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
@@ -135,8 +136,10 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
   const trusted = core.config.trustedProxies
   const routes = new Map<string, Route | null>()
+  const pace = nurseryPacer()
   // Not async: a cached identity answer goes out without a promise.
   return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
+    pace()
     const raw = request.url
     let route = routes.get(raw)
     let url: URL | undefined

@@ -14,6 +14,7 @@
 //   log      id + the access-log record of src/shared/logger.ts (stdout into a file, as the bench)
 //   front    log + request.url and a route remembered per URL (what the front door does)
 //   loaded   front, in a process that also runs a whole Gatehouse node (SQLite): the process's floor
+//   paced    loaded, with the front door's eden collection every 2,000 requests (src/shared/nursery.ts)
 // It shows where the discovery/JWKS target of 0.80 of `bare` stands (README "Performance").
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,19 +22,20 @@ import { join } from 'node:path'
 import { runClosedLoop } from './checked-load'
 import { cpuWindow } from './cpu'
 
-const VARIANTS = ['bare', 'headers', 'clone', 'hdr', 'id', 'log', 'front', 'loaded'] as const
+const VARIANTS = ['bare', 'headers', 'clone', 'hdr', 'id', 'log', 'front', 'loaded', 'paced'] as const
 type Variant = (typeof VARIANTS)[number]
 
 const variant = process.env.CACHED_ANSWER_VARIANT as Variant | undefined
 if (variant) {
   const dataDir = process.env.CACHED_ANSWER_DIR ?? ''
-  if (variant === 'loaded') {
+  if (variant === 'loaded' || variant === 'paced') {
     Object.assign(process.env, { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' })
     const { loadConfig } = await import('../../src/config')
     const { startServer } = await import('../../src/server')
     await startServer(loadConfig(), { workerUrl: new URL('../../src/jobs/worker.ts', import.meta.url) })
   }
   const { createLogger } = await import('../../src/shared/logger')
+  const { nurseryPacer } = await import('../../src/shared/nursery')
   const log = createLogger('info')
   const body = Buffer.from('x'.repeat(2000))
   const base = {
@@ -81,8 +83,16 @@ if (variant) {
     log: (req) => logged(crypto.randomUUID(), req.method, path, performance.now()),
     front,
     loaded: front,
+    paced: front,
   }
-  const server = Bun.serve({ port: 0, reusePort: false, fetch: answers[variant] })
+  const answer = answers[variant]
+  const pace = nurseryPacer()
+  const paced = (req: Request) => {
+    pace()
+    return answer(req)
+  }
+  const fetch = variant === 'paced' ? paced : answer
+  const server = Bun.serve({ port: 0, reusePort: false, fetch })
   console.error(`port ${server.port}`)
 } else {
   const at = process.argv.indexOf('--rounds')

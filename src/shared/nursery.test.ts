@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'bun:test'
+import { nurseryPacer } from './nursery'
+
+describe('nurseryPacer', () => {
+  it('collects once every `every` requests, not before', () => {
+    let collections = 0
+    const pace = nurseryPacer(3, () => collections++)
+    const seen: number[] = []
+    for (let i = 0; i < 7; i++) {
+      pace()
+      seen.push(collections)
+    }
+    expect(seen).toEqual([0, 0, 1, 1, 1, 2, 2])
+  })
+
+  it("runs JavaScriptCore's eden collection by default: young garbage is collected", async () => {
+    // Short-lived objects, as a request's are, seen only through weak references (made in a
+    // function of their own, so that no pointer to them stays on this stack).
+    const young = () => Array.from({ length: 100 }, (_, i) => new WeakRef({ i, s: `x${i}` }))
+    const refs = young()
+    // A WeakRef holds its target until the job that made it ends.
+    await Bun.sleep(0)
+    nurseryPacer(1)()
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0)
+  })
+
+  it('collects nothing before its turn', async () => {
+    const refs = Array.from({ length: 100 }, (_, i) => new WeakRef({ i }))
+    await Bun.sleep(0)
+    nurseryPacer(2)()
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(100)
+  })
+})
