@@ -2,7 +2,7 @@ import { edenGC } from 'bun:jsc'
 
 /**
  * Requests between two young-generation (eden) collections the front door asks for. A cached
- * discovery or JWKS answer allocates ~3 KiB, so 2,000 of them keep the young generation near 6 MiB;
+ * discovery or JWKS answer allocates ~2.5 KiB, so 2,000 of them keep the young generation near 5 MiB;
  * a token request allocates far more, and JavaScriptCore collects on its own well before 2,000.
  */
 export const REQUESTS_PER_EDEN = 2_000
