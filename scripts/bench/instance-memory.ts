@@ -39,9 +39,7 @@ const core = createCore(config, { log: createLogger('error') })
 await migrate(core.store)
 const seeded = newWorkspaceId()
 await ensureInstanceKeys(core, seeded)
-const loaded = await loadInstanceKeys(core, seeded)
-if (!loaded) throw new Error('no keys')
-const keys = loaded
+if (!(await loadInstanceKeys(core, seeded))) throw new Error('no keys')
 const secret = randomBytes(24).toString('base64url')
 const clients = clientReads({
   find: async (wanted) =>
@@ -66,7 +64,8 @@ async function buildAndServe() {
     core,
     id,
     prefix,
-    structuredClone(keys),
+    // Read for each, as the pool reads an instance's: objects of its own.
+    (await loadInstanceKeys(core, seeded))!,
     { ...DEFAULT_LOGIN_POLICY },
     clients,
   )

@@ -1,15 +1,24 @@
 import { randomBytes } from 'node:crypto'
-import { eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
 import { preparedRead } from '../db/prepared'
 import type { Conn } from '../db/store'
 import { instanceKeys, instanceSecrets } from './schema'
 
+/** One signing key of an instance as loaded: its public half, its private half still sealed. */
+export interface InstanceKey {
+  /** The stored public JWK: kid, alg, use and the public members (what the jwks endpoint lists). */
+  publicJwk: Record<string, unknown>
+  /** Reads and opens the private JWK: on the key's first signature, not when the instance loads. */
+  openPrivate: () => Promise<Record<string, unknown>>
+}
+
 export interface InstanceKeyMaterial {
-  /** Private JWKs for oidc-provider's `jwks` (RS256 first: the id_token default). */
-  jwks: { keys: Record<string, unknown>[] }
-  cookieKeys: string[]
+  /** Its signing keys, RS256 first (the id_token default). */
+  keys: InstanceKey[]
+  /** Its cookie keys, opened on first use (a signed cookie) and then kept. */
+  cookieKeys: () => string[]
 }
 
 const ALGS = ['RS256', 'ES256'] as const
@@ -75,49 +84,86 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
   })
 }
 
-// Read by every instance a node loads (prepared.ts).
-// What the load uses, not the public JWK (a JSON column parsed per row, of ~0.5 KiB): the public
-// document is made from the opened private keys (provider/served.ts).
-const keysOf = preparedRead((db) =>
+// Read by every instance a node loads (prepared.ts): its keys and its cookie keys in one statement
+// (a cold instance's reads cost 20-45 µs each on a large SQLite store, in caches other work has
+// filled), one row per key with the instance's sealed cookie keys on each. No private key: the
+// load keeps none, not even sealed (an RS256 one is ~2.3 KiB, and most instances never sign with it).
+const materialOf = preparedRead((db) =>
   db
     .select({
+      cookieKeysSealed: instanceSecrets.cookieKeysSealed,
       kid: instanceKeys.kid,
       alg: instanceKeys.alg,
-      privateJwkSealed: instanceKeys.privateJwkSealed,
+      publicJwk: instanceKeys.publicJwk,
       createdAt: instanceKeys.createdAt,
     })
-    .from(instanceKeys)
-    .where(eq(instanceKeys.instanceId, sql.placeholder('instanceId')))
-    .prepare('instance_keys_of'),
-)
-const secretsOf = preparedRead((db) =>
-  db
-    .select({ cookieKeysSealed: instanceSecrets.cookieKeysSealed })
     .from(instanceSecrets)
+    .leftJoin(instanceKeys, eq(instanceKeys.instanceId, instanceSecrets.instanceId))
     .where(eq(instanceSecrets.instanceId, sql.placeholder('instanceId')))
-    .limit(1)
-    .prepare('instance_secrets_of'),
+    .prepare('instance_key_material_of'),
+)
+// Read by a key's first signature.
+const sealedPrivateOf = preparedRead((db) =>
+  db
+    .select({ privateJwkSealed: instanceKeys.privateJwkSealed })
+    .from(instanceKeys)
+    .where(
+      and(
+        eq(instanceKeys.instanceId, sql.placeholder('instanceId')),
+        eq(instanceKeys.kid, sql.placeholder('kid')),
+      ),
+    )
+    .prepare('instance_key_private_of'),
 )
 
+/** Calls `open` once, on first use, and keeps what it gave. */
+function onFirstUse<T>(open: () => T): () => T {
+  let opened: { value: T } | null = null
+  return () => {
+    opened ??= { value: open() }
+    return opened.value
+  }
+}
+
+/**
+ * An instance's signing keys and cookie keys, or null while it has none. Nothing sealed is opened
+ * here: a private key is read and opened by its first signature, the cookie keys by the first
+ * signed cookie. An instance that only answers discovery and client-credentials tokens never opens
+ * its RS256 key or its cookie keys, and a cold instance's load decrypts nothing.
+ */
 export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
-  const [rows, [secrets]] = await Promise.all([
-    keysOf(core.db).execute({ instanceId }),
-    secretsOf(core.db).execute({ instanceId }),
-  ])
-  if (rows.length === 0 || !secrets) return null
+  const rows = await materialOf(core.db).execute({ instanceId })
+  const first = rows[0]
+  if (!first) return null
+  const keys = rows.flatMap(({ kid, alg, publicJwk, createdAt }) =>
+    kid !== null && alg !== null && publicJwk !== null && createdAt !== null
+      ? [{ kid, alg, publicJwk, createdAt }]
+      : [],
+  )
+  if (keys.length === 0) return null
   // The same order on every node: by alg, then age, then kid.
-  rows.sort(
+  keys.sort(
     (a, b) =>
       ALGS.indexOf(a.alg as never) - ALGS.indexOf(b.alg as never) ||
       a.createdAt - b.createdAt ||
       (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0),
   )
+  const { cookieKeysSealed } = first
   return {
-    jwks: {
-      keys: rows.map((r) => JSON.parse(core.secrets.open(r.privateJwkSealed, `instance-key:${r.kid}`))),
-    },
-    cookieKeys: JSON.parse(core.secrets.open(secrets.cookieKeysSealed, `cookie-keys:${instanceId}`)),
+    keys: keys.map(({ kid, publicJwk }) => ({
+      publicJwk: publicJwk as Record<string, unknown>,
+      openPrivate: () => openPrivateKey(core, instanceId, kid),
+    })),
+    cookieKeys: onFirstUse(() =>
+      JSON.parse(core.secrets.open(cookieKeysSealed, `cookie-keys:${instanceId}`)),
+    ),
   }
+}
+
+async function openPrivateKey(core: Core, instanceId: string, kid: string): Promise<Record<string, unknown>> {
+  const [row] = await sealedPrivateOf(core.db).execute({ instanceId, kid })
+  if (!row) throw new Error(`instance ${instanceId} has no signing key ${kid}`)
+  return JSON.parse(core.secrets.open(row.privateJwkSealed, `instance-key:${kid}`))
 }
 
 /** Public keys only, for local verification of tokens the instance issued. */

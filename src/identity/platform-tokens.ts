@@ -92,9 +92,12 @@ export function createMachineTokenIssuer(
   let signing: Promise<{ key: CryptoKey | Uint8Array; kid: string }> | null = null
   const signingKey = () => {
     signing ??= loadInstanceKeys(core, PLATFORM).then(async (material) => {
-      const jwk = material?.jwks.keys.find((k) => k.alg === 'ES256')
-      if (!jwk) throw new Error('the platform instance has no ES256 key')
-      return { key: await importJWK(jwk as never, 'ES256'), kid: String(jwk.kid) }
+      const es256 = material?.keys.find((k) => k.publicJwk.alg === 'ES256')
+      if (!es256) throw new Error('the platform instance has no ES256 key')
+      return {
+        key: await importJWK((await es256.openPrivate()) as never, 'ES256'),
+        kid: String(es256.publicJwk.kid),
+      }
     })
     signing.catch(() => {
       signing = null

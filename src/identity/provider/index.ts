@@ -79,7 +79,7 @@ function shareProvider(provider: Provider): void {
   redirect(provider, 'issuer', () => current().issuer)
   // Koa's app.keys: every signed cookie.
   expect(Array.isArray((provider as unknown as { keys: unknown }).keys), 'keys')
-  redirect(provider, 'keys', () => current().cookieKeys)
+  redirect(provider, 'keys', () => current().cookieKeys())
   // Signing (JWT access tokens, ID tokens, JWT responses) and the jwks endpoint's document.
   expect(int.keystore instanceof KeyStore, '#int.keystore')
   redirect(int, 'keystore', () => current().keystore)

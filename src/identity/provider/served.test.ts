@@ -14,6 +14,18 @@ import { buildProvider, type ServedInstance, servedInstance, serving } from '.'
 const A = '0a0a0a0a-0000-4000-8000-00000000000a'
 const B = '0b0b0b0b-0000-4000-8000-00000000000b'
 
+/** A web app's row as the apps feature answers it, its secret `secret`. */
+const webApp = (clientId: string, name = 'app') => ({
+  clientId,
+  name,
+  // sha256('secret')
+  clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
+  type: 'web' as const,
+  redirectUris: ['https://rp.example/cb'],
+  postLogoutRedirectUris: [],
+  extraGrants: [],
+})
+
 let core: TestCore
 let provider: Provider
 const served: Record<string, ServedInstance> = {}
@@ -23,20 +35,7 @@ beforeAll(async () => {
   provider = buildProvider(core, {})
   const clients = clientReads({
     find: async (wanted) =>
-      wanted.map(({ instanceId, clientId }) =>
-        clientId === `app-${instanceId}`
-          ? {
-              clientId,
-              name: 'app',
-              // sha256('secret')
-              clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
-              type: 'web' as const,
-              redirectUris: ['https://rp.example/cb'],
-              postLogoutRedirectUris: [],
-              extraGrants: [],
-            }
-          : null,
-      ),
+      wanted.map(({ instanceId, clientId }) => (clientId === `app-${instanceId}` ? webApp(clientId) : null)),
   })
   for (const id of [A, B]) {
     await ensureInstanceKeys(core, id)
@@ -145,6 +144,46 @@ describe('the shared Provider', () => {
   })
 })
 
+describe("an instance's sealed keys", () => {
+  it('are opened by their first use, each once: not by the load, discovery or the jwks', async () => {
+    const C = '0c0c0c0c-0000-4000-8000-00000000000c'
+    await ensureInstanceKeys(core, C)
+    const open = spyOn(core.secrets, 'open')
+    try {
+      const keys = (await loadInstanceKeys(core, C))!
+      expect(keys.keys.map((k) => k.publicJwk.alg)).toEqual(['RS256', 'ES256'])
+      for (const k of keys.keys) expect(k.publicJwk.d).toBeUndefined()
+      const clients = clientReads({
+        find: async (wanted) => wanted.map(({ clientId }) => webApp(clientId)),
+      })
+      served[C] = servedInstance(core, C, `/i/${C}`, keys, { ...DEFAULT_LOGIN_POLICY }, clients)
+      expect((await request(C, 'GET', '/.well-known/openid-configuration')).status).toBe(200)
+      const jwks = (await (await request(C, 'GET', '/jwks')).json()) as { keys: { kid: string }[] }
+      expect(jwks.keys.map((k) => k.kid)).toEqual(keys.keys.map((k) => String(k.publicJwk.kid)))
+      expect(open).not.toHaveBeenCalled()
+      // A client-credentials token signs with the ES256 key: that key is opened, once.
+      for (let i = 0; i < 3; i++) {
+        const res = await token(C, 'app-c')
+        expect(res.status).toBe(200)
+        const { access_token } = (await res.json()) as { access_token: string }
+        expect(decodeProtectedHeader(access_token).kid).toBe(String(keys.keys[1]!.publicJwk.kid))
+      }
+      expect(open.mock.calls.map(([, context]) => context)).toEqual([
+        `instance-key:${keys.keys[1]!.publicJwk.kid}`,
+      ])
+      // A sign-in sets signed cookies: the cookie keys are opened, once; the RS256 key still never.
+      const auth = `/auth?client_id=app-c&response_type=code&scope=openid&redirect_uri=https://rp.example/cb`
+      for (let i = 0; i < 2; i++) expect((await request(C, 'GET', auth)).status).toBe(303)
+      expect(open.mock.calls.map(([, context]) => context)).toEqual([
+        `instance-key:${keys.keys[1]!.publicJwk.kid}`,
+        `cookie-keys:${C}`,
+      ])
+    } finally {
+      open.mockRestore()
+    }
+  })
+})
+
 describe("a remembered client's Client object", () => {
   it('is found by its id, without the metadata serialised and hashed again, until the memo ends', async () => {
     const instance = served[A]!
@@ -184,16 +223,7 @@ describe('an instance record', () => {
       (await loadInstanceKeys(core, A))!,
       { ...DEFAULT_LOGIN_POLICY },
       clientReads({
-        find: async (wanted) =>
-          wanted.map(({ clientId }) => ({
-            clientId,
-            name: clientId,
-            clientSecretHash: '2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b',
-            type: 'web' as const,
-            redirectUris: ['https://rp.example/cb'],
-            postLogoutRedirectUris: [],
-            extraGrants: [],
-          })),
+        find: async (wanted) => wanted.map(({ clientId }) => webApp(clientId, clientId)),
       }),
     )
     await serving(many, async () => {

@@ -22,7 +22,8 @@ export interface ServedInstance {
   keystore: KeyStore
   /** The public JWKS its jwks endpoint answers. */
   jwks: { keys: Record<string, unknown>[] }
-  cookieKeys: string[]
+  /** Its cookie keys, opened on first use (InstanceKeyMaterial). */
+  cookieKeys: () => string[]
   policy: LoginPolicy
   codec: PayloadCodec
   findClient: ReturnType<typeof createClientFinder>
@@ -73,9 +74,9 @@ export function servedInstance(
 ): ServedInstance {
   const keystore = new KeyStore()
   const algs = new Set<string>()
-  for (const jwk of keys.jwks.keys) {
-    algs.add(String(jwk.alg))
-    keystore.add(new InstanceSigningKey(jwk))
+  for (const key of keys.keys) {
+    algs.add(String(key.publicJwk.alg))
+    keystore.add(new InstanceSigningKey(key))
   }
   // oidc-provider narrows its signing algorithm lists by the keys it was built with, once: an
   // instance with other algorithms would advertise and use what it cannot sign.

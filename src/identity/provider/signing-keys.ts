@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, type KeyObject, sign } from 'node:crypto'
 import { ExternalSigningKey } from 'oidc-provider'
+import type { InstanceKey } from '../keys'
 
 /**
  * The algorithms an instance signs with (SIGNING_ALGS), as node:crypto's `sign` makes them. Always its
@@ -22,29 +23,55 @@ type PublicMembers = Readonly<Record<(typeof PUBLIC_MEMBERS)[number], string | u
  * acknowledges), so JWT access tokens and ID tokens are signed by a node:crypto KeyObject instead of
  * through jose's WebCrypto. On Bun an ES256 signature then costs ~19 µs of CPU instead of ~24–40
  * (both off the event loop): the token path's rate rose by 6–11%, alternated with the code before.
- * The private key is imported on its first signature: an instance that never signs RS256 (one
- * that only issues client-credentials tokens) never imports that key.
+ * The private key is opened (its sealed column) and imported on its first signature: an instance
+ * that never signs RS256 (one that only issues client-credentials tokens) never opens that key, and
+ * loading an instance decrypts nothing.
  */
 export class InstanceSigningKey extends ExternalSigningKey {
   /** The public members, read by the keystore's selection and the jwks endpoint. */
   readonly #public: PublicMembers
   readonly #options: { dsaEncoding?: 'ieee-p1363' }
-  /** The private JWK until its first signature, then the key made of it. */
-  #source: Record<string, unknown> | null
+  /** Reads and opens the private JWK, until the first signature made the key of it. */
+  #openPrivate: InstanceKey['openPrivate'] | null
+  /** The first signature's making of the key, which the signatures meanwhile wait for. */
+  #making: Promise<KeyObject> | null = null
   #privateKey: KeyObject | null = null
   #publicKey: KeyObject | null = null
 
-  constructor(privateJwk: Record<string, unknown>) {
+  constructor({ publicJwk, openPrivate }: InstanceKey) {
     super()
-    const options = SIGN_OPTIONS[String(privateJwk.alg)]
-    if (!options || typeof privateJwk.kid !== 'string' || !privateJwk.kid)
+    const options = SIGN_OPTIONS[String(publicJwk.alg)]
+    if (!options || typeof publicJwk.kid !== 'string' || !publicJwk.kid)
       throw new Error(`a signing key needs a kid and one of ${Object.keys(SIGN_OPTIONS).join(', ')}`)
     const members = Object.fromEntries(
-      PUBLIC_MEMBERS.map((m) => [m, typeof privateJwk[m] === 'string' ? privateJwk[m] : undefined]),
+      PUBLIC_MEMBERS.map((m) => [m, typeof publicJwk[m] === 'string' ? publicJwk[m] : undefined]),
     )
     this.#public = members as PublicMembers
     this.#options = options
-    this.#source = privateJwk
+    this.#openPrivate = openPrivate
+  }
+
+  /**
+   * The private key, made on first use from the opened JWK, which must be the private half of the
+   * public one listed (same kid, alg and public members): the jwks endpoint never lists a key other
+   * than the one that signs. A failed making (the store unreachable) is tried again by the next
+   * signature.
+   */
+  #signingKey(): Promise<KeyObject> {
+    this.#making ??= this.#make().finally(() => {
+      this.#making = null
+    })
+    return this.#making
+  }
+
+  async #make(): Promise<KeyObject> {
+    const jwk = await (this.#openPrivate as InstanceKey['openPrivate'])()
+    for (const m of PUBLIC_MEMBERS)
+      if ((typeof jwk[m] === 'string' ? jwk[m] : undefined) !== this.#public[m])
+        throw new Error(`signing key ${this.#public.kid}: its private JWK differs from its public one (${m})`)
+    this.#privateKey = createPrivateKey({ key: jwk as never, format: 'jwk' })
+    this.#openPrivate = null
+    return this.#privateKey
   }
 
   override get kty(): string {
@@ -82,14 +109,16 @@ export class InstanceSigningKey extends ExternalSigningKey {
   }
 
   override sign(data: Uint8Array): Promise<Uint8Array> {
-    // Inside the executor: a key that cannot be made rejects this signature, as a failed one does.
+    const privateKey = this.#privateKey
+    if (privateKey) return this.#signWith(privateKey, data)
+    return this.#signingKey().then((made) => this.#signWith(made, data))
+  }
+
+  #signWith(privateKey: KeyObject, data: Uint8Array): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      if (!this.#privateKey) {
-        this.#privateKey = createPrivateKey({ key: this.#source as never, format: 'jwk' })
-        this.#source = null
-      }
-      const key = { key: this.#privateKey, ...this.#options }
-      sign('sha256', data, key, (e, signature) => (e ? reject(e) : resolve(signature)))
+      sign('sha256', data, { key: privateKey, ...this.#options }, (e, signature) =>
+        e ? reject(e) : resolve(signature),
+      )
     })
   }
 }
