@@ -1,6 +1,6 @@
 // `bun scripts/bench/instance-memory.ts [N]` (2,000): the heap one served workspace instance keeps, in
-// this process: N instances loaded as the pool loads them (keys of one seeded instance, each a
-// copy), each serving one discovery and one client-credentials token through the one shared
+// this process: N instances loaded as the pool loads them (the keys of one seeded instance, read
+// for each), each serving one discovery and one client-credentials token through the one shared
 // Provider and `inject` as the bridge does, held like the pool holds them; heap (bun:jsc
 // heapStats) and RSS after Bun.gc(true), before and after, per instance. `--churn M`: M loads
 // through a 500-slot window instead, printing heap and RSS every 1,000. `--no-discovery`,
