@@ -76,7 +76,8 @@ export interface InstanceSettings {
 }
 
 /**
- * Active instances, loaded on first use (its keys and settings read; a sealed key is opened by its first use) and kept in an LRU.
+ * Active instances, loaded on first use (their keys and settings read; a sealed key is opened by its
+ * own first use) and kept in an LRU.
  * An instance is loaded only for `platform` or a workspace that exists and is active, so
  * requests to `/i/<random>` cost one indexed lookup and no memory. Requests that arrive while an
  * instance is being loaded wait for that load.
