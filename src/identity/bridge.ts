@@ -67,6 +67,15 @@ interface Cached {
   servingUntil: number
 }
 
+/**
+ * A document's answer to keep in the cache, its text as UTF-8 bytes: every hit is a clone, and Bun
+ * copies a string body into each clone (200,000 clones of a 16,000-character body: 65 young
+ * collections, 8 for the same body as bytes, whatever its length). Under the discovery load
+ * (BUN_JSC_logGC=1) a cached answer allocated 3.4 KiB instead of 5.5.
+ */
+const cachedAnswer = (text: string, headers: HeadersInit) =>
+  new Response(Buffer.from(text), { status: 200, headers })
+
 /** An instance's cached documents, under one key: a hit hashes the instance id, not a joined string. */
 type Documents = Partial<Record<Document, Cached>>
 
@@ -293,7 +302,7 @@ export class IdentityBridge {
     if (document && shape) {
       const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
       if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
-      const made = new Response(shape.text(instance), { status: 200, headers: shape.headers })
+      const made = cachedAnswer(shape.text(instance), shape.headers)
       return this.remember(instanceId, document, made, id)
     }
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts.
@@ -336,7 +345,7 @@ export class IdentityBridge {
         ([k]) => k === 'content-type' || k === 'cache-control' || k === 'access-control-allow-origin',
       )
       const text = await response.text()
-      const cached = new Response(text, { status: 200, headers: kept })
+      const cached = cachedAnswer(text, kept)
       cached.headers.set('content-security-policy', DOCUMENT_CSP)
       this.secureHeaders(cached.headers)
       const instance = this.pool.held(instanceId)

@@ -26,6 +26,26 @@ describe('the access-log line', () => {
     }
   })
 
+  it('stays that line for every path, past the remembered ones and beyond their length', () => {
+    const lines: string[] = []
+    const log = createLogger('info', (line) => lines.push(line))
+    const clock = spyOn(Date, 'now').mockImplementation(() => 1_780_000_000_000)
+    try {
+      // More paths than are remembered (the memo starts over), each asked twice, and long ones.
+      const paths = Array.from({ length: 1_200 }, (_, i) => `/i/${i}/"\\${'é'.repeat(i % 300)}`)
+      for (const path of [...paths, ...paths.reverse()]) {
+        for (const method of ['GET', 'POST', 'M"\u0001']) {
+          lines.length = 0
+          log.request('id', method, path, 200, 0.5)
+          log.info('request', { request_id: 'id', method, path, status: 200, duration_ms: 0.5 })
+          expect(lines[0]).toBe(lines[1]!)
+        }
+      }
+    } finally {
+      clock.mockRestore()
+    }
+  })
+
   it('is not written below info', () => {
     const lines: string[] = []
     createLogger('warn', (line) => lines.push(line)).request('id', 'GET', '/', 200, 1)

@@ -125,9 +125,29 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), request }
 }
 
+/**
+ * Methods and paths as JSON strings, remembered: the same few come again and again (a cached
+ * document's path is even the same string each time, its hash kept), and quoting them was a third
+ * of a line's making. At most QUOTED of at most QUOTED_LENGTH characters are kept (~0.25 MiB); the
+ * memo starts over when full.
+ */
+const quoted = new Map<string, string>()
+const QUOTED = 512
+const QUOTED_LENGTH = 256
+function quote(s: string): string {
+  if (s.length > QUOTED_LENGTH) return JSON.stringify(s)
+  let q = quoted.get(s)
+  if (q === undefined) {
+    if (quoted.size >= QUOTED) quoted.clear()
+    q = JSON.stringify(s)
+    quoted.set(s, q)
+  }
+  return q
+}
+
 /** The access-log line of a record: what `info('request', fields)` writes, from one template. */
 function accessLine({ at, id, method, path, status, durationMs }: AccessRecord): string {
   const idField = id === undefined ? '' : `,"request_id":${JSON.stringify(id)}`
   const duration = durationMs === undefined ? '' : `,"duration_ms":${durationMs}`
-  return `{"time":"${isoAt(at)}","level":"info","msg":"request"${idField},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status}${duration}}\n`
+  return `{"time":"${isoAt(at)}","level":"info","msg":"request"${idField},"method":${quote(method)},"path":${quote(path)},"status":${status}${duration}}\n`
 }
