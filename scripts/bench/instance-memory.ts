@@ -60,15 +60,12 @@ const held: unknown[] = []
 async function buildAndServe() {
   const id = newWorkspaceId()
   const prefix = `/i/${id}`
-  const instance = servedInstance(
-    core,
-    id,
-    prefix,
+  const instance = {
     // Read for each, as the pool reads an instance's: objects of its own.
-    (await loadInstanceKeys(core, seeded))!,
-    { ...DEFAULT_LOGIN_POLICY },
-    clients,
-  )
+    ...servedInstance(core, id, prefix, (await loadInstanceKeys(core, seeded))!, clients),
+    // An instance that serves no page has no settings read (pool.ts): one shared policy stands in.
+    policy: DEFAULT_LOGIN_POLICY,
+  }
   const call = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
     const res = await inject((req, res) => serving(instance, () => callback(req, res)), {
       method,

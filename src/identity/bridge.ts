@@ -425,6 +425,9 @@ export class IdentityBridge {
       return
     }
     const page = !JSON_ENDPOINTS.has(to.path)
+    // A page (or an interaction of the provider's) reads the instance's settings: read by the first.
+    const settling = page ? this.pool.settle(instance) : undefined
+    if (settling) await settling
     // Set first so oidc-provider can add its inline scripts' hashes to a page's (see IDENTITY_CSP;
     // `csp` is it, with the brand's style). The JSON endpoints answer no page: the document policy.
     res.setHeader('content-security-policy', page ? instance.csp : DOCUMENT_CSP)

@@ -40,8 +40,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const clients = clientReads(deps.clients)
   const pool = new InstancePool(
     core,
-    (instanceId, keys, policy) =>
-      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, policy, clients),
+    (instanceId, keys) => servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients),
     buildProvider(core, deps),
     stateReads(deps.workspaceStates),
     async (instanceId) => {

@@ -3,30 +3,36 @@ import type { Core } from '../core'
 import type { WorkspaceState } from './deps'
 import { MEMO_MS, REFRESH_AHEAD_MS } from './instances'
 import { DEFAULT_LOGIN_POLICY } from './policy'
-import { InstancePool } from './pool'
+import { type Instance, InstancePool, type StateReads } from './pool'
 import { createDataPlaneLimit } from './rate-limit'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 
+/** A pool whose clock stands still and which loads no instance, with these state and settings reads. */
+const standingPool = (
+  states: StateReads,
+  settings = async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
+) =>
+  new InstancePool(
+    { clock: { now: () => 1_000_000 } } as unknown as Core,
+    () => {
+      throw new Error('no instance is loaded here')
+    },
+    { callback: () => () => {} } as never,
+    states,
+    settings,
+  )
+
 describe('instance pool', () => {
   it('remembers `active` answers of the instances asked lately, not of every instance ever asked', async () => {
     const asked: string[] = []
-    const core = { clock: { now: () => 1_000_000 } } as unknown as Core
-    const pool = new InstancePool(
-      core,
-      () => {
-        throw new Error('no instance is loaded here')
+    const pool = standingPool({
+      now: async (id: string) => {
+        asked.push(id)
+        return { active: true, dataPlaneRps: null }
       },
-      { callback: () => () => {} } as never,
-      {
-        now: async (id: string) => {
-          asked.push(id)
-          return { active: true, dataPlaneRps: null }
-        },
-        ahead: () => Promise.reject(new Error('no read ahead here: the clock stands still')),
-      },
-      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
-    )
+      ahead: () => Promise.reject(new Error('no read ahead here: the clock stands still')),
+    })
     // 20,000 answers fill the memo; none has expired (the clock stands still).
     for (let i = 0; i < 20_000; i++) expect(await pool.isServing(uuid(i))).toBe(true)
     expect(asked).toHaveLength(20_000)
@@ -182,5 +188,31 @@ describe('instance pool', () => {
     expect(answered).toBe(false)
     reads[5]!.answer({ active: true, dataPlaneRps: null })
     expect(await waiting).toBe(true)
+  })
+
+  it("reads an instance's settings once for the requests that ask together, and again after a failed read", async () => {
+    let reads = 0
+    let fail = true
+    const pool = standingPool(
+      { now: async () => ({ active: true, dataPlaneRps: null }), ahead: () => Promise.reject() },
+      async () => {
+        reads++
+        await Bun.sleep(1)
+        if (fail) throw new Error('store out of reach')
+        return { policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }
+      },
+    )
+    const instance = { id: uuid(1) } as Instance
+    const first = pool.settle(instance)
+    expect(pool.settle(instance)).toBe(first)
+    await expect(first).rejects.toThrow('store out of reach')
+    expect(reads).toBe(1)
+    fail = false
+    const second = pool.settle(instance)
+    expect(second).not.toBe(first)
+    await second
+    expect(reads).toBe(2)
+    expect(pool.settle(instance)).toBeUndefined()
+    expect(reads).toBe(2)
   })
 })

@@ -8,7 +8,7 @@ import { gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
-import type { ServedInstance } from './provider'
+import type { ServedInstance, ServedKeys } from './provider'
 import { identityCsp } from './security-headers'
 
 /** How long a loaded instance serves before it is read again from the store. */
@@ -55,6 +55,11 @@ const SERVING_MEMO_MAX = HELD_INSTANCES
  * An instance as this node serves it: what the shared Provider reads of it (its keys, clients, the
  * login policy its hosted pages apply and its session lifetime follows), what its pages draw, and
  * the Provider. A change to any of it evicts the instance on every node.
+ *
+ * Its settings (`policy`, `idps`, `brand`, `csp`) are read by its first hosted page or interaction
+ * (`InstancePool.settle`): discovery, JWKS and the token endpoints never read them, and an instance
+ * that only serves those (an API's machine clients) never costs their four reads. Read before then,
+ * they throw: a path that needs them and was not settled fails, it is not served without them.
  */
 export interface Instance extends ServedInstance {
   /** The shared Provider (the same for every instance); call it only in `serving(instance, …)`. */
@@ -75,9 +80,42 @@ export interface InstanceSettings {
   brand: HostedBrand | null
 }
 
+/** An instance's settings once read, with the policy its pages are answered under. */
+interface Settled extends InstanceSettings {
+  csp: string
+}
+
+const SETTLED = Symbol('settled')
+const SETTLING = Symbol('settling')
+
+/** The record the pool holds: the instance, its settings when read, and their read under way. */
+type Held = Instance & { [SETTLED]?: Settled; [SETTLING]?: Promise<void> }
+
+const settledOf = (instance: Held): Settled => {
+  const settled = instance[SETTLED]
+  if (!settled) throw new Error(`instance ${instance.id}: its settings are read before it serves a page`)
+  return settled
+}
+
+/** The settings' getters, on every held instance's prototype (none of their own per instance). */
+const HELD_PROTOTYPE: ThisType<Held> & object = {
+  get policy() {
+    return settledOf(this).policy
+  },
+  get idps() {
+    return settledOf(this).idps
+  },
+  get brand() {
+    return settledOf(this).brand
+  },
+  get csp() {
+    return settledOf(this).csp
+  },
+}
+
 /**
- * Active instances, loaded on first use (their keys and settings read; a sealed key is opened by its
- * own first use) and kept in an LRU.
+ * Active instances, loaded on first use (their keys read; a sealed key is opened by its own first
+ * use, their settings read by their first page) and kept in an LRU.
  * An instance is loaded only for `platform` or a workspace that exists and is active, so
  * requests to `/i/<random>` cost one indexed lookup and no memory. Requests that arrive while an
  * instance is being loaded wait for that load.
@@ -97,11 +135,7 @@ export class InstancePool {
   constructor(
     private readonly core: Core,
     /** What the shared Provider reads of an instance (provider/served.ts). */
-    private readonly serve: (
-      instanceId: string,
-      keys: InstanceKeyMaterial,
-      policy: LoginPolicy,
-    ) => ServedInstance,
+    private readonly serve: (instanceId: string, keys: InstanceKeyMaterial) => ServedKeys,
     private readonly provider: Provider,
     /** The state of an instance's workspace: whether it is active, its own rate (the workspaces feature's). */
     private readonly states: StateReads,
@@ -230,15 +264,33 @@ export class InstancePool {
   }
 
   private async load(instanceId: string): Promise<Instance | null> {
-    // Read side by side: on PostgreSQL each read is a round trip a cold instance's first request waits for.
-    const [keys, { policy, idps, brand }] = await Promise.all([
-      loadInstanceKeys(this.core, instanceId),
-      this.settings(instanceId),
-    ])
+    const keys = await loadInstanceKeys(this.core, instanceId)
     if (!keys) return null
-    const served = this.serve(instanceId, keys, policy)
-    const csp = identityCsp(brand)
-    return { ...served, provider: this.provider, callback: this.callback, idps, brand, csp }
+    const held: Held = Object.create(HELD_PROTOTYPE)
+    return Object.assign(held, this.serve(instanceId, keys), {
+      provider: this.provider,
+      callback: this.callback,
+    })
+  }
+
+  /**
+   * Reads the instance's settings if they were not yet (see `Instance`): undefined when they were,
+   * else one read for every request that asks meanwhile. A failed read is tried again by the next.
+   */
+  settle(instance: Instance): Promise<void> | undefined {
+    const held = instance as Held
+    if (held[SETTLED]) return undefined
+    held[SETTLING] ??= this.settings(instance.id).then(
+      (settings) => {
+        held[SETTLED] = { ...settings, csp: identityCsp(settings.brand) }
+        held[SETTLING] = undefined
+      },
+      (e: unknown) => {
+        held[SETTLING] = undefined
+        throw e
+      },
+    )
+    return held[SETTLING]
   }
 
   /** Forgets the instance (with the clients it memoized) and its remembered state. */

@@ -12,7 +12,7 @@ import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
 import { current, SIGNING_ALGS } from './served'
 
-export { current, type ServedInstance, servedInstance, serving } from './served'
+export { current, type ServedInstance, type ServedKeys, servedInstance, serving } from './served'
 
 /** Where a Client object keeps the bytes of its stored secret digest (compareClientSecret). */
 const SECRET_DIGEST = Symbol('client secret digest')

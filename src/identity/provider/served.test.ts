@@ -40,7 +40,10 @@ beforeAll(async () => {
   for (const id of [A, B]) {
     await ensureInstanceKeys(core, id)
     const keys = (await loadInstanceKeys(core, id))!
-    served[id] = servedInstance(core, id, `/i/${id}`, keys, { ...DEFAULT_LOGIN_POLICY }, clients)
+    served[id] = {
+      ...servedInstance(core, id, `/i/${id}`, keys, clients),
+      policy: { ...DEFAULT_LOGIN_POLICY },
+    }
   }
 })
 
@@ -156,7 +159,10 @@ describe("an instance's sealed keys", () => {
       const clients = clientReads({
         find: async (wanted) => wanted.map(({ clientId }) => webApp(clientId)),
       })
-      served[C] = servedInstance(core, C, `/i/${C}`, keys, { ...DEFAULT_LOGIN_POLICY }, clients)
+      served[C] = {
+        ...servedInstance(core, C, `/i/${C}`, keys, clients),
+        policy: { ...DEFAULT_LOGIN_POLICY },
+      }
       expect((await request(C, 'GET', '/.well-known/openid-configuration')).status).toBe(200)
       const jwks = (await (await request(C, 'GET', '/jwks')).json()) as { keys: { kid: string }[] }
       expect(jwks.keys.map((k) => k.kid)).toEqual(keys.keys.map((k) => String(k.publicJwk.kid)))
@@ -216,16 +222,18 @@ describe("a remembered client's Client object", () => {
 
 describe('an instance record', () => {
   it("keeps at most 100 of oidc-provider's Client objects, the oldest out first", async () => {
-    const many = servedInstance(
-      core,
-      A,
-      `/i/${A}`,
-      (await loadInstanceKeys(core, A))!,
-      { ...DEFAULT_LOGIN_POLICY },
-      clientReads({
-        find: async (wanted) => wanted.map(({ clientId }) => webApp(clientId, clientId)),
-      }),
-    )
+    const many = {
+      ...servedInstance(
+        core,
+        A,
+        `/i/${A}`,
+        (await loadInstanceKeys(core, A))!,
+        clientReads({
+          find: async (wanted) => wanted.map(({ clientId }) => webApp(clientId, clientId)),
+        }),
+      ),
+      policy: { ...DEFAULT_LOGIN_POLICY },
+    }
     await serving(many, async () => {
       for (let i = 0; i < 150; i++)
         expect((await provider.Client.find(`client-${i}`))?.clientId).toBe(`client-${i}`)

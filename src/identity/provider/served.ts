@@ -64,14 +64,16 @@ export class ClientObjects {
 /** The algorithms every instance signs with, one key each (keys.ts): part of the Provider's shape. */
 export const SIGNING_ALGS = ['ES256', 'RS256'] as const
 
+/** What an instance serves with from its keys alone; its login policy is read by its first page (pool.ts). */
+export type ServedKeys = Omit<ServedInstance, 'policy'>
+
 export function servedInstance(
   core: Core,
   id: string,
   prefix: string,
   keys: InstanceKeyMaterial,
-  policy: LoginPolicy,
   clients: ClientReads,
-): ServedInstance {
+): ServedKeys {
   const keystore = new KeyStore()
   const algs = new Set<string>()
   for (const key of keys.keys) {
@@ -91,7 +93,6 @@ export function servedInstance(
     keystore,
     jwks: { keys: [...keystore].map(publicJwk) },
     cookieKeys: keys.cookieKeys,
-    policy,
     codec: payloadCodec(core, id),
     findClient,
     clientObjects: new ClientObjects((client) =>
