@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import * as oidc from 'openid-client'
 import { Agent } from './support/browserless'
+import { clientCredentials } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
 
@@ -253,14 +254,7 @@ describe('web apps', () => {
     const before = await oidc.clientCredentialsGrant(config)
     expect(before.token_type).toBe('bearer')
     expect((await json(owner.agent, 'DELETE', `${appsPath()}/${web.id}`)).status).toBe(200)
-    const after = await fetch(`${ws.auth_url}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${btoa(`${web.client_id}:${web.client_secret}`)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    })
+    const after = await clientCredentials(ws.auth_url, web.client_id, web.client_secret)
     expect(after.status).toBe(401)
     expect(((await after.json()) as { error: string }).error).toBe('invalid_client')
   })

@@ -5,7 +5,7 @@ import { workspaceMembers, workspaces } from '../src/features/workspaces/schema'
 import { issuerFor, PLATFORM, signUp } from '../src/identity'
 import { MEMO_MS, REFRESH_AHEAD_MS } from '../src/identity/instances'
 import { ManualClock } from '../src/shared/clock'
-import { activeWorkspace, registerApp } from './support/instances'
+import { activeWorkspace, clientCredentials, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
 // Issue 26, item 4, the data plane (SPEC "Limits"): 50 requests per second and a burst of 200 per
@@ -30,15 +30,7 @@ async function instanceWithClient() {
   const ws = await activeWorkspace(server.core)
   const app = await registerApp(server.core, ws, { type: 'web', redirectUris: ['https://rp.example.com/cb'] })
   const issuer = issuerFor(server.core.config, ws)
-  const token = () =>
-    fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${btoa(`${app.clientId}:${app.clientSecret}`)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    })
+  const token = () => clientCredentials(issuer, app.clientId, app.clientSecret!)
   return { ws, issuer, token }
 }
 

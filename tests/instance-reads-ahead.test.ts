@@ -6,7 +6,7 @@ import { MEMO_MS, REFRESH_AHEAD_MS } from '../src/identity/instances'
 import { identityDeps } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { until } from './support/cluster'
-import { activeWorkspace, registerApp } from './support/instances'
+import { activeWorkspace, clientCredentials, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
 // Issue 27: a node's busy instances are read again before their memos end (their state and rate,
@@ -38,15 +38,7 @@ afterAll(() => server.stop())
 async function instanceWithClient() {
   const ws = await activeWorkspace(server.core)
   const app = await registerApp(server.core, ws, { type: 'web', redirectUris: ['https://rp.example.com/cb'] })
-  const token = () =>
-    fetch(`${issuerFor(server.core.config, ws)}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${btoa(`${app.clientId}:${app.clientSecret}`)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    })
+  const token = () => clientCredentials(issuerFor(server.core.config, ws), app.clientId, app.clientSecret!)
   return { ws, clientId: app.clientId, token }
 }
 

@@ -4,7 +4,7 @@ import * as oidc from 'openid-client'
 import { loginPolicies } from '../src/features/login-policy/schema'
 import { issuerFor } from '../src/identity'
 import { Agent } from './support/browserless'
-import { activeWorkspace, publicClient, registerApp } from './support/instances'
+import { activeWorkspace, clientCredentials, publicClient, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
 // Issue 27: an instance's settings (login policy, external IdPs, brand) are read by its first hosted
@@ -28,15 +28,7 @@ async function workspace() {
   const web = await registerApp(server.core, ws, { type: 'web', redirectUris: [`${RP}/cb`] })
   const { config } = await publicClient(server.core, server.baseUrl, ws, `${RP}/cb`)
   const issuer = issuerFor(server.core.config, ws)
-  const token = () =>
-    fetch(`${issuer}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${btoa(`${web.clientId}:${web.clientSecret}`)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials',
-    })
+  const token = () => clientCredentials(issuer, web.clientId, web.clientSecret!)
   /** The hosted sign-in page of a fresh authorization request. */
   const signInPage = async () => {
     const url = oidc.buildAuthorizationUrl(config, {

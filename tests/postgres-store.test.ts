@@ -8,6 +8,7 @@ import { SQL, type Subprocess } from 'bun'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import { runCli } from './support/cli'
 import { tempDir } from './support/core'
+import { clientCredentials } from './support/instances'
 import { createTestDatabase, testStore } from './support/postgres'
 import { freePort, type TestServer } from './support/server'
 import { eventually, json, type PlatformUser, signUpUser, waitForState } from './support/users'
@@ -111,18 +112,6 @@ const at = (baseUrl: string) => ({ baseUrl }) as TestServer
 async function healthz(url: string) {
   const res = await fetch(`${url}/healthz`)
   return { status: res.status, body: (await res.json()) as Record<string, string> }
-}
-
-/** The client credentials grant at an issuer's token endpoint, as a confidential app sends it. */
-function clientCredentials(issuer: string, clientId: string, secret: string) {
-  return fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${btoa(`${clientId}:${secret}`)}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials',
-  })
 }
 
 async function bearerGet(url: string, bearer: string, path: string) {

@@ -92,3 +92,15 @@ export async function publicClient(core: Core, baseUrl: string, workspaceId: str
   )
   return { app, config }
 }
+
+/** The client credentials grant at an issuer's token endpoint, as a confidential app sends it (Basic). */
+export function clientCredentials(issuer: string, clientId: string, secret: string): Promise<Response> {
+  return fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${btoa(`${clientId}:${secret}`)}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  })
+}
