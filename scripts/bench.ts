@@ -1497,7 +1497,7 @@ async function runMemory(name: string, scenario: MemoryScenario) {
       `the process's first ${PROCESS_WARMUP_WORKSPACES} workspaces (its code compiled meanwhile; not counted below): first token ${fmt(firstOfProcess.firstToken)}`,
     )
     const workspaces = seeded.slice(PROCESS_WARMUP_WORKSPACES)
-    const touchCpu = cpuWindow(gh.pid)
+    const touchCpu = cpuWindow(gh.pid, { databasePid: pg?.postmaster })
     const touched = await touchAll(workspaces, scenario.concurrency, gh.pid)
     const touchSpent = touchCpu()
     console.log(`touched ${workspaces.length} workspaces in ${touched.seconds.toFixed(1)} s`)
@@ -1506,7 +1506,7 @@ async function runMemory(name: string, scenario: MemoryScenario) {
     const perWorkspace = (cpu: number | null) =>
       cpu === null ? 'n/a' : `${((cpu / workspaces.length) * 1e6).toFixed(0)} µs per workspace`
     console.log(
-      `  cpu: server ${perWorkspace(touchSpent.server)} (its discovery and first token), the bench ${perWorkspace(touchSpent.driver)}`,
+      `  cpu: server ${perWorkspace(touchSpent.server)} (its discovery and first token)${pg ? `, database ${perWorkspace(touchSpent.database)}` : ''}, the bench ${perWorkspace(touchSpent.driver)}`,
     )
     for (const [kind, count] of touched.errors) console.log(`  error ×${count}: ${kind}`)
     console.log(

@@ -1,6 +1,6 @@
 import type { Core } from '../core'
 import type { ClientKey, ClientRecord, ClientSource } from './deps'
-import { gathered } from './gather'
+import { coalesced, gathered } from './gather'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { platformClients } from './platform'
 
@@ -32,20 +32,22 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
 }
 
 /**
- * How an instance's client finder reads a client: `now` for a request that waits for it, `ahead`
- * for a client in use read again before its memo ends (nothing waits; gathered with the other
- * instances' reads ahead).
+ * How an instance's client finder reads a client: `now` for a request that waits for it (alone, or
+ * with the others asked while one is under way: `coalesced`), `ahead` for a client in use read again
+ * before its memo ends (nothing waits; gathered with the other instances' reads ahead).
  */
 export interface ClientReads {
   now(instanceId: string, clientId: string): Promise<ClientRecord | null>
   ahead(instanceId: string, clientId: string): Promise<ClientRecord | null>
 }
 
-/** The reads of a node's client finders from one source: one per request, the reads ahead gathered. */
+/** The reads of a node's client finders from one source: those waited on coalesced, the reads ahead gathered. */
 export function clientReads(source: ClientSource): ClientReads {
-  const ahead = gathered((keys: readonly ClientKey[]) => source.find(keys))
+  const read = (keys: readonly ClientKey[]) => source.find(keys)
+  const now = coalesced(read)
+  const ahead = gathered(read)
   return {
-    now: async (instanceId, clientId) => (await source.find([{ instanceId, clientId }]))[0] ?? null,
+    now: (instanceId, clientId) => now({ instanceId, clientId }),
     ahead: (instanceId, clientId) => ahead({ instanceId, clientId }),
   }
 }

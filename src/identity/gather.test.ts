@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'bun:test'
-import { gathered } from './gather'
+import { coalesced, gathered } from './gather'
 
 describe('gathered reads', () => {
   it('makes the reads asked within the wait one read, each answered with its own value', async () => {
@@ -45,5 +45,70 @@ describe('gathered reads', () => {
     expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected'])
     fail = false
     expect(await read('a')).toBe('ok')
+  })
+})
+
+describe('coalesced reads', () => {
+  /** A read of many whose answers the test lets out one read at a time. */
+  function heldReads() {
+    const batches: (readonly string[])[] = []
+    const pending: { keys: readonly string[]; answer: () => void; fail: (e: Error) => void }[] = []
+    const read = coalesced(
+      (keys: readonly string[]) =>
+        new Promise<string[]>((resolve, reject) => {
+          batches.push(keys)
+          pending.push({ keys, answer: () => resolve(keys.map((k) => k.toUpperCase())), fail: reject })
+        }),
+    )
+    /** Lets the oldest read under way answer, then lets the next one start. */
+    const release = async (how: 'answer' | 'fail' = 'answer') => {
+      const p = pending.shift()!
+      if (how === 'answer') p.answer()
+      else p.fail(new Error('the store is out of reach'))
+      await Bun.sleep(0)
+    }
+    return { read, batches, release }
+  }
+
+  it('reads a key alone at once when no read is under way, without a timer', async () => {
+    const { read, batches, release } = heldReads()
+    const a = read('a')
+    await Bun.sleep(0)
+    expect(batches).toEqual([['a']])
+    await release()
+    expect(await a).toBe('A')
+  })
+
+  it('reads the keys asked while one read is under way as one read, once it came back', async () => {
+    const { read, batches, release } = heldReads()
+    const a = read('a')
+    await Bun.sleep(0)
+    const rest = [read('b'), read('c'), read('d')]
+    await Bun.sleep(0)
+    // Nothing more starts while the first read is under way.
+    expect(batches).toEqual([['a']])
+    await release()
+    expect(batches).toEqual([['a'], ['b', 'c', 'd']])
+    await release()
+    expect(await a).toBe('A')
+    expect(await Promise.all(rest)).toEqual(['B', 'C', 'D'])
+    // Idle again: the next key is read alone, at once.
+    const e = read('e')
+    await Bun.sleep(0)
+    expect(batches.at(-1)).toEqual(['e'])
+    await release()
+    expect(await e).toBe('E')
+  })
+
+  it('fails the keys of a failed read only; the keys waiting meanwhile are still read', async () => {
+    const { read, batches, release } = heldReads()
+    const a = read('a').catch((e: Error) => e.message)
+    await Bun.sleep(0)
+    const b = read('b')
+    await release('fail')
+    expect(await a).toBe('the store is out of reach')
+    expect(batches).toEqual([['a'], ['b']])
+    await release()
+    expect(await b).toBe('B')
   })
 })

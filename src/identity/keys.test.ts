@@ -11,11 +11,17 @@ import { instanceKeys } from './schema'
 // Seen here by sealing another JWK into a key's row after the load: a key opened from what the load
 // read is unmoved by it; a key read at its first signature opens the new one.
 const ID = '0c0c0c0c-0000-4000-8000-00000000000c'
+// Loaded together below (ID's rows are rewritten by the first test).
+const TOGETHER = [
+  '0c0c0c0c-0000-4000-8000-00000000000d',
+  '0c0c0c0c-0000-4000-8000-00000000000e',
+  '0c0c0c0c-0000-4000-8000-00000000000f',
+]
 let core: TestCore
 
 beforeAll(async () => {
   core = await testCore()
-  await ensureInstanceKeys(core, ID)
+  for (const id of [ID, ...TOGETHER]) await ensureInstanceKeys(core, id)
 })
 afterAll(() => core.store.close())
 
@@ -54,5 +60,33 @@ describe("an instance's loaded keys", () => {
     const reloaded = (await loadInstanceKeys(core, ID))!
     const esAgain = reloaded.keys.find((k) => k.publicJwk.alg === 'ES256')!
     expect((await esAgain.openPrivate()).d).not.toBe(esOpened.d)
+  })
+})
+
+describe('instances loaded together', () => {
+  it('share one read, and each gets only its own keys', async () => {
+    const kidsOf = async (id: string) =>
+      (
+        await core.db
+          .select({ kid: instanceKeys.kid })
+          .from(instanceKeys)
+          .where(eq(instanceKeys.instanceId, id))
+      )
+        .map((r) => r.kid)
+        .sort()
+    const unknown = '0c0c0c0c-0000-4000-8000-0000000000ff'
+    // Asked in one turn: the first is read alone, the ones asked while it is under way as one read.
+    const loaded = await Promise.all([...TOGETHER, unknown].map((id) => loadInstanceKeys(core, id)))
+    expect(loaded[3]).toBeNull()
+    for (const [i, id] of TOGETHER.entries()) {
+      const material = loaded[i]!
+      expect(material.keys.map((k) => k.publicJwk.kid as string).sort()).toEqual(await kidsOf(id))
+      // Its ES256 key opens its own private half (the AAD binds it to the kid).
+      const es256 = material.keys.find((k) => k.publicJwk.alg === 'ES256')!
+      expect((await es256.openPrivate()).x).toBe(es256.publicJwk.x as string)
+      // Its cookie keys are its own (sealed under its instance id).
+      expect(material.cookieKeys().length).toBeGreaterThan(0)
+    }
+    expect(new Set(loaded.slice(0, 3).map((m) => m!.keys[0]!.publicJwk.kid)).size).toBe(3)
   })
 })

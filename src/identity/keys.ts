@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
 import type { Core } from '../core'
+import { inStrings, type ListSize, listParam, listSize } from '../db/lists'
 import { preparedRead } from '../db/prepared'
-import type { Conn } from '../db/store'
+import type { Conn, Dialect } from '../db/store'
+import { coalesced } from './gather'
 import { instanceKeys, instanceSecrets } from './schema'
 
 /** One signing key of an instance as loaded: its public half, its private half still sealed. */
@@ -84,30 +86,62 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
   })
 }
 
-// Read by every instance a node loads (prepared.ts): its keys and its cookie keys in one statement
-// (a cold instance's reads cost 20-45 µs each on a large SQLite store, in caches other work has
-// filled), one row per key with the instance's sealed cookie keys on each. Its ES256 key's private
-// half comes with them, sealed (~0.3 KiB): it signs every JWT access token, so an instance's first
-// token makes no read of its own (on PostgreSQL, one round trip fewer on its path). An RS256 one
-// (~2.3 KiB) signs only ID tokens: read by its first signature, never by an instance that only
-// issues client-credentials tokens. Nothing is opened here.
-const materialOf = preparedRead((db) =>
-  db
-    .select({
-      cookieKeysSealed: instanceSecrets.cookieKeysSealed,
-      kid: instanceKeys.kid,
-      alg: instanceKeys.alg,
-      publicJwk: instanceKeys.publicJwk,
-      createdAt: instanceKeys.createdAt,
-      privateJwkSealed: sql<
-        string | null
-      >`CASE WHEN ${instanceKeys.alg} = 'ES256' THEN ${instanceKeys.privateJwkSealed} END`,
+// Read by every instance a node loads: its keys and its cookie keys in one statement (a cold
+// instance's reads cost 20-45 µs each on a large SQLite store, in caches other work has filled), one
+// row per key with the instance's sealed cookie keys on each. Its ES256 key's private half comes with
+// them, sealed (~0.3 KiB): it signs every JWT access token, so an instance's first token makes no
+// read of its own (on PostgreSQL, one round trip fewer on its path). An RS256 one (~2.3 KiB) signs
+// only ID tokens: read by its first signature, never by an instance that only issues
+// client-credentials tokens. Nothing is opened here. One statement text per store and list size
+// (db/lists.ts): several instances loaded at once share one read (`coalesced`). The list is asked of
+// both tables: with only the join's condition, PostgreSQL without statistics yet (a fresh or bulk-
+// loaded store) hashes a scan of every instance's keys (3.5 ms at 10,000 instances, not 0.1).
+const MATERIAL_OF = (dialect: Dialect, size: ListSize) => `
+  SELECT s.instance_id AS "instanceId", s.cookie_keys_sealed AS "cookieKeysSealed", k.kid, k.alg,
+    k.public_jwk AS "publicJwk", k.created_at AS "createdAt",
+    CASE WHEN k.alg = 'ES256' THEN k.private_jwk_sealed END AS "privateJwkSealed"
+  FROM instance_secrets s LEFT JOIN instance_keys k
+    ON k.instance_id = s.instance_id AND ${inStrings(dialect, 'k.instance_id', '$1', size)}
+  WHERE ${inStrings(dialect, 's.instance_id', '$1', size)}`
+
+interface MaterialRow {
+  instanceId: string
+  cookieKeysSealed: string
+  kid: string | null
+  alg: string | null
+  /** The public JWK as stored (JSON text). */
+  publicJwk: string | null
+  createdAt: number | null
+  privateJwkSealed: string | null
+}
+
+/** Each core's read of instances' key rows: the rows of each instance asked, in the order asked. */
+const materialReads = new WeakMap<Core, (instanceId: string) => Promise<MaterialRow[]>>()
+
+function materialOf(core: Core): (instanceId: string) => Promise<MaterialRow[]> {
+  let read = materialReads.get(core)
+  if (!read) {
+    const texts = {
+      one: MATERIAL_OF(core.store.dialect, 'one'),
+      many: MATERIAL_OF(core.store.dialect, 'many'),
+    }
+    read = coalesced(async (instanceIds: readonly string[]) => {
+      const size = listSize(instanceIds)
+      const rows = await core.store.query<MaterialRow>(texts[size], [listParam(instanceIds, size)])
+      if (size === 'one') return [rows]
+      const byId = new Map<string, MaterialRow[]>()
+      for (const row of rows) {
+        const of = byId.get(row.instanceId)
+        if (of) of.push(row)
+        else byId.set(row.instanceId, [row])
+      }
+      return instanceIds.map((id) => byId.get(id) ?? [])
     })
-    .from(instanceSecrets)
-    .leftJoin(instanceKeys, eq(instanceKeys.instanceId, instanceSecrets.instanceId))
-    .where(eq(instanceSecrets.instanceId, sql.placeholder('instanceId')))
-    .prepare('instance_key_material_of'),
-)
+    materialReads.set(core, read)
+  }
+  return read
+}
+
 // Read by the first signature of a key whose private half did not come with the load.
 const sealedPrivateOf = preparedRead((db) =>
   db
@@ -139,12 +173,12 @@ function onFirstUse<T>(open: () => T): () => T {
  * keys, and a cold instance's load decrypts nothing.
  */
 export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
-  const rows = await materialOf(core.db).execute({ instanceId })
+  const rows = await materialOf(core)(instanceId)
   const first = rows[0]
   if (!first) return null
   const keys = rows.flatMap(({ kid, alg, publicJwk, createdAt, privateJwkSealed }) =>
     kid !== null && alg !== null && publicJwk !== null && createdAt !== null
-      ? [{ kid, alg, publicJwk, createdAt, privateJwkSealed }]
+      ? [{ kid, alg, publicJwk, createdAt: Number(createdAt), privateJwkSealed }]
       : [],
   )
   if (keys.length === 0) return null
@@ -158,7 +192,7 @@ export async function loadInstanceKeys(core: Core, instanceId: string): Promise<
   const { cookieKeysSealed } = first
   return {
     keys: keys.map(({ kid, publicJwk, privateJwkSealed }) => ({
-      publicJwk: publicJwk as Record<string, unknown>,
+      publicJwk: JSON.parse(publicJwk) as Record<string, unknown>,
       openPrivate:
         privateJwkSealed === null
           ? () => readPrivateKey(core, instanceId, kid)

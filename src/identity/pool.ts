@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider'
 import type { Core } from '../core'
 import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
-import { gathered } from './gather'
+import { coalesced, gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
 import type { LoginPolicy } from './policy'
@@ -25,8 +25,9 @@ const PLATFORM_STATE: WorkspaceState = Object.freeze({ active: true, dataPlaneRp
 const NOT_SERVING: WorkspaceState = Object.freeze({ active: false, dataPlaneRps: null })
 
 /**
- * How the pool reads a workspace's state: `now` for a request that waits for it, `ahead` for an
- * instance in use read again before its memo ends (nothing waits; gathered with the other reads ahead).
+ * How the pool reads a workspace's state: `now` for a request that waits for it (alone, or with the
+ * others asked while one is under way: `coalesced`), `ahead` for an instance in use read again
+ * before its memo ends (nothing waits; gathered with the other reads ahead).
  */
 export interface StateReads {
   now(workspaceId: string): Promise<WorkspaceState>
@@ -42,7 +43,7 @@ export function stateReads(
     const states = await readMany(ids)
     return ids.map((_, i) => states[i] ?? NOT_SERVING)
   }
-  return { now: async (id) => (await read([id]))[0]!, ahead: gathered(read) }
+  return { now: coalesced(read), ahead: gathered(read) }
 }
 
 /** Told each state the pool keeps, with when its read began (what the memo's age counts from). */
