@@ -47,6 +47,8 @@ export function gathered<K, V>(
  * server and the database tens of µs of CPU whether it carries one row or ten: touching 10,000
  * cold instances 8 at a time, the database's CPU per instance fell by 30% (README "Performance").
  * `readMany` answers in the order of its keys; a failed read fails every key of it, not the next.
+ * Not for reads inside a transaction: on SQLite a read from outside one waits for its end, and a key
+ * asked inside it would wait for that read (none of the three is: they serve requests, not writes).
  */
 export function coalesced<K, V>(
   readMany: (keys: readonly K[]) => Promise<readonly V[]>,
