@@ -128,7 +128,6 @@ function materialOf(core: Core): (instanceId: string) => Promise<MaterialRow[]> 
     read = coalesced(async (instanceIds: readonly string[]) => {
       const size = listSize(instanceIds)
       const rows = await core.store.query<MaterialRow>(texts[size], [listParam(instanceIds, size)])
-      if (size === 'one') return [rows]
       const byId = new Map<string, MaterialRow[]>()
       for (const row of rows) {
         const of = byId.get(row.instanceId)
