@@ -6,6 +6,7 @@
 //   client-credentials                      gatehouse on SQLite vs a bare oidc-provider (the same grant)
 //   client-credentials-postgres             gatehouse on PostgreSQL vs gatehouse on SQLite (the same grant)
 //   memory, memory-postgres                 --workspaces N (10,000) active workspaces on one node: RSS, cold first token, random/single (--pairs N)
+//   memory-stores                           the memory scenario on a PostgreSQL node vs a SQLite node, in turns: each figure's ratio
 //   sign-in                                 hosted password sign-ins vs argon2id verifies of the same hash
 //   sign-in-metering                        hosted password sign-ins with billing's MAU metering on vs off
 //   machine-key-exchange                    RFC 7523 exchanges at POST /v1/auth/token vs their crypto floor
@@ -87,7 +88,7 @@ import {
   holderKey,
   machineToken,
 } from './bench/machine-keys'
-import { randomTokenLoad, resident, settledResident, touchAll } from './bench/memory'
+import { type Resident, randomTokenLoad, resident, settledResident, touchAll } from './bench/memory'
 import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
   BENCH_RATE_LIMITS,
@@ -286,7 +287,26 @@ interface MemoryScenario {
   store?: 'postgres'
 }
 
-type Scenario = ThroughputScenario | LatencyScenario | FuzzScenario | JobsScenario | MemoryScenario
+/** The memory scenario on a PostgreSQL node and a SQLite node at once, their figures alternated. */
+interface MemoryStoresScenario {
+  kind: 'memory-stores'
+  description: string
+  method: string
+  /** Minimum of each ratio, PostgreSQL node against SQLite node (1 = as good). */
+  minRatio: number
+  /** Workspaces touched at once. */
+  concurrency: number
+  /** Workspaces one node touches before the other's turn. */
+  chunk: number
+}
+
+type Scenario =
+  | ThroughputScenario
+  | LatencyScenario
+  | FuzzScenario
+  | JobsScenario
+  | MemoryScenario
+  | MemoryStoresScenario
 
 interface Started {
   url: string
@@ -955,6 +975,12 @@ const hashBound: Side = {
  */
 const PROCESS_WARMUP_WORKSPACES = 200
 
+/**
+ * Workspaces one node touches in the memory-stores scenario before the other's turn: ten turns each
+ * of 10,000 (about a second each), short enough that the machine's speed moves little within a pair.
+ */
+const MEMORY_STORES_CHUNK = 1000
+
 /** The memory scenario on one node of either store (the same seeding, load and targets). */
 function memoryScenario(store?: 'postgres'): MemoryScenario {
   return {
@@ -972,6 +998,14 @@ function memoryScenario(store?: 'postgres'): MemoryScenario {
 const scenarios: Record<string, Scenario> = {
   memory: memoryScenario(),
   'memory-postgres': memoryScenario('postgres'),
+  'memory-stores': {
+    kind: 'memory-stores',
+    description: `the memory scenario's ${workspaceCount} active workspaces on a gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, on this machine) and one on SQLite, both up at once, measured in turns: is the PostgreSQL node within 10% of the SQLite node?`,
+    method: `both nodes seeded alike and their first ${PROCESS_WARMUP_WORKSPACES} workspaces touched (not counted); then every workspace touched once (discovery, then its first token, 8 at a time) in chunks of ${MEMORY_STORES_CHUNK}, the nodes taking turns (SQLite, PostgreSQL, PostgreSQL, SQLite, …): the touch pace's ratio is the median of the chunk pairs', the first-token p95 of each node over all its chunks; then RSS of each once settled; then tokens at random over all workspaces for --seconds over --connections, after a warm-up of each (10 s unless --warmup), in --pairs (9) turns of the two nodes: the rate's ratio is the median of the pairs'. Each ratio is PostgreSQL's figure over SQLite's where more is better (pace, rate), SQLite's over PostgreSQL's where less is (p95, RSS). CPU per workspace of the touch, the database's counted apart`,
+    minRatio: 0.9,
+    concurrency: 8,
+    chunk: MEMORY_STORES_CHUNK,
+  },
   healthz: {
     description: 'GET /healthz through the full middleware stack vs a bare Bun.serve hello handler',
     minRatio: 0.5,
@@ -1402,6 +1436,7 @@ if (!scenario) {
 try {
   if (scenario.kind === 'latency') await runLatency(name, scenario)
   else if (scenario.kind === 'memory') await runMemory(name, scenario)
+  else if (scenario.kind === 'memory-stores') await runMemoryStores(name, scenario)
   else if (scenario.kind === 'fuzz') await runFuzzScenario(name, scenario)
   else if (scenario.kind === 'jobs') await runJobs(name, scenario)
   else await runThroughput(name, scenario)
@@ -1468,41 +1503,77 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
     console.log(`${scenario.subject.name} answered ${subject.errors} requests with errors (listed above)`)
 }
 
+/** The median of `values` (the upper one of an even count). */
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+}
+
+function mib(r: Resident | null): string {
+  return r ? `RSS ${r.rss.toFixed(0)} MiB (anon ${r.anon.toFixed(0)} MiB)` : 'RSS n/a'
+}
+
+function fmtMs(p: Percentiles): string {
+  return `p50 ${p.p50.toFixed(1)} ms   p95 ${p.p95.toFixed(1)} ms   max ${p.max.toFixed(1)} ms`
+}
+
+/** A node of the memory scenarios, seeded, its process's own first workspaces touched. */
+interface MemoryNode {
+  /** `SQLite` or `PostgreSQL`, for the lines printed. */
+  name: string
+  gh: Gatehouse
+  /** Its database, on PostgreSQL (the postmaster's pid, for its CPU). */
+  pg: { url: string; postmaster: number } | null
+  /** The seeded workspaces no request asked yet. */
+  workspaces: BenchWorkspace[]
+}
+
+/**
+ * Starts a node on `store`, reads its idle RSS, seeds --workspaces workspaces and
+ * PROCESS_WARMUP_WORKSPACES more, and touches the latter (its code compiled meanwhile); prints each
+ * step. The caller stops `gh`, also when this throws after it started.
+ */
+async function memoryNode(
+  store: 'sqlite' | 'postgres',
+  concurrency: number,
+  started: (gh: Gatehouse) => void = () => {},
+): Promise<MemoryNode> {
+  const name = store === 'postgres' ? 'PostgreSQL' : 'SQLite'
+  const pg = store === 'postgres' ? await freshPostgresDatabase() : null
+  const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
+  started(gh)
+  const idle = await settledResident(gh.pid, 10)
+  console.log(`${name} node idle: ${mib(idle.at)}`)
+  const t = performance.now()
+  const secret = randomBytes(24).toString('base64url')
+  const seededCount = workspaceCount + PROCESS_WARMUP_WORKSPACES
+  const seeded = pg
+    ? await seedInChild<BenchWorkspace[]>(gh.env, ['workspaces', String(seededCount), secret])
+    : await seedWorkspaces(gh.env, seededCount, { secret })
+  console.log(
+    `${name}: seeded ${seeded.length} workspaces in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  )
+  const firstOfProcess = await touchAll(seeded.slice(0, PROCESS_WARMUP_WORKSPACES), concurrency, gh.pid)
+  console.log(
+    `${name}: the process's first ${PROCESS_WARMUP_WORKSPACES} workspaces (its code compiled meanwhile; not counted below): first token ${fmtMs(firstOfProcess.firstToken)}`,
+  )
+  return { name, gh, pg, workspaces: seeded.slice(PROCESS_WARMUP_WORKSPACES) }
+}
+
 async function runMemory(name: string, scenario: MemoryScenario) {
   console.log(`scenario ${name}: ${scenario.description}`)
   console.log(`gatehouse LOG_LEVEL=${logLevel}, ${seconds} s of load over ${connections} connections`)
   console.log(scenario.method)
-  const pg = scenario.store === 'postgres' ? await freshPostgresDatabase() : null
-  const gh = await startGatehouse(pg ? { databaseUrl: pg.url, nodeId: 'bench-node-1' } : {})
-  const mib = (r: { rss: number; anon: number } | null) =>
-    r ? `RSS ${r.rss.toFixed(0)} MiB (anon ${r.anon.toFixed(0)} MiB)` : 'RSS n/a'
+  let started: Gatehouse | undefined
   try {
-    const idle = await settledResident(gh.pid, 10)
-    console.log(`idle: ${mib(idle.at)}`)
-    const t = performance.now()
-    const secret = randomBytes(24).toString('base64url')
-    const seededCount = workspaceCount + PROCESS_WARMUP_WORKSPACES
-    const seeded = pg
-      ? await seedInChild<BenchWorkspace[]>(gh.env, ['workspaces', String(seededCount), secret])
-      : await seedWorkspaces(gh.env, seededCount, { secret })
-    console.log(`seeded ${seeded.length} workspaces in ${((performance.now() - t) / 1000).toFixed(1)} s`)
-    const fmt = (p: Percentiles) =>
-      `p50 ${p.p50.toFixed(1)} ms   p95 ${p.p95.toFixed(1)} ms   max ${p.max.toFixed(1)} ms`
-    const firstOfProcess = await touchAll(
-      seeded.slice(0, PROCESS_WARMUP_WORKSPACES),
-      scenario.concurrency,
-      gh.pid,
-    )
-    console.log(
-      `the process's first ${PROCESS_WARMUP_WORKSPACES} workspaces (its code compiled meanwhile; not counted below): first token ${fmt(firstOfProcess.firstToken)}`,
-    )
-    const workspaces = seeded.slice(PROCESS_WARMUP_WORKSPACES)
+    const { gh, pg, workspaces } = await memoryNode(scenario.store ?? 'sqlite', scenario.concurrency, (g) => {
+      started = g
+    })
     const touchCpu = cpuWindow(gh.pid, { databasePid: pg?.postmaster })
     const touched = await touchAll(workspaces, scenario.concurrency, gh.pid)
     const touchSpent = touchCpu()
     console.log(`touched ${workspaces.length} workspaces in ${touched.seconds.toFixed(1)} s`)
-    console.log(`  discovery, cold instance     ${fmt(touched.discovery)}`)
-    console.log(`  first token of an instance   ${fmt(touched.firstToken)}`)
+    console.log(`  discovery, cold instance     ${fmtMs(touched.discovery)}`)
+    console.log(`  first token of an instance   ${fmtMs(touched.firstToken)}`)
     const perWorkspace = (cpu: number | null) =>
       cpu === null ? 'n/a' : `${((cpu / workspaces.length) * 1e6).toFixed(0)} µs per workspace`
     console.log(
@@ -1553,12 +1624,10 @@ async function runMemory(name: string, scenario: MemoryScenario) {
       }
     }
     console.log(`after the loads: ${mib(afterRandom)} (after a random one), ${mib(resident(gh.pid))}`)
-    const middle = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
     const ratios = pairs.map((p) => p.random.rps / p.single.rps)
-    const ratio = middle(ratios)
-    const random = { rps: middle(pairs.map((p) => p.random.rps)), errors: 0 }
-    const single = { rps: middle(pairs.map((p) => p.single.rps)), errors: 0 }
+    const ratio = median(ratios)
+    const random = { rps: median(pairs.map((p) => p.random.rps)), errors: 0 }
+    const single = { rps: median(pairs.map((p) => p.single.rps)), errors: 0 }
     for (const p of pairs) {
       random.errors += p.random.errors
       single.errors += p.single.errors
@@ -1583,7 +1652,98 @@ async function runMemory(name: string, scenario: MemoryScenario) {
     if (touched.errors.size > 0 || random.errors > 0 || single.errors > 0)
       console.log('some requests failed (listed above)')
   } finally {
-    await gh.stop()
+    await started?.stop()
+  }
+}
+
+async function runMemoryStores(name: string, scenario: MemoryStoresScenario) {
+  console.log(`scenario ${name}: ${scenario.description}`)
+  console.log(`gatehouse LOG_LEVEL=${logLevel}, ${seconds} s of load over ${connections} connections`)
+  console.log(scenario.method)
+  const running: Gatehouse[] = []
+  try {
+    const sqlite = await memoryNode('sqlite', scenario.concurrency, (g) => running.push(g))
+    const postgres = await memoryNode('postgres', scenario.concurrency, (g) => running.push(g))
+    const nodes = [sqlite, postgres]
+    const tally = new Map(
+      nodes.map((n) => [n, { firstTokenMs: [] as number[], seconds: 0, server: 0, database: 0, errors: 0 }]),
+    )
+    const paces: number[] = []
+    for (let from = 0; from < workspaceCount; from += scenario.chunk) {
+      const pace = new Map<MemoryNode, number>()
+      for (const node of (from / scenario.chunk) % 2 === 0 ? nodes : [...nodes].reverse()) {
+        const chunk = node.workspaces.slice(from, from + scenario.chunk)
+        const cpu = cpuWindow(node.gh.pid, { databasePid: node.pg?.postmaster })
+        const touched = await touchAll(chunk, scenario.concurrency, node.gh.pid)
+        const spent = cpu()
+        const t = tally.get(node)!
+        t.firstTokenMs.push(...touched.firstTokenMs)
+        t.seconds += touched.seconds
+        t.server += spent.server ?? Number.NaN
+        t.database += spent.database ?? 0
+        for (const [kind, count] of touched.errors) {
+          console.log(`  ${node.name}: error ×${count}: ${kind}`)
+          t.errors += count
+        }
+        pace.set(node, chunk.length / touched.seconds)
+      }
+      paces.push(pace.get(postgres)! / pace.get(sqlite)!)
+    }
+    const firstToken = new Map(nodes.map((n) => [n, summarize(tally.get(n)!.firstTokenMs)]))
+    for (const node of nodes) {
+      const t = tally.get(node)!
+      const perWorkspace = (cpu: number) => `${((cpu / workspaceCount) * 1e6).toFixed(0)} µs per workspace`
+      console.log(
+        `${node.name}: touched ${workspaceCount} workspaces in ${t.seconds.toFixed(1)} s; first token ${fmtMs(firstToken.get(node)!)}; cpu: server ${perWorkspace(t.server)}${node.pg ? `, database ${perWorkspace(t.database)}` : ''}`,
+      )
+    }
+    const sq = tally.get(sqlite)!
+    const pgTally = tally.get(postgres)!
+    console.log(
+      `touch CPU per workspace, SQLite / PostgreSQL: ${(sq.server / pgTally.server).toFixed(2)} the node alone, ${(sq.server / (pgTally.server + pgTally.database)).toFixed(2)} with its database (which shares this machine's cores)`,
+    )
+    console.log(`touch pace PostgreSQL / SQLite by chunk pair: ${paces.map((r) => r.toFixed(2)).join(', ')}`)
+    const settled = new Map<MemoryNode, Resident | null>()
+    for (const node of nodes) {
+      const at = await settledResident(node.gh.pid, 30)
+      settled.set(node, at.at)
+      console.log(`${node.name}: after touching all, ${mib(at.at)} settled after ${at.seconds} s idle`)
+    }
+    for (const node of nodes) {
+      if (memoryWarmup > 0) await randomTokenLoad(node.workspaces, { seconds: memoryWarmup, connections })
+    }
+    const rates: number[] = []
+    for (let i = 0; i < memoryPairs; i++) {
+      const rate = new Map<MemoryNode, number>()
+      for (const node of i % 2 === 0 ? nodes : [...nodes].reverse()) {
+        const cpu = cpuWindow(node.gh.pid, { databasePid: node.pg?.postmaster })
+        const load = await randomTokenLoad(node.workspaces, { seconds, connections })
+        const spent = cpu()
+        const served = load.requests - load.errors
+        console.log(
+          `${formatLoad(`${node.name}: tokens, random of ${node.workspaces.length}`, load)}; cpu: server ${spent.server === null || served === 0 ? 'n/a' : `${((spent.server / served) * 1e6).toFixed(0)} µs/req`}`,
+        )
+        for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
+        tally.get(node)!.errors += load.errors
+        rate.set(node, load.rps)
+      }
+      rates.push(rate.get(postgres)! / rate.get(sqlite)!)
+    }
+    console.log(`random tokens PostgreSQL / SQLite by pair: ${rates.map((r) => r.toFixed(2)).join(', ')}`)
+    const target = (what: string, ratio: number) =>
+      console.log(
+        `target ${what} >= ${scenario.minRatio}: ${ratio >= scenario.minRatio ? 'met' : 'MISSED'} (${ratio.toFixed(2)})`,
+      )
+    target('touch pace PostgreSQL / SQLite, median chunk pair', median(paces))
+    target('first token p95 SQLite / PostgreSQL', firstToken.get(sqlite)!.p95 / firstToken.get(postgres)!.p95)
+    target(
+      'settled RSS SQLite / PostgreSQL',
+      (settled.get(sqlite)?.rss ?? Number.NaN) / (settled.get(postgres)?.rss ?? Number.NaN),
+    )
+    target('random tokens PostgreSQL / SQLite, median pair', median(rates))
+    if (nodes.some((n) => tally.get(n)!.errors > 0)) console.log('some requests failed (listed above)')
+  } finally {
+    for (const gh of running) await gh.stop()
   }
 }
 

@@ -79,6 +79,8 @@ export interface Touched {
   discovery: Percentiles
   /** The first token of each workspace, right after its discovery. */
   firstToken: Percentiles
+  /** The same, every one (ms), to merge several touches' percentiles. */
+  firstTokenMs: number[]
   errors: Map<string, number>
   seconds: number
   /** RSS after every 1/10 of the workspaces, MiB. */
@@ -119,6 +121,7 @@ export async function touchAll(
   return {
     discovery: summarize(discovery),
     firstToken: summarize(firstToken),
+    firstTokenMs: firstToken,
     errors,
     seconds: (performance.now() - started) / 1000,
     growth,
