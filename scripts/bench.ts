@@ -1001,7 +1001,7 @@ const scenarios: Record<string, Scenario> = {
   'memory-stores': {
     kind: 'memory-stores',
     description: `the memory scenario's ${workspaceCount} active workspaces on a gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, on this machine) and one on SQLite, both up at once, measured in turns: is the PostgreSQL node within 10% of the SQLite node?`,
-    method: `both nodes seeded alike and their first ${PROCESS_WARMUP_WORKSPACES} workspaces touched (not counted); then every workspace touched once (discovery, then its first token, 8 at a time) in chunks of ${MEMORY_STORES_CHUNK}, the nodes taking turns (SQLite, PostgreSQL, PostgreSQL, SQLite, …): the touch pace's ratio is the median of the chunk pairs', the first-token p95 of each node over all its chunks; then RSS of each once settled; then tokens at random over all workspaces for --seconds over --connections, after a warm-up of each (10 s unless --warmup), in --pairs (9) turns of the two nodes: the rate's ratio is the median of the pairs'. Each ratio is PostgreSQL's figure over SQLite's where more is better (pace, rate), SQLite's over PostgreSQL's where less is (p95, RSS). CPU per workspace of the touch, the database's counted apart`,
+    method: `both nodes seeded alike and their first ${PROCESS_WARMUP_WORKSPACES} workspaces touched (not counted); then every workspace touched once (discovery, then its first token, 8 at a time) in chunks of ${MEMORY_STORES_CHUNK}, the nodes taking turns (SQLite, PostgreSQL, PostgreSQL, SQLite, …): the touch pace's ratio is the median of the chunk pairs', the first-token p95 of each node over all its chunks; then RSS of each once settled; then tokens at random over all workspaces for --seconds over --connections, after a warm-up of each (10 s unless --warmup), in --pairs (9) turns of the two nodes, each window after 1 s of the same load unmeasured (its connections idled through the other's turn): the rate's ratio is the median of the pairs'. Each ratio is PostgreSQL's figure over SQLite's where more is better (pace, rate), SQLite's over PostgreSQL's where less is (p95, RSS). CPU per workspace of the touch, the database's counted apart`,
     minRatio: 0.9,
     concurrency: 8,
     chunk: MEMORY_STORES_CHUNK,
@@ -1716,6 +1716,9 @@ async function runMemoryStores(name: string, scenario: MemoryStoresScenario) {
     for (let i = 0; i < memoryPairs; i++) {
       const rate = new Map<MemoryNode, number>()
       for (const node of i % 2 === 0 ? nodes : [...nodes].reverse()) {
+        // Its keep-alive connections sat idle through the other node's turn, long enough for the
+        // server to close them: opened again first, unmeasured (else a few ECONNRESET, not the node's).
+        await randomTokenLoad(node.workspaces, { seconds: 1, connections })
         const cpu = cpuWindow(node.gh.pid, { databasePid: node.pg?.postmaster })
         const load = await randomTokenLoad(node.workspaces, { seconds, connections })
         const spent = cpu()
