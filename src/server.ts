@@ -43,7 +43,6 @@ export interface RunningServer {
 const REQUIRED_DEPS = [
   'sendMail',
   'clients',
-  'workspaceStates',
   'endAccountSessions',
   'loginPolicy',
 ] as const satisfies readonly (keyof IdentityDeps)[]

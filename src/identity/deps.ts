@@ -96,12 +96,6 @@ export interface IdentityDeps {
   sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
   clients: ClientSource
   /**
-   * Whether each workspace's instance may serve now (its workspace is active), and its own
-   * data-plane rate, in one read, in the order asked: the pool and the limiter ask it of the same
-   * row for the same requests. One for a cold instance; many for the reads ahead (gather.ts).
-   */
-  workspaceStates(workspaceIds: readonly string[]): Promise<WorkspaceState[]>
-  /**
    * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:
    * the transaction that changes the account's password.
    */

@@ -5,8 +5,10 @@ import type { Core } from '../core'
 import { inStrings, type ListSize, listParam, listSize } from '../db/lists'
 import { preparedRead } from '../db/prepared'
 import type { Conn, Dialect } from '../db/store'
+import type { WorkspaceState } from './deps'
 import { coalesced } from './gather'
 import { instanceKeys, instanceSecrets } from './schema'
+import { servingState } from './serving'
 
 /** One signing key of an instance as loaded: its public half, its private half still sealed. */
 export interface InstanceKey {
@@ -97,7 +99,8 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
 // both tables: with only the join's condition, PostgreSQL without statistics yet (a fresh or bulk-
 // loaded store) hashes a scan of every instance's keys (3.5 ms at 10,000 instances, not 0.1).
 const MATERIAL_OF = (dialect: Dialect, size: ListSize) => `
-  SELECT s.instance_id AS "instanceId", s.cookie_keys_sealed AS "cookieKeysSealed", k.kid, k.alg,
+  SELECT s.instance_id AS "instanceId", s.cookie_keys_sealed AS "cookieKeysSealed",
+    s.serving, s.data_plane_rps AS "dataPlaneRps", k.kid, k.alg,
     k.public_jwk AS "publicJwk", k.created_at AS "createdAt",
     CASE WHEN k.alg = 'ES256' THEN k.private_jwk_sealed END AS "privateJwkSealed"
   FROM instance_secrets s LEFT JOIN instance_keys k
@@ -107,6 +110,8 @@ const MATERIAL_OF = (dialect: Dialect, size: ListSize) => `
 interface MaterialRow {
   instanceId: string
   cookieKeysSealed: string
+  serving: boolean | number
+  dataPlaneRps: number | string | null
   kid: string | null
   alg: string | null
   /** The public JWK as stored (JSON text). */
@@ -164,15 +169,33 @@ function onFirstUse<T>(open: () => T): () => T {
   }
 }
 
+/** An instance as one read finds it: the state it serves under (kept beside its keys: schema.ts) and its keys. */
+export interface LoadedInstance {
+  state: WorkspaceState
+  /** Null while it has none. */
+  keys: InstanceKeyMaterial | null
+}
+
 /**
- * An instance's signing keys and cookie keys, or null while it has none. Nothing sealed is opened
- * here: a private key is opened by its first signature (the ES256 one from what the load read, an
- * RS256 one read then), the cookie keys by the first signed cookie. An instance that only answers
- * discovery and client-credentials tokens never reads its RS256 private key or opens its cookie
- * keys, and a cold instance's load decrypts nothing.
+ * An instance's state, signing keys and cookie keys, in one read. Nothing sealed is opened here: a
+ * private key is opened by its first signature (the ES256 one from what the load read, an RS256 one
+ * read then), the cookie keys by the first signed cookie. An instance that only answers discovery
+ * and client-credentials tokens never reads its RS256 private key or opens its cookie keys, and a
+ * cold instance's load decrypts nothing.
  */
-export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
+export async function loadInstance(core: Core, instanceId: string): Promise<LoadedInstance> {
   const rows = await materialOf(core)(instanceId)
+  const first = rows[0]
+  if (!first) return { state: servingState(false, null), keys: null }
+  return { state: servingState(first.serving, first.dataPlaneRps), keys: keyMaterial(core, instanceId, rows) }
+}
+
+/** An instance's signing keys and cookie keys, or null while it has none (`loadInstance`). */
+export async function loadInstanceKeys(core: Core, instanceId: string): Promise<InstanceKeyMaterial | null> {
+  return (await loadInstance(core, instanceId)).keys
+}
+
+function keyMaterial(core: Core, instanceId: string, rows: MaterialRow[]): InstanceKeyMaterial | null {
   const first = rows[0]
   if (!first) return null
   const keys = rows.flatMap(({ kid, alg, publicJwk, createdAt, privateJwkSealed }) =>

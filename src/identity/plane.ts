@@ -6,13 +6,14 @@ import { platformIdps } from './broker/protocol'
 import { clientReads } from './clients'
 import type { IdentityDeps } from './deps'
 import { instanceAddressing, PLATFORM } from './instances'
-import { ensureInstanceKeys } from './keys'
+import { ensureInstanceKeys, loadInstance } from './keys'
 import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
 import { PLATFORM_LOGIN_POLICY } from './policy'
 import { InstancePool, stateReads } from './pool'
 import { buildProvider, servedInstance } from './provider'
 import { createDataPlaneLimit } from './rate-limit'
+import { servingStates } from './serving'
 
 export type { Caller, Route }
 
@@ -42,7 +43,8 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     core,
     (instanceId, keys) => servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients),
     buildProvider(core, deps),
-    stateReads(deps.workspaceStates),
+    stateReads(servingStates(core)),
+    (instanceId) => loadInstance(core, instanceId),
     async (instanceId) => {
       if (instanceId === PLATFORM)
         return { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }

@@ -20,6 +20,7 @@ const standingPool = (
     },
     { callback: () => () => {} } as never,
     states,
+    async (id) => ({ state: await states.now(id), keys: null }),
     settings,
   )
 
@@ -68,6 +69,7 @@ describe('instance pool', () => {
       },
       { callback: () => () => {} } as never,
       { now: read(false), ahead: read(true) },
+      async (id) => ({ state: await read(false)(id), keys: null }),
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
     return { core, pool, reads, now, changed: () => listener?.() }
@@ -214,5 +216,45 @@ describe('instance pool', () => {
     expect(reads).toBe(2)
     expect(pool.settle(instance)).toBeUndefined()
     expect(reads).toBe(2)
+  })
+
+  it("reads a cold instance's state with its keys, once, and a held one's state alone", async () => {
+    const clock = { t: 1_000_000 }
+    const loads: string[] = []
+    const stateReads: string[] = []
+    const active: WorkspaceState = { active: true, dataPlaneRps: null }
+    const pool = new InstancePool(
+      { clock: { now: () => clock.t } } as unknown as Core,
+      () => ({}) as never,
+      { callback: () => () => {} } as never,
+      {
+        now: async (id) => {
+          stateReads.push(id)
+          return active
+        },
+        ahead: () => Promise.reject(new Error('no read ahead here')),
+      },
+      async (id) => {
+        loads.push(id)
+        return { state: id === uuid(3) ? { active: false, dataPlaneRps: null } : active, keys: {} as never }
+      },
+      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
+    )
+    // Discovery first: the requests asking together share the one read, and the instance it built.
+    const [first, second] = await Promise.all([pool.get(uuid(1)), pool.get(uuid(1))])
+    expect(first).not.toBeNull()
+    expect(second).toBe(first)
+    // A token request first (its limiter asks the state): the same one read brings the keys too.
+    expect(await pool.readState(uuid(2))).toEqual(active)
+    expect(await pool.get(uuid(2))).not.toBeNull()
+    // Not serving: nothing is built.
+    expect(await pool.get(uuid(3))).toBeNull()
+    expect(loads).toEqual([uuid(1), uuid(2), uuid(3)])
+    expect(stateReads).toEqual([])
+    // Held, its memo over: its state is read alone, its keys are not read again.
+    clock.t += MEMO_MS + 1
+    expect(await pool.get(uuid(1))).toBe(first as Instance)
+    expect(stateReads).toEqual([uuid(1)])
+    expect(loads).toHaveLength(3)
   })
 })

@@ -6,7 +6,7 @@ import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
 import { coalesced, gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
-import { type InstanceKeyMaterial, loadInstanceKeys } from './keys'
+import type { InstanceKeyMaterial, LoadedInstance } from './keys'
 import type { LoginPolicy } from './policy'
 import type { ServedInstance, ServedKeys } from './provider'
 import { identityCsp } from './security-headers'
@@ -34,7 +34,7 @@ export interface StateReads {
   ahead(workspaceId: string): Promise<WorkspaceState>
 }
 
-/** The reads of a node's pool from the workspaces' states (`IdentityDeps.workspaceStates`). */
+/** The reads of a node's pool from the states its instances serve under (`servingStates`). */
 export function stateReads(
   readMany: (workspaceIds: readonly string[]) => Promise<WorkspaceState[]>,
 ): StateReads {
@@ -138,8 +138,10 @@ export class InstancePool {
     /** What the shared Provider reads of an instance (provider/served.ts). */
     private readonly serve: (instanceId: string, keys: InstanceKeyMaterial) => ServedKeys,
     private readonly provider: Provider,
-    /** The state of an instance's workspace: whether it is active, its own rate (the workspaces feature's). */
+    /** The state an instance serves under, read alone: whether it does, its own rate (`servingStates`). */
     private readonly states: StateReads,
+    /** An instance's state and keys in one read (`loadInstance`). */
+    private readonly loads: (instanceId: string) => Promise<LoadedInstance>,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
     max = HELD_INSTANCES,
@@ -180,12 +182,17 @@ export class InstancePool {
    * Reads the state of an instance's workspace: one read for every request that asks meanwhile
    * (a read ahead under way included), its `active` answer remembered (as `isServing` remembers
    * it) and handed to the `onState` listeners (the data-plane limiter keeps the rate), unless an
-   * eviction came during the read.
+   * eviction came during the read. An instance neither held nor being built is read whole, its keys
+   * with its state (`loadCold`): its first request makes one read, not two one after the other.
    */
   readState(instanceId: string): Promise<WorkspaceState> {
     if (instanceId === PLATFORM) return Promise.resolve(PLATFORM_STATE)
     if (!isInstanceId(instanceId)) return Promise.resolve(NOT_SERVING)
-    return this.reading.get(instanceId) ?? this.track(instanceId, this.states.now(instanceId))
+    const reading = this.reading.get(instanceId)
+    if (reading) return reading
+    // Not held nor being built: the instance is read whole (a token request's limiter asks first).
+    if (!this.cache.has(instanceId) && !this.building.has(instanceId)) return this.loadCold(instanceId)
+    return this.track(instanceId, this.states.now(instanceId))
   }
 
   /** Keeps what a read of an instance's state found (see readState), and lets others join it meanwhile. */
@@ -243,9 +250,28 @@ export class InstancePool {
     }
     const cached = this.cache.get(instanceId)
     if (cached) return cached
-    const pending = this.building.get(instanceId)
-    if (pending) return pending
-    const building = this.load(instanceId)
+    return this.building.get(instanceId) ?? this.startBuilding(instanceId, this.load(instanceId))
+  }
+
+  /**
+   * One read of a cold instance's state and keys (not its state first, its keys after): the state
+   * kept as `readState` keeps it, the instance built from the keys when it serves, each waited for
+   * by the requests that ask meanwhile.
+   */
+  private loadCold(instanceId: string): Promise<WorkspaceState> {
+    const loaded = this.loads(instanceId)
+    this.startBuilding(
+      instanceId,
+      loaded.then((l) => (l.state.active && l.keys ? this.make(instanceId, l.keys) : null)),
+    )
+    return this.track(
+      instanceId,
+      loaded.then((l) => l.state),
+    )
+  }
+
+  /** Registers an instance's build, so the requests that ask meanwhile wait for it (see `get`). */
+  private startBuilding(instanceId: string, building: Promise<Instance | null>): Promise<Instance | null> {
     this.building.set(instanceId, building)
     // Registered before any caller awaits it: the instance is cached before they resume. Kept
     // only when no eviction came while it was loaded (an eviction drops it from `building`);
@@ -264,9 +290,13 @@ export class InstancePool {
     return building
   }
 
+  /** Builds an instance known to serve (its state remembered): its keys read, its state with them unused. */
   private async load(instanceId: string): Promise<Instance | null> {
-    const keys = await loadInstanceKeys(this.core, instanceId)
-    if (!keys) return null
+    const { keys } = await this.loads(instanceId)
+    return keys ? this.make(instanceId, keys) : null
+  }
+
+  private make(instanceId: string, keys: InstanceKeyMaterial): Instance {
     const held: Held = Object.create(HELD_PROTOTYPE)
     return Object.assign(held, this.serve(instanceId, keys), {
       provider: this.provider,

@@ -17,11 +17,21 @@ export const instanceKeys = table(
   (t) => [index('instance_keys_instance_idx').on(t.instanceId)],
 )
 
-/** Cookie-signing keys per instance, sealed (random keys per boot would end every session). */
+/**
+ * Cookie-signing keys per instance, sealed (random keys per boot would end every session), and the
+ * state the instance serves under: whether it serves (its workspace is `active`), at what data-plane
+ * rate (its own on a paid plan; null: the configured default). The database keeps the latter from
+ * the workspace's row, on every write of either row (triggers of migration `instance_serving`,
+ * whoever writes: the services, `store copy`, an operator's SQL), so that a cold instance's state
+ * and keys are one read (keys.ts) and the plane reads no feature's table. The platform's row has no
+ * workspace: it serves regardless (pool.ts).
+ */
 export const instanceSecrets = table('instance_secrets', {
   instanceId: text('instance_id').primaryKey(),
   cookieKeysSealed: text('cookie_keys_sealed').notNull(),
   createdAt: epochMs('created_at').notNull(),
+  serving: boolean('serving').notNull().default(false),
+  dataPlaneRps: integer('data_plane_rps'),
 })
 
 /**

@@ -4,7 +4,7 @@ import { deleteWorkspaceEvents } from '../../events/emit'
 import { deleteInstanceData, ensureInstanceKeys } from '../../identity'
 import { deleteWorkspaceJobs } from '../../queue/queue'
 import type { Feature } from '../feature'
-import { workspaceName, workspaceStates } from './instance-state'
+import { workspaceName } from './instance-state'
 import { workspaceProvision, workspaceTeardown } from './jobs'
 import { workspacePages } from './pages'
 import { invitationPages, memberPages } from './pages.members'
@@ -43,7 +43,6 @@ export const feature: Feature = {
   },
   jobs: (lifecycle) => [workspaceProvision(lifecycle.provision), workspaceTeardown(lifecycle.teardown)],
   identity: (core) => ({
-    workspaceStates: workspaceStates(core),
     instanceName: workspaceName(core),
   }),
   workspaceAccess,
