@@ -9,14 +9,18 @@ import { until } from './support/cluster'
 import { activeWorkspace, clientCredentials, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
-// Issue 27: a node's busy instances are read again before their memos end (their state and rate,
-// their clients), in the background, and those reads are gathered into one read of many rows: with
-// tokens at random over 10,000 instances, a few hundred memos end each second. The server's clock
-// is turned; the reads are seen in the store's statements.
+// Issue 27: a cold instance is one read (its state and rate with its keys); a node's busy instances
+// are read again before their memos end (their state and rate, their clients), in the background,
+// and those reads are gathered into one read of many rows: with tokens at random over 10,000
+// instances, a few hundred memos end each second. The server's clock is turned; the reads are seen
+// in the store's statements.
 const clock = new ManualClock(Date.now())
 let server: TestServer
-/** The statements the server ran that read workspaces' states or apps' clients: their parameters, their answers. */
-const reads: { of: 'states' | 'clients'; params: unknown[]; answered: Promise<unknown> }[] = []
+/**
+ * The statements the server ran that read instances whole (state and keys), their states alone or
+ * apps' clients: their parameters, their answers.
+ */
+const reads: { of: 'instances' | 'states' | 'clients'; params: unknown[]; answered: Promise<unknown> }[] = []
 
 beforeAll(async () => {
   server = await startTestServer({}, undefined, { clock })
@@ -24,11 +28,13 @@ beforeAll(async () => {
   const query = store.query.bind(store)
   store.query = ((text: string, params?: readonly unknown[]) => {
     const answered = query(text, params)
-    const of = /FROM workspaces WHERE id/.test(text)
-      ? 'states'
-      : /FROM apps WHERE client_id/.test(text)
-        ? 'clients'
-        : null
+    const of = /FROM instance_secrets s LEFT JOIN instance_keys/.test(text)
+      ? 'instances'
+      : /FROM instance_secrets WHERE instance_id/.test(text)
+        ? 'states'
+        : /FROM apps WHERE client_id/.test(text)
+          ? 'clients'
+          : null
     if (of) reads.push({ of, params: [...(params ?? [])], answered })
     return answered
   }) as typeof store.query
@@ -51,12 +57,14 @@ const idsOf = (param: unknown) => {
 describe('reads ahead', () => {
   it("gathers the busy instances' reads into one read of their states and one of their clients", async () => {
     const three = [await instanceWithClient(), await instanceWithClient(), await instanceWithClient()]
-    // Each instance's first token reads its state and its client, one at a time: a request waits.
+    // Each instance's first token reads the instance (its state with its keys: one read, though its
+    // limiter asks for the rate first) and its client, one at a time: a request waits.
     for (const one of three) expect((await one.token()).status).toBe(200)
     const cold = reads.splice(0)
-    expect(cold.filter((r) => r.of === 'states').map((r) => idsOf(r.params[0]))).toEqual(
+    expect(cold.filter((r) => r.of === 'instances').map((r) => idsOf(r.params[0]))).toEqual(
       three.map((one) => [one.ws]),
     )
+    expect(cold.filter((r) => r.of === 'states')).toEqual([])
     expect(cold.filter((r) => r.of === 'clients').map((r) => idsOf(r.params[0]))).toEqual(
       three.map((one) => [one.clientId]),
     )
