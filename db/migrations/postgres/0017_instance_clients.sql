@@ -1,3 +1,6 @@
+DROP INDEX "apps_workspace_idx";--> statement-breakpoint
+-- A workspace's apps in creation order: its listing, and its oldest four below, read that far only.
+CREATE INDEX "apps_workspace_idx" ON "apps" USING btree ("workspace_id","created_at","id");--> statement-breakpoint
 ALTER TABLE "instance_secrets" ADD COLUMN "clients" text;--> statement-breakpoint
 -- An instance's oldest apps (four at most) as its clients, with the fields of the plane's client
 -- record, kept here by the database itself on every write of "apps" or of the instance's row,
@@ -7,7 +10,7 @@ CREATE FUNCTION "instance_clients_of"(workspace text) RETURNS text LANGUAGE sql 
   SELECT COALESCE(json_agg(json_build_object('clientId', a."client_id", 'name', a."name",
     'clientSecretHash', a."client_secret_hash", 'type', a."app_type", 'redirectUris', a."redirect_uris"::json,
     'postLogoutRedirectUris', a."post_logout_redirect_uris"::json, 'extraGrants', a."extra_grants"::json))::text, '[]')
-  FROM (SELECT * FROM "apps" WHERE "workspace_id" = workspace ORDER BY "created_at", "client_id" LIMIT 4) a
+  FROM (SELECT * FROM "apps" WHERE "workspace_id" = workspace ORDER BY "created_at", "id" LIMIT 4) a
 $$;
 --> statement-breakpoint
 UPDATE "instance_secrets" SET "clients" = "instance_clients_of"("instance_id");

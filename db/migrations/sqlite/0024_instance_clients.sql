@@ -1,3 +1,6 @@
+DROP INDEX `apps_workspace_idx`;--> statement-breakpoint
+-- A workspace's apps in creation order: its listing, and its oldest four below, read that far only.
+CREATE INDEX `apps_workspace_idx` ON `apps` (`workspace_id`,`created_at`,`id`);--> statement-breakpoint
 ALTER TABLE `instance_secrets` ADD `clients` text;--> statement-breakpoint
 -- An instance's oldest apps (four at most) as its clients, with the fields of the plane's client
 -- record, kept here by the database itself on every write of `apps` or of the instance's row,
@@ -8,7 +11,7 @@ UPDATE `instance_secrets` SET `clients` = (
     'clientSecretHash', a.`client_secret_hash`, 'type', a.`app_type`, 'redirectUris', json(a.`redirect_uris`),
     'postLogoutRedirectUris', json(a.`post_logout_redirect_uris`), 'extraGrants', json(a.`extra_grants`)))
   FROM `apps` a WHERE a.`id` IN (SELECT b.`id` FROM `apps` b WHERE b.`workspace_id` = `instance_secrets`.`instance_id`
-    ORDER BY b.`created_at`, b.`client_id` LIMIT 4)
+    ORDER BY b.`created_at`, b.`id` LIMIT 4)
 );
 --> statement-breakpoint
 CREATE TRIGGER `apps_instance_clients_insert` AFTER INSERT ON `apps` BEGIN
@@ -17,7 +20,7 @@ CREATE TRIGGER `apps_instance_clients_insert` AFTER INSERT ON `apps` BEGIN
       'clientSecretHash', a.`client_secret_hash`, 'type', a.`app_type`, 'redirectUris', json(a.`redirect_uris`),
       'postLogoutRedirectUris', json(a.`post_logout_redirect_uris`), 'extraGrants', json(a.`extra_grants`)))
     FROM `apps` a WHERE a.`id` IN (SELECT b.`id` FROM `apps` b WHERE b.`workspace_id` = NEW.`workspace_id`
-      ORDER BY b.`created_at`, b.`client_id` LIMIT 4)
+      ORDER BY b.`created_at`, b.`id` LIMIT 4)
   ) WHERE `instance_id` = NEW.`workspace_id`;
 END;
 --> statement-breakpoint
@@ -27,7 +30,7 @@ CREATE TRIGGER `apps_instance_clients_update` AFTER UPDATE ON `apps` BEGIN
       'clientSecretHash', a.`client_secret_hash`, 'type', a.`app_type`, 'redirectUris', json(a.`redirect_uris`),
       'postLogoutRedirectUris', json(a.`post_logout_redirect_uris`), 'extraGrants', json(a.`extra_grants`)))
     FROM `apps` a WHERE a.`id` IN (SELECT b.`id` FROM `apps` b WHERE b.`workspace_id` = `instance_secrets`.`instance_id`
-      ORDER BY b.`created_at`, b.`client_id` LIMIT 4)
+      ORDER BY b.`created_at`, b.`id` LIMIT 4)
   ) WHERE `instance_id` IN (OLD.`workspace_id`, NEW.`workspace_id`);
 END;
 --> statement-breakpoint
@@ -37,7 +40,7 @@ CREATE TRIGGER `apps_instance_clients_delete` AFTER DELETE ON `apps` BEGIN
       'clientSecretHash', a.`client_secret_hash`, 'type', a.`app_type`, 'redirectUris', json(a.`redirect_uris`),
       'postLogoutRedirectUris', json(a.`post_logout_redirect_uris`), 'extraGrants', json(a.`extra_grants`)))
     FROM `apps` a WHERE a.`id` IN (SELECT b.`id` FROM `apps` b WHERE b.`workspace_id` = OLD.`workspace_id`
-      ORDER BY b.`created_at`, b.`client_id` LIMIT 4)
+      ORDER BY b.`created_at`, b.`id` LIMIT 4)
   ) WHERE `instance_id` = OLD.`workspace_id`;
 END;
 --> statement-breakpoint
@@ -47,6 +50,6 @@ CREATE TRIGGER `instance_secrets_clients` AFTER INSERT ON `instance_secrets` BEG
       'clientSecretHash', a.`client_secret_hash`, 'type', a.`app_type`, 'redirectUris', json(a.`redirect_uris`),
       'postLogoutRedirectUris', json(a.`post_logout_redirect_uris`), 'extraGrants', json(a.`extra_grants`)))
     FROM `apps` a WHERE a.`id` IN (SELECT b.`id` FROM `apps` b WHERE b.`workspace_id` = NEW.`instance_id`
-      ORDER BY b.`created_at`, b.`client_id` LIMIT 4)
+      ORDER BY b.`created_at`, b.`id` LIMIT 4)
   ) WHERE `instance_id` = NEW.`instance_id`;
 END;
