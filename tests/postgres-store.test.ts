@@ -119,24 +119,15 @@ async function bearerGet(url: string, bearer: string, path: string) {
   return { status: res.status, body: await res.json() }
 }
 
-/**
- * A value as both stores hand it over: PostgreSQL's booleans are SQLite's 0/1, and the JSON each
- * database writes itself (`instance_secrets.clients`, kept by its triggers from the copied apps)
- * is the same JSON in each one's own spacing.
- */
-const canonical = (key: string, value: unknown) =>
-  typeof value === 'boolean'
-    ? Number(value)
-    : key === 'clients' && typeof value === 'string'
-      ? JSON.parse(value)
-      : value
+/** A value as both stores hand it over: PostgreSQL's booleans are SQLite's 0/1. */
+const canonical = (value: unknown) => (typeof value === 'boolean' ? Number(value) : value)
 const canonicalRows = (rows: Record<string, unknown>[]) =>
   rows
     .map((row) =>
       JSON.stringify(
         Object.keys(row)
           .sort()
-          .map((k) => [k, canonical(k, row[k])]),
+          .map((k) => [k, canonical(row[k])]),
       ),
     )
     .sort()

@@ -2,7 +2,6 @@ import type { Core } from '../core'
 import type { ClientKey, ClientRecord, ClientSource } from './deps'
 import { coalesced, gathered } from './gather'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
-import type { LoadedClients } from './keys'
 import { platformClients } from './platform'
 
 type Metadata = Readonly<Record<string, unknown>>
@@ -103,16 +102,9 @@ function rememberedSlot(current: (clientId: string) => Known | undefined): Clien
  * How one instance finds its clients: the platform's from code, a workspace's from the apps
  * feature (`source`, read live: a new app works at once). Clients found lately are remembered (a
  * lookup per token request costs more than the rest of client authentication) until the Provider
- * is dropped on a change (`core.instances`), else for MEMO_MS. A workspace's oldest clients come
- * with its load (`loaded`, kept by the database beside its keys) and are remembered from that
- * read, so a cold instance's first token reads no client of its own; any other is read by id.
+ * is dropped on a change (`core.instances`), else for MEMO_MS.
  */
-export function createClientFinder(
-  core: Core,
-  instanceId: string,
-  reads: ClientReads,
-  loaded: LoadedClients | null = null,
-): ClientFinder {
+export function createClientFinder(core: Core, instanceId: string, reads: ClientReads): ClientFinder {
   if (instanceId === PLATFORM) {
     const own = new Map<string, Known>(
       [...platformClients(core)].map(([id, c]) => [
@@ -164,18 +156,7 @@ export function createClientFinder(
       )
       .finally(() => refreshing.delete(clientId))
   }
-  // The clients the load read, taken in when a client is first asked for (an instance loaded for
-  // its JWKS alone never parses them). Taken once: should the text not parse, that request fails
-  // and the next ones read by id.
-  let pending = loaded
-  const takeLoaded = ({ text, readAt }: LoadedClients) => {
-    pending = null
-    for (const client of JSON.parse(text) as ClientRecord[])
-      if (!known.has(client.clientId))
-        remember(client.clientId, { metadata: clientMetadata(client, true), until: readAt + MEMO_MS }, readAt)
-  }
   const fresh = (clientId: string): Known | undefined => {
-    if (pending) takeLoaded(pending)
     const hit = known.get(clientId)
     if (!hit) return undefined
     const left = hit.until - core.clock.now()

@@ -94,16 +94,13 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
 // them, sealed (~0.3 KiB): it signs every JWT access token, so an instance's first token makes no
 // read of its own (on PostgreSQL, one round trip fewer on its path). An RS256 one (~2.3 KiB) signs
 // only ID tokens: read by its first signature, never by an instance that only issues
-// client-credentials tokens. Its oldest clients come with it too, as the database keeps them
-// beside its keys (schema.ts `clients`): its first token reads no client of its own, which on
-// PostgreSQL was the one statement left on a cold instance's path after its load. Nothing is
-// opened here. One statement text per store and list size
+// client-credentials tokens. Nothing is opened here. One statement text per store and list size
 // (db/lists.ts): several instances loaded at once share one read (`coalesced`). The list is asked of
 // both tables: with only the join's condition, PostgreSQL without statistics yet (a fresh or bulk-
 // loaded store) hashes a scan of every instance's keys (3.5 ms at 10,000 instances, not 0.1).
 const MATERIAL_OF = (dialect: Dialect, size: ListSize) => `
   SELECT s.instance_id AS "instanceId", s.cookie_keys_sealed AS "cookieKeysSealed",
-    s.serving, s.data_plane_rps AS "dataPlaneRps", s.clients, k.kid, k.alg,
+    s.serving, s.data_plane_rps AS "dataPlaneRps", k.kid, k.alg,
     k.public_jwk AS "publicJwk", k.created_at AS "createdAt",
     CASE WHEN k.alg = 'ES256' THEN k.private_jwk_sealed END AS "privateJwkSealed"
   FROM instance_secrets s LEFT JOIN instance_keys k
@@ -115,8 +112,6 @@ interface MaterialRow {
   cookieKeysSealed: string
   serving: boolean | number
   dataPlaneRps: number | string | null
-  /** JSON text of its oldest clients (`ClientRecord`s, kept by the database); null when none is kept. */
-  clients: string | null
   kid: string | null
   alg: string | null
   /** The public JWK as stored (JSON text). */
@@ -179,17 +174,6 @@ export interface LoadedInstance {
   state: WorkspaceState
   /** Null while it has none. */
   keys: InstanceKeyMaterial | null
-  /** Its oldest clients as the read found them; null without its row. */
-  clients: LoadedClients | null
-}
-
-/**
- * An instance's clients as its load read them: the JSON text of their records (parsed when a client
- * is first asked for, clients.ts) and when the read began (what their memo's age counts from).
- */
-export interface LoadedClients {
-  text: string
-  readAt: number
 }
 
 /**
@@ -200,15 +184,10 @@ export interface LoadedClients {
  * cold instance's load decrypts nothing.
  */
 export async function loadInstance(core: Core, instanceId: string): Promise<LoadedInstance> {
-  const readAt = core.clock.now()
   const rows = await materialOf(core)(instanceId)
   const first = rows[0]
-  if (!first) return { state: servingState(false, null), keys: null, clients: null }
-  return {
-    state: servingState(first.serving, first.dataPlaneRps),
-    keys: keyMaterial(core, instanceId, rows),
-    clients: first.clients === null ? null : { text: first.clients, readAt },
-  }
+  if (!first) return { state: servingState(false, null), keys: null }
+  return { state: servingState(first.serving, first.dataPlaneRps), keys: keyMaterial(core, instanceId, rows) }
 }
 
 /** An instance's signing keys and cookie keys, or null while it has none (`loadInstance`). */

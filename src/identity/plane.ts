@@ -41,8 +41,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const clients = clientReads(deps.clients)
   const pool = new InstancePool(
     core,
-    (instanceId, keys, loaded) =>
-      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients, loaded),
+    (instanceId, keys) => servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients),
     buildProvider(core, deps),
     stateReads(servingStates(core)),
     (instanceId) => loadInstance(core, instanceId),

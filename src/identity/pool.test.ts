@@ -20,7 +20,7 @@ const standingPool = (
     },
     { callback: () => () => {} } as never,
     states,
-    async (id) => ({ state: await states.now(id), keys: null, clients: null }),
+    async (id) => ({ state: await states.now(id), keys: null }),
     settings,
   )
 
@@ -69,7 +69,7 @@ describe('instance pool', () => {
       },
       { callback: () => () => {} } as never,
       { now: read(false), ahead: read(true) },
-      async (id) => ({ state: await read(false)(id), keys: null, clients: null }),
+      async (id) => ({ state: await read(false)(id), keys: null }),
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
     return { core, pool, reads, now, changed: () => listener?.() }
@@ -236,11 +236,7 @@ describe('instance pool', () => {
       },
       async (id) => {
         loads.push(id)
-        return {
-          state: id === uuid(3) ? { active: false, dataPlaneRps: null } : active,
-          keys: {} as never,
-          clients: null,
-        }
+        return { state: id === uuid(3) ? { active: false, dataPlaneRps: null } : active, keys: {} as never }
       },
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )

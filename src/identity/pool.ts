@@ -6,7 +6,7 @@ import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
 import { coalesced, gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
-import type { InstanceKeyMaterial, LoadedClients, LoadedInstance } from './keys'
+import type { InstanceKeyMaterial, LoadedInstance } from './keys'
 import type { LoginPolicy } from './policy'
 import type { ServedInstance, ServedKeys } from './provider'
 import { identityCsp } from './security-headers'
@@ -135,16 +135,12 @@ export class InstancePool {
 
   constructor(
     private readonly core: Core,
-    /** What the shared Provider reads of an instance (provider/served.ts), with the clients its load read. */
-    private readonly serve: (
-      instanceId: string,
-      keys: InstanceKeyMaterial,
-      clients: LoadedClients | null,
-    ) => ServedKeys,
+    /** What the shared Provider reads of an instance (provider/served.ts). */
+    private readonly serve: (instanceId: string, keys: InstanceKeyMaterial) => ServedKeys,
     private readonly provider: Provider,
     /** The state an instance serves under, read alone: whether it does, its own rate (`servingStates`). */
     private readonly states: StateReads,
-    /** An instance's state, keys and oldest clients in one read (`loadInstance`). */
+    /** An instance's state and keys in one read (`loadInstance`). */
     private readonly loads: (instanceId: string) => Promise<LoadedInstance>,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
@@ -266,7 +262,7 @@ export class InstancePool {
     const loaded = this.loads(instanceId)
     this.startBuilding(
       instanceId,
-      loaded.then((l) => (l.state.active && l.keys ? this.make(instanceId, l.keys, l.clients) : null)),
+      loaded.then((l) => (l.state.active && l.keys ? this.make(instanceId, l.keys) : null)),
     )
     return this.track(
       instanceId,
@@ -296,13 +292,13 @@ export class InstancePool {
 
   /** Builds an instance known to serve (its state remembered): its keys read, its state with them unused. */
   private async load(instanceId: string): Promise<Instance | null> {
-    const { keys, clients } = await this.loads(instanceId)
-    return keys ? this.make(instanceId, keys, clients) : null
+    const { keys } = await this.loads(instanceId)
+    return keys ? this.make(instanceId, keys) : null
   }
 
-  private make(instanceId: string, keys: InstanceKeyMaterial, clients: LoadedClients | null): Instance {
+  private make(instanceId: string, keys: InstanceKeyMaterial): Instance {
     const held: Held = Object.create(HELD_PROTOTYPE)
-    return Object.assign(held, this.serve(instanceId, keys, clients), {
+    return Object.assign(held, this.serve(instanceId, keys), {
       provider: this.provider,
       callback: this.callback,
     })

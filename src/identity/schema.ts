@@ -25,11 +25,6 @@ export const instanceKeys = table(
  * whoever writes: the services, `store copy`, an operator's SQL), so that a cold instance's state
  * and keys are one read (keys.ts) and the plane reads no feature's table. The platform's row has no
  * workspace: it serves regardless (pool.ts).
- *
- * `clients` is kept the same way from the workspace's apps (migration `instance_clients`): its
- * oldest few as the plane's client records (JSON text, `ClientRecord`'s fields), so that a cold
- * instance's first token finds its client in what the load read, without a read of its own. Only a
- * head start: a client not in it is read by id as before (clients.ts).
  */
 export const instanceSecrets = table('instance_secrets', {
   instanceId: text('instance_id').primaryKey(),
@@ -37,7 +32,6 @@ export const instanceSecrets = table('instance_secrets', {
   createdAt: epochMs('created_at').notNull(),
   serving: boolean('serving').notNull().default(false),
   dataPlaneRps: integer('data_plane_rps'),
-  clients: text('clients'),
 })
 
 /**

@@ -21,8 +21,5 @@ export const apps = table(
     extraGrants: json<string[]>('extra_grants').notNull().default(sql`'[]'`),
     createdAt: epochMs('created_at').notNull(),
   },
-  (t) => [
-    uniqueIndex('apps_client_id_idx').on(t.clientId),
-    index('apps_workspace_idx').on(t.workspaceId, t.createdAt, t.id),
-  ],
+  (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_workspace_idx').on(t.workspaceId)],
 )

@@ -3,7 +3,7 @@ import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import type { Core } from '../../core'
 import { type ClientReads, createClientFinder } from '../clients'
 import { issuerFor } from '../instances'
-import type { InstanceKeyMaterial, LoadedClients } from '../keys'
+import type { InstanceKeyMaterial } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
 import type { LoginPolicy } from '../policy'
 import { InstanceSigningKey } from './signing-keys'
@@ -73,8 +73,6 @@ export function servedInstance(
   prefix: string,
   keys: InstanceKeyMaterial,
   clients: ClientReads,
-  /** The clients its load read (the platform's are its own, from code: these are not asked for). */
-  loaded: LoadedClients | null = null,
 ): ServedKeys {
   const keystore = new KeyStore()
   const algs = new Set<string>()
@@ -87,7 +85,7 @@ export function servedInstance(
   if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
     throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
   }
-  const findClient = createClientFinder(core, id, clients, loaded)
+  const findClient = createClientFinder(core, id, clients)
   return {
     id,
     issuer: issuerFor(core.config, id),
