@@ -44,14 +44,16 @@ interface OwnedColumn {
   column: 'workspace_id' | 'instance_id'
 }
 
-/** Every table with a column naming its workspace (or identity instance), from the catalog. */
+/** Every table (no view) with a column naming its workspace (or identity instance), from the catalog. */
 async function ownedColumns(store: Store): Promise<OwnedColumn[]> {
   const sql =
     store.dialect === 'sqlite'
       ? `SELECT m.name AS "table", p.name AS "column" FROM sqlite_master m, pragma_table_info(m.name) p
          WHERE m.type = 'table' AND p.name IN ('workspace_id', 'instance_id')`
-      : `SELECT table_name AS "table", column_name AS "column" FROM information_schema.columns
-         WHERE table_schema = current_schema() AND column_name IN ('workspace_id', 'instance_id')`
+      : `SELECT c.table_name AS "table", c.column_name AS "column" FROM information_schema.columns c
+         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+         WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+           AND c.column_name IN ('workspace_id', 'instance_id')`
   return (await store.query<OwnedColumn>(sql)).sort((a, b) => a.table.localeCompare(b.table))
 }
 

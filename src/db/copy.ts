@@ -56,12 +56,17 @@ export async function copyStore(
   try {
     const tables = tablesInDependencyOrder(sqlite)
     // Checked before anything is created in it: a database holding anything else is not ours to fill.
-    const present = (
-      await target.query<{ table_name: string }>(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
-      )
-    ).map((r) => r.table_name)
-    const foreign = present.filter((t) => !tables.includes(t))
+    // Our views (the source's, made by the same migrations) may be there; they hold no rows.
+    const views = (
+      sqlite.query("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").all() as {
+        name: string
+      }[]
+    ).map((v) => v.name)
+    const found = await target.query<{ table_name: string; table_type: string }>(
+      "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+    )
+    const present = found.filter((t) => t.table_type === 'BASE TABLE').map((t) => t.table_name)
+    const foreign = found.map((t) => t.table_name).filter((t) => !tables.includes(t) && !views.includes(t))
     if (foreign.length > 0) {
       throw new CopyRefused(
         `the target database holds other tables (${foreign.slice(0, 5).join(', ')}): copy into an empty one`,

@@ -1,7 +1,9 @@
 import type { Core } from '../core'
+import { loadedClientRecords } from './client-records'
 import type { ClientKey, ClientRecord, ClientSource } from './deps'
 import { coalesced, gathered } from './gather'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
+import type { LoadedClients } from './keys'
 import { platformClients } from './platform'
 
 type Metadata = Readonly<Record<string, unknown>>
@@ -102,9 +104,16 @@ function rememberedSlot(current: (clientId: string) => Known | undefined): Clien
  * How one instance finds its clients: the platform's from code, a workspace's from the apps
  * feature (`source`, read live: a new app works at once). Clients found lately are remembered (a
  * lookup per token request costs more than the rest of client authentication) until the Provider
- * is dropped on a change (`core.instances`), else for MEMO_MS.
+ * is dropped on a change (`core.instances`), else for MEMO_MS. A workspace's oldest clients come
+ * with its load (`loaded`, keys.ts) and are remembered from that read, so a cold instance's first
+ * token reads no client of its own; any other is read by id.
  */
-export function createClientFinder(core: Core, instanceId: string, reads: ClientReads): ClientFinder {
+export function createClientFinder(
+  core: Core,
+  instanceId: string,
+  reads: ClientReads,
+  loaded: () => LoadedClients | null = () => null,
+): ClientFinder {
   if (instanceId === PLATFORM) {
     const own = new Map<string, Known>(
       [...platformClients(core)].map(([id, c]) => [
@@ -156,7 +165,20 @@ export function createClientFinder(core: Core, instanceId: string, reads: Client
       )
       .finally(() => refreshing.delete(clientId))
   }
+  // The clients the load read, taken in when a client is first asked for (an instance loaded for
+  // its JWKS alone never decodes them), each remembered from when that read began; none if the
+  // pool heard of a change since the read (`loaded` answers null). Taken once: a record that does
+  // not decode is left to the read by id.
+  let pending: (() => LoadedClients | null) | null = loaded
+  const takeLoaded = (take: () => LoadedClients | null) => {
+    pending = null
+    const { text, readAt } = take() ?? { text: null, readAt: 0 }
+    for (const client of loadedClientRecords(text))
+      if (!known.has(client.clientId))
+        remember(client.clientId, { metadata: clientMetadata(client, true), until: readAt + MEMO_MS }, readAt)
+  }
   const fresh = (clientId: string): Known | undefined => {
+    if (pending) takeLoaded(pending)
     const hit = known.get(clientId)
     if (!hit) return undefined
     const left = hit.until - core.clock.now()

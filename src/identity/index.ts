@@ -20,6 +20,7 @@ export {
 export { brandingLogoUrl, logoImageSource } from './branding'
 export { deleteIdpLinks } from './broker/accounts'
 export { DEFAULT_IDP_SCOPES } from './broker/model'
+export { clientRecordOf } from './client-records'
 export type {
   BrandingLogo,
   ClientKey,

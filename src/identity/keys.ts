@@ -88,21 +88,53 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
   })
 }
 
+/** Clients a cold instance's load brings at most: the apps a workspace makes first. */
+export const LOADED_CLIENTS = 4
+
+/**
+ * The largest client record a load brings (a few redirect URIs make ~0.5 KiB): the aggregate waits
+ * in the instance's record for its first client lookup, and an instance asked only for discovery
+ * keeps it. A larger app is read by id, when asked for.
+ */
+export const LOADED_RECORD_CHARS = 4096
+
+/**
+ * A cold instance's oldest clients, on its ES256 key's row (evaluated once per instance): the records
+ * of the view instance_client_records (migration instance_client_records, the apps' face for the
+ * plane), the same a read by id decodes, aggregated when read, in the snapshot that reads the keys.
+ * So its first token reads no client of its own (on PostgreSQL the one statement left on a cold
+ * instance's path), and what it trusts is as fresh as that read: nothing is kept beside the keys
+ * for a write to race with. Any other client is read by id (clients.ts). The apps index is in
+ * creation order (apps_workspace_idx): the LIMIT stops the search.
+ */
+const OLDEST_CLIENTS: Record<Dialect, string> = {
+  postgres: `(SELECT json_agg(c.record ORDER BY c.created_at, c.id)::text FROM (SELECT r.record, r.created_at, r.id
+      FROM instance_client_records r
+      WHERE r.instance_id = s.instance_id AND length(r.record::text) <= ${LOADED_RECORD_CHARS}
+      ORDER BY r.created_at, r.id LIMIT ${LOADED_CLIENTS}) c)`,
+  sqlite: `(SELECT json_group_array(json(c.record)) FROM (SELECT r.record
+      FROM instance_client_records r
+      WHERE r.instance_id = s.instance_id AND length(r.record) <= ${LOADED_RECORD_CHARS}
+      ORDER BY r.created_at, r.id LIMIT ${LOADED_CLIENTS}) c)`,
+}
+
 // Read by every instance a node loads: its keys and its cookie keys in one statement (a cold
 // instance's reads cost 20-45 µs each on a large SQLite store, in caches other work has filled), one
 // row per key with the instance's sealed cookie keys on each. Its ES256 key's private half comes with
 // them, sealed (~0.3 KiB): it signs every JWT access token, so an instance's first token makes no
 // read of its own (on PostgreSQL, one round trip fewer on its path). An RS256 one (~2.3 KiB) signs
 // only ID tokens: read by its first signature, never by an instance that only issues
-// client-credentials tokens. Nothing is opened here. One statement text per store and list size
-// (db/lists.ts): several instances loaded at once share one read (`coalesced`). The list is asked of
-// both tables: with only the join's condition, PostgreSQL without statistics yet (a fresh or bulk-
-// loaded store) hashes a scan of every instance's keys (3.5 ms at 10,000 instances, not 0.1).
+// client-credentials tokens. Its oldest few clients come on the ES256 row (OLDEST_CLIENTS). Nothing
+// is opened here. One statement text per store and list size (db/lists.ts): several instances
+// loaded at once share one read (`coalesced`). The list is asked of both tables: with only the
+// join's condition, PostgreSQL without statistics yet (a fresh or bulk-loaded store) hashes a scan
+// of every instance's keys (3.5 ms at 10,000 instances, not 0.1).
 const MATERIAL_OF = (dialect: Dialect, size: ListSize) => `
   SELECT s.instance_id AS "instanceId", s.cookie_keys_sealed AS "cookieKeysSealed",
     s.serving, s.data_plane_rps AS "dataPlaneRps", k.kid, k.alg,
     k.public_jwk AS "publicJwk", k.created_at AS "createdAt",
-    CASE WHEN k.alg = 'ES256' THEN k.private_jwk_sealed END AS "privateJwkSealed"
+    CASE WHEN k.alg = 'ES256' THEN k.private_jwk_sealed END AS "privateJwkSealed",
+    CASE WHEN k.alg = 'ES256' THEN ${OLDEST_CLIENTS[dialect]} END AS clients
   FROM instance_secrets s LEFT JOIN instance_keys k
     ON k.instance_id = s.instance_id AND ${inStrings(dialect, 'k.instance_id', '$1', size)}
   WHERE ${inStrings(dialect, 's.instance_id', '$1', size)}`
@@ -118,6 +150,8 @@ interface MaterialRow {
   publicJwk: string | null
   createdAt: number | null
   privateJwkSealed: string | null
+  /** JSON text of the instance's oldest clients' records, on its ES256 row; null on others, or none. */
+  clients: string | null
 }
 
 /** Each core's read of instances' key rows: the rows of each instance asked, in the order asked. */
@@ -174,20 +208,38 @@ export interface LoadedInstance {
   state: WorkspaceState
   /** Null while it has none. */
   keys: InstanceKeyMaterial | null
+  /** Its oldest clients as the read found them; null without its row, or (PostgreSQL) with no app. */
+  clients: LoadedClients | null
 }
 
 /**
- * An instance's state, signing keys and cookie keys, in one read. Nothing sealed is opened here: a
- * private key is opened by its first signature (the ES256 one from what the load read, an RS256 one
- * read then), the cookie keys by the first signed cookie. An instance that only answers discovery
- * and client-credentials tokens never reads its RS256 private key or opens its cookie keys, and a
- * cold instance's load decrypts nothing.
+ * An instance's clients as its load read them: the aggregate's JSON text (decoded when a client is
+ * first asked for, clients.ts: an instance loaded for its JWKS alone never parses it) and when the
+ * read began (what their memo's age counts from, as for a read by id).
+ */
+export interface LoadedClients {
+  text: string
+  readAt: number
+}
+
+/**
+ * An instance's state, signing keys, cookie keys and oldest clients, in one read. Nothing sealed
+ * is opened here: a private key is opened by its first signature (the ES256 one from what the load
+ * read, an RS256 one read then), the cookie keys by the first signed cookie. An instance that only
+ * answers discovery and client-credentials tokens never reads its RS256 private key or opens its
+ * cookie keys, and a cold instance's load decrypts nothing.
  */
 export async function loadInstance(core: Core, instanceId: string): Promise<LoadedInstance> {
+  const readAt = core.clock.now()
   const rows = await materialOf(core)(instanceId)
   const first = rows[0]
-  if (!first) return { state: servingState(false, null), keys: null }
-  return { state: servingState(first.serving, first.dataPlaneRps), keys: keyMaterial(core, instanceId, rows) }
+  if (!first) return { state: servingState(false, null), keys: null, clients: null }
+  const clients = rows.find((row) => row.clients !== null)?.clients ?? null
+  return {
+    state: servingState(first.serving, first.dataPlaneRps),
+    keys: keyMaterial(core, instanceId, rows),
+    clients: clients === null ? null : { text: clients, readAt },
+  }
 }
 
 /** An instance's signing keys and cookie keys, or null while it has none (`loadInstance`). */

@@ -41,7 +41,8 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
   const clients = clientReads(deps.clients)
   const pool = new InstancePool(
     core,
-    (instanceId, keys) => servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients),
+    (instanceId, keys, loaded) =>
+      servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients, loaded),
     buildProvider(core, deps),
     stateReads(servingStates(core)),
     (instanceId) => loadInstance(core, instanceId),

@@ -20,7 +20,7 @@ const standingPool = (
     },
     { callback: () => () => {} } as never,
     states,
-    async (id) => ({ state: await states.now(id), keys: null }),
+    async (id) => ({ state: await states.now(id), keys: null, clients: null }),
     settings,
   )
 
@@ -69,7 +69,7 @@ describe('instance pool', () => {
       },
       { callback: () => () => {} } as never,
       { now: read(false), ahead: read(true) },
-      async (id) => ({ state: await read(false)(id), keys: null }),
+      async (id) => ({ state: await read(false)(id), keys: null, clients: null }),
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
     return { core, pool, reads, now, changed: () => listener?.() }
@@ -236,7 +236,11 @@ describe('instance pool', () => {
       },
       async (id) => {
         loads.push(id)
-        return { state: id === uuid(3) ? { active: false, dataPlaneRps: null } : active, keys: {} as never }
+        return {
+          state: id === uuid(3) ? { active: false, dataPlaneRps: null } : active,
+          keys: {} as never,
+          clients: null,
+        }
       },
       async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
     )
@@ -256,5 +260,52 @@ describe('instance pool', () => {
     expect(await pool.get(uuid(1))).toBe(first as Instance)
     expect(stateReads).toEqual([uuid(1)])
     expect(loads).toHaveLength(3)
+  })
+
+  it('trusts the clients a load brought only while no eviction came since the read', async () => {
+    const active: WorkspaceState = { active: true, dataPlaneRps: null }
+    const clients = { text: '[]', readAt: 1_000_000 }
+    /** The loads under way, each answered when the test says. */
+    const answers: (() => void)[] = []
+    const served = new Map<string, () => unknown>()
+    const answer = async () => {
+      await Bun.sleep(0)
+      answers.shift()?.()
+    }
+    const pool = new InstancePool(
+      { clock: { now: () => 1_000_000 } } as unknown as Core,
+      (id, _keys, loaded) => {
+        served.set(id, loaded)
+        return {} as never
+      },
+      { callback: () => () => {} } as never,
+      { now: async () => active, ahead: () => Promise.reject(new Error('no read ahead here')) },
+      () =>
+        new Promise((resolve) => answers.push(() => resolve({ state: active, keys: {} as never, clients }))),
+      async () => ({ policy: { ...DEFAULT_LOGIN_POLICY }, idps: [], brand: null }),
+      // One instance held: loading another drops the first's record, its `active` answer remembered.
+      1,
+    )
+    // Loaded cold (its first request), no eviction meanwhile: the clients are handed over.
+    const one = pool.get(uuid(1))
+    await answer()
+    expect(await one).not.toBeNull()
+    expect(served.get(uuid(1))?.()).toBe(clients)
+    // An eviction (a change to any instance) after the build: not trusted any more.
+    pool.evict(uuid(9))
+    expect(served.get(uuid(1))?.()).toBeNull()
+    // Another instance takes the pool's one place.
+    const two = pool.get(uuid(2))
+    await answer()
+    expect(await two).not.toBeNull()
+    // The first is read again (its state still remembered) and a change comes during that read:
+    // the requests that waited for it are answered by a build whose clients are not trusted.
+    const again = pool.get(uuid(1))
+    await Bun.sleep(0)
+    expect(answers).toHaveLength(1)
+    pool.evict(uuid(9))
+    await answer()
+    expect(await again).not.toBeNull()
+    expect(served.get(uuid(1))?.()).toBeNull()
   })
 })

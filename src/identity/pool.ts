@@ -6,7 +6,7 @@ import type { HostedBrand } from '../shared/views/brand'
 import type { ExternalIdp, WorkspaceState } from './deps'
 import { coalesced, gathered } from './gather'
 import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
-import type { InstanceKeyMaterial, LoadedInstance } from './keys'
+import type { InstanceKeyMaterial, LoadedClients, LoadedInstance } from './keys'
 import type { LoginPolicy } from './policy'
 import type { ServedInstance, ServedKeys } from './provider'
 import { identityCsp } from './security-headers'
@@ -135,12 +135,19 @@ export class InstancePool {
 
   constructor(
     private readonly core: Core,
-    /** What the shared Provider reads of an instance (provider/served.ts). */
-    private readonly serve: (instanceId: string, keys: InstanceKeyMaterial) => ServedKeys,
+    /**
+     * What the shared Provider reads of an instance (provider/served.ts), with the clients its load
+     * read: asked for when a client is first looked up, and none once an eviction came since.
+     */
+    private readonly serve: (
+      instanceId: string,
+      keys: InstanceKeyMaterial,
+      loaded: () => LoadedClients | null,
+    ) => ServedKeys,
     private readonly provider: Provider,
     /** The state an instance serves under, read alone: whether it does, its own rate (`servingStates`). */
     private readonly states: StateReads,
-    /** An instance's state and keys in one read (`loadInstance`). */
+    /** An instance's state, keys and oldest clients in one read (`loadInstance`). */
     private readonly loads: (instanceId: string) => Promise<LoadedInstance>,
     /** An instance's login policy, IdPs and brand (the features', or the platform's own). */
     private readonly settings: (instanceId: string) => Promise<InstanceSettings>,
@@ -259,10 +266,13 @@ export class InstancePool {
    * by the requests that ask meanwhile.
    */
   private loadCold(instanceId: string): Promise<WorkspaceState> {
+    const generation = this.generation
     const loaded = this.loads(instanceId)
     this.startBuilding(
       instanceId,
-      loaded.then((l) => (l.state.active && l.keys ? this.make(instanceId, l.keys) : null)),
+      loaded.then((l) =>
+        l.state.active && l.keys ? this.make(instanceId, l.keys, l.clients, generation) : null,
+      ),
     )
     return this.track(
       instanceId,
@@ -292,13 +302,26 @@ export class InstancePool {
 
   /** Builds an instance known to serve (its state remembered): its keys read, its state with them unused. */
   private async load(instanceId: string): Promise<Instance | null> {
-    const { keys } = await this.loads(instanceId)
-    return keys ? this.make(instanceId, keys) : null
+    const generation = this.generation
+    const { keys, clients } = await this.loads(instanceId)
+    return keys ? this.make(instanceId, keys, clients, generation) : null
   }
 
-  private make(instanceId: string, keys: InstanceKeyMaterial): Instance {
+  /**
+   * The record of an instance read when the pool was at `generation`. The clients its load read are
+   * trusted only while no eviction came since: an instance built from a read older than a change
+   * still answers the requests that waited for it (see `startBuilding`), and those look their
+   * clients up by id, after the change, as they did before clients came with the load.
+   */
+  private make(
+    instanceId: string,
+    keys: InstanceKeyMaterial,
+    clients: LoadedClients | null,
+    generation: number,
+  ): Instance {
+    const loaded = () => (clients && generation === this.generation ? clients : null)
     const held: Held = Object.create(HELD_PROTOTYPE)
-    return Object.assign(held, this.serve(instanceId, keys), {
+    return Object.assign(held, this.serve(instanceId, keys, loaded), {
       provider: this.provider,
       callback: this.callback,
     })

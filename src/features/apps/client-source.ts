@@ -1,32 +1,30 @@
 import type { Core } from '../../core'
 import { inStrings, type ListSize, listParam, listSize } from '../../db/lists'
 import type { Dialect } from '../../db/store'
-import type { ClientSource } from '../../identity'
-import type { AppType } from './schema'
+import { loggable } from '../../db/store'
+import { type ClientSource, clientRecordOf } from '../../identity'
 
 interface ClientRow {
-  workspaceId: string
+  instanceId: string
   clientId: string
-  name: string
-  clientSecretHash: string | null
-  type: AppType
-  redirectUris: string
-  postLogoutRedirectUris: string
-  extraGrants: string
+  /** The client record as the view makes it (JSON text). */
+  record: string
 }
 
-/** The statement of each store, for one client or many. */
+/**
+ * The statement of each store, for one client or many: the records of the view
+ * instance_client_records (migration instance_client_records), the shape a cold instance's load reads too.
+ */
 const BY_CLIENT_IDS = (dialect: Dialect, size: ListSize) => `
-  SELECT workspace_id AS "workspaceId", client_id AS "clientId", name, client_secret_hash AS "clientSecretHash", app_type AS "type",
-    redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
-    extra_grants AS "extraGrants"
-  FROM apps WHERE ${inStrings(dialect, 'client_id', '$1', size)} AND ${inStrings(dialect, 'workspace_id', '$2', size)}`
+  SELECT instance_id AS "instanceId", client_id AS "clientId", ${dialect === 'postgres' ? 'record::text' : 'record'} AS record
+  FROM instance_client_records
+  WHERE ${inStrings(dialect, 'client_id', '$1', size)} AND ${inStrings(dialect, 'instance_id', '$2', size)}`
 
 /**
  * The apps of workspaces as the clients of their identity instances, handed to the identity plane at
  * start-up (server.ts). A token request whose client the plane has not seen lately reads here (and
- * a node's busy instances read theirs again, gathered), in raw SQL (the JSON columns arrive as text
- * and are parsed here); the plane remembers what it read until `core.instances` says the
+ * a node's busy instances read theirs again, gathered), in raw SQL, each app as the record the
+ * identity plane decodes (`clientRecordOf`); the plane remembers what it read until `core.instances` says the
  * workspace's apps changed. Client ids are unique across workspaces (apps_client_id_idx): rows are
  * looked up by id among the asking workspaces', and one belongs to the instance that asked for it
  * only if its workspace is that one.
@@ -51,15 +49,14 @@ export function appClientSource(core: Core): ClientSource {
       const byId = new Map(rows.map((row) => [row.clientId, row]))
       return wanted.map(({ instanceId, clientId }) => {
         const row = byId.get(clientId)
-        if (!row || row.workspaceId !== instanceId) return null
-        return {
-          clientId: row.clientId,
-          name: row.name,
-          clientSecretHash: row.clientSecretHash,
-          type: row.type,
-          redirectUris: JSON.parse(row.redirectUris) as string[],
-          postLogoutRedirectUris: JSON.parse(row.postLogoutRedirectUris) as string[],
-          extraGrants: JSON.parse(row.extraGrants) as string[],
+        if (!row || row.instanceId !== instanceId) return null
+        // An app whose row makes no record (written by hand) is no client: its token requests are
+        // refused, the others' of the same read answered.
+        try {
+          return clientRecordOf(row.record)
+        } catch (e) {
+          core.log.error('an app does not make a client record', { client_id: clientId, ...loggable(e) })
+          return null
         }
       })
     },

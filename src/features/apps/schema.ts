@@ -3,7 +3,12 @@ import { boolean, epochMs, index, json, table, text, uniqueIndex } from '../../d
 
 export type AppType = 'web' | 'spa' | 'native'
 
-/** OIDC applications (clients), read live by each instance's adapter. */
+/**
+ * OIDC applications (clients), read live by each instance's adapter through the view
+ * instance_client_records (migration instance_client_records): each app as the identity plane's
+ * client record. A migration that changes these columns, or rebuilds this table (drizzle-kit does
+ * on SQLite for most changes), drops that view first and makes it again.
+ */
 export const apps = table(
   'apps',
   {
@@ -21,5 +26,10 @@ export const apps = table(
     extraGrants: json<string[]>('extra_grants').notNull().default(sql`'[]'`),
     createdAt: epochMs('created_at').notNull(),
   },
-  (t) => [uniqueIndex('apps_client_id_idx').on(t.clientId), index('apps_workspace_idx').on(t.workspaceId)],
+  // A workspace's apps in creation order: its listing, and its oldest few that a cold instance's
+  // load brings (the view instance_client_records, migration instance_client_records), read that far only.
+  (t) => [
+    uniqueIndex('apps_client_id_idx').on(t.clientId),
+    index('apps_workspace_idx').on(t.workspaceId, t.createdAt, t.id),
+  ],
 )

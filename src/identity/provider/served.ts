@@ -3,7 +3,7 @@ import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import type { Core } from '../../core'
 import { type ClientReads, createClientFinder } from '../clients'
 import { issuerFor } from '../instances'
-import type { InstanceKeyMaterial } from '../keys'
+import type { InstanceKeyMaterial, LoadedClients } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
 import type { LoginPolicy } from '../policy'
 import { InstanceSigningKey } from './signing-keys'
@@ -73,6 +73,8 @@ export function servedInstance(
   prefix: string,
   keys: InstanceKeyMaterial,
   clients: ClientReads,
+  /** The clients its load read, while still current (the platform's are its own, from code: never asked). */
+  loaded: () => LoadedClients | null = () => null,
 ): ServedKeys {
   const keystore = new KeyStore()
   const algs = new Set<string>()
@@ -85,7 +87,7 @@ export function servedInstance(
   if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
     throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
   }
-  const findClient = createClientFinder(core, id, clients)
+  const findClient = createClientFinder(core, id, clients, loaded)
   return {
     id,
     issuer: issuerFor(core.config, id),
