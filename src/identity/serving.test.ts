@@ -53,6 +53,26 @@ describe('what an instance serves under', () => {
     expect(await served(ws)).toEqual({ active: false, dataPlaneRps: null, keys: 2 })
   })
 
+  it('is right when its workspace changes while its keys are written, on another connection', async () => {
+    // The keys' transaction reads the workspace's state as it inserts; a suspension committed
+    // before it commits must not be lost (on PostgreSQL the suspension's own trigger cannot see
+    // the uncommitted row, so the insert's read must hold the workspace's row until it commits).
+    const ws = id(20)
+    await insertWorkspace(ws, 'active', 'pro', 300)
+    let suspended: Promise<number> | undefined
+    await core.store.tx(async (tx) => {
+      await tx.exec(
+        `INSERT INTO instance_secrets (instance_id, cookie_keys_sealed, created_at) VALUES ($1, 'sealed', 0)`,
+        [ws],
+      )
+      suspended = setWorkspace(ws, 'state', 'suspended')
+      await Bun.sleep(200)
+    })
+    await suspended
+    const [state] = await servingStates(core)([ws])
+    expect(state).toEqual({ active: false, dataPlaneRps: 300 })
+  })
+
   it('is right whichever row is written first (keys for an active workspace, a copy in any order)', async () => {
     const keysAfter = id(2)
     await insertWorkspace(keysAfter, 'active', 'pro', 300)
