@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { appClientSource } from '../src/features/apps/client-source'
 import { issuerFor } from '../src/identity'
 import { loadedClientRecords } from '../src/identity/client-records'
-import { ensureInstanceKeys, LOADED_CLIENTS, loadInstance } from '../src/identity/keys'
+import { ensureInstanceKeys, LOADED_CLIENTS, LOADED_RECORD_CHARS, loadInstance } from '../src/identity/keys'
 import { ManualClock } from '../src/shared/clock'
 import { type TestCore, testCore } from './support/core'
 import { activeWorkspace, clientCredentials, registerApp } from './support/instances'
@@ -96,6 +96,25 @@ describe('the clients an instance loads with its keys', () => {
     expect(loadedClientRecords(clients?.text ?? null).map((c) => c.clientId)).toEqual(['good1'])
     // Its own read answers it as no client (logged): its token requests are refused.
     expect(await appClientSource(core).find([{ instanceId: ws, clientId: 'bad2' }])).toEqual([null])
+  })
+
+  it(`leaves an app whose record passes ${LOADED_RECORD_CHARS} characters to its read by id`, async () => {
+    const ws = workspaceId()
+    await ensureInstanceKeys(core, ws)
+    await insertApp(ws, 'large1', 'web', 1)
+    await insertApp(ws, 'small2', 'web', 2)
+    const many = Array.from(
+      { length: 60 },
+      (_, i) => `https://rp.example.com/callback/${i}/${'x'.repeat(60)}`,
+    )
+    await core.store.exec('UPDATE apps SET redirect_uris = $2 WHERE client_id = $1', [
+      'large1',
+      JSON.stringify(many),
+    ])
+    // The next oldest takes its place in the load; the large one is whole when read by id.
+    expect(await loaded(ws)).toEqual(['small2'])
+    const [large] = await appClientSource(core).find([{ instanceId: ws, clientId: 'large1' }])
+    expect(large?.redirectUris).toEqual(many)
   })
 
   it("is right whichever is written first, and never holds another workspace's app", async () => {
