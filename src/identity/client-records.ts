@@ -38,8 +38,8 @@ export function clientRecordOf(record: unknown): ClientRecord {
  * for none): each record that decodes. One that does not is left out, to the read by id, which
  * logs it and answers it as no client.
  */
-export function loadedClientRecords(aggregate: unknown): ClientRecord[] {
-  const records = typeof aggregate === 'string' ? (JSON.parse(aggregate) as unknown) : aggregate
+export function loadedClientRecords(aggregate: string | null): ClientRecord[] {
+  const records: unknown = aggregate === null ? null : JSON.parse(aggregate)
   if (!Array.isArray(records)) return []
   const out: ClientRecord[] = []
   for (const record of records) {

@@ -172,7 +172,9 @@ export function createClientFinder(
   let pending: (() => LoadedClients | null) | null = loaded
   const takeLoaded = (take: () => LoadedClients | null) => {
     pending = null
-    const { text, readAt } = take() ?? { text: null, readAt: 0 }
+    const took = take()
+    if (!took) return
+    const { text, readAt } = took
     for (const client of loadedClientRecords(text))
       if (!known.has(client.clientId))
         remember(client.clientId, { metadata: clientMetadata(client, true), until: readAt + MEMO_MS }, readAt)
