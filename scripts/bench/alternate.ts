@@ -6,7 +6,10 @@
 // difference shows here where sequential runs (scripts/bench.ts) cannot separate it.
 //   A, B   a source tree of Gatehouse (a directory holding src/main.ts: this checkout, or another
 //          one, e.g. `git worktree add /tmp/before HEAD~1`), or `bare`: scripts/bench/baseline-bytes.ts
-//          answering the bytes and representation headers A's instance answered (A must be a tree);
+//          answering the bytes and representation headers A's instance answered (A must be a tree),
+//          or `dressed`: the same handler answering every header A's instance answered too (its
+//          security headers, and one request id for all), so that `. dressed` leaves out what the
+//          headers themselves cost (most of it in the client that parses them);
 //          with --path /token, `bare` is scripts/bench/baseline-oidc.ts (the client-credentials
 //          scenario's baseline: a bare oidc-provider) with the client of A's seeded workspace
 //   --path     below a seeded workspace's issuer: /.well-known/openid-configuration (default), /jwks,
@@ -34,15 +37,22 @@ const path = flag('path') ?? '/.well-known/openid-configuration'
 const windows = Number(flag('windows') ?? 12)
 const seconds = Number(flag('seconds') ?? 5)
 const logLevel = flag('log-level') ?? 'info'
-if (sides.length !== 2 || sides[0] === 'bare' || !(windows >= 1) || !(seconds > 0)) {
+const BARE_SIDES = ['bare', 'dressed']
+const invalid =
+  sides.length !== 2 ||
+  BARE_SIDES.includes(sides[0]!) ||
+  (sides[1] === 'dressed' && path === '/token') ||
+  !(windows >= 1) ||
+  !(seconds > 0)
+if (invalid) {
   console.error(
-    'usage: alternate.ts <tree> <tree|bare> [--path P] [--windows N] [--seconds S] [--log-level L]',
+    'usage: alternate.ts <tree> <tree|bare|dressed> [--path P] [--windows N] [--seconds S] [--log-level L]',
   )
   process.exit(2)
 }
 for (const side of sides)
-  if (side !== 'bare' && !existsSync(join(side, 'src/main.ts'))) {
-    console.error(`${side}: no src/main.ts (a Gatehouse source tree, or bare)`)
+  if (!BARE_SIDES.includes(side) && !existsSync(join(side, 'src/main.ts'))) {
+    console.error(`${side}: no src/main.ts (a Gatehouse source tree, bare or dressed)`)
     process.exit(2)
   }
 
@@ -123,22 +133,28 @@ async function gatehouse(tree: string): Promise<Side & { url: string; client: [s
   return { ...side, url, client: [ws.clientId, ws.clientSecret] }
 }
 
+/** The headers a bare side answers with: the representation headers, or with `dressed` all but those Bun sets itself. */
+const REPRESENTATION = ['content-type', 'cache-control', 'access-control-allow-origin']
+const SET_BY_BUN = ['date', 'content-length']
+const answered = (headers: Headers, dressed: boolean) =>
+  [...headers].filter(([k]) => (dressed ? !SET_BY_BUN.includes(k) : REPRESENTATION.includes(k)))
+
 /**
- * The bare side: scripts/bench/baseline-bytes.ts answering what `url` answers, or for /token
- * scripts/bench/baseline-oidc.ts issuing client-credentials tokens to the same client id and secret.
+ * The bare side: scripts/bench/baseline-bytes.ts answering what `url` answers (with `dressed`, its
+ * every header too), or for /token scripts/bench/baseline-oidc.ts issuing client-credentials tokens
+ * to the same client id and secret.
  */
-async function bare(url: string, [clientId, clientSecret]: [string, string]): Promise<Side> {
+async function bare(
+  url: string,
+  [clientId, clientSecret]: [string, string],
+  dressed: boolean,
+): Promise<Side> {
   const tokens = path === '/token'
   const env: Record<string, string> = tokens
     ? { BENCH_CLIENT_ID: clientId, BENCH_CLIENT_SECRET: clientSecret }
     : await (async () => {
         const res = await fetch(url)
-        const headers = Object.fromEntries(
-          ['content-type', 'cache-control', 'access-control-allow-origin'].flatMap((k) => {
-            const v = res.headers.get(k)
-            return v === null ? [] : [[k, v]]
-          }),
-        )
+        const headers = Object.fromEntries(answered(res.headers, dressed))
         const body = Buffer.from(await res.arrayBuffer()).toString('base64')
         return { BENCH_BODY: body, BENCH_HEADERS: JSON.stringify(headers) }
       })()
@@ -172,7 +188,9 @@ async function bare(url: string, [clientId, clientSecret]: [string, string]): Pr
 }
 
 const a = await gatehouse(sides[0]!)
-const b = sides[1] === 'bare' ? await bare(a.url, a.client) : await gatehouse(sides[1]!)
+const b = BARE_SIDES.includes(sides[1]!)
+  ? await bare(a.url, a.client, sides[1] === 'dressed')
+  : await gatehouse(sides[1]!)
 const warm = { A: a, B: b }
 // Each side warmed up by one window of the same load, not counted.
 for (const side of [a, b]) await side.window()
