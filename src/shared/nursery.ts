@@ -2,17 +2,22 @@ import { edenGC } from 'bun:jsc'
 
 /**
  * Requests between two young-generation (eden) collections the front door asks for. A cached
- * discovery or JWKS answer allocates ~2.5 KiB, so 2,000 of them keep the young generation near 5 MiB.
+ * discovery or JWKS answer allocates ~2.5 KiB, so 4,000 of them keep the young generation near 10 MiB.
+ * An eden's pause hardly depends on how much was allocated since the last (BUN_JSC_logGC in a node
+ * under a discovery load: 1.23 ms median every 2,000 requests, 1.27 every 4,000, 1.34 every 8,000;
+ * each visits only ~20-40 KiB, the rest is per-block work over the whole ~50-70 MiB heap), so the
+ * pace sets its cost per request: 4,000 measured 1.030 of 2,000's rate (alternate.ts, 16 pairs,
+ * 0.48 µs less CPU per request), 8,000 only 1.009 of 4,000's for twice the young generation.
  * A token request allocates far more: under a token load JavaScriptCore collects on its own about every
- * 800 tokens, and this pace adds one collection to about every 2.5 of those (no change in the rate).
+ * 800 tokens, and this pace adds one collection to about every 5 of those (0.997 of 2,000's rate).
  */
-export const REQUESTS_PER_EDEN = 2_000
+export const REQUESTS_PER_EDEN = 4_000
 
 /**
  * Keeps the JavaScript heap's young generation small while requests come in: every `every`
  * requests, one eden collection. It visits the young objects and the roots, not the whole heap: a
- * pause of ~1.4 ms (median; p95 2.1 ms) in a node, as long as the collections JavaScriptCore runs on
- * its own, ~0.7 µs per request at this pace against the ~4.5 µs it saves.
+ * pause of ~1.3 ms (median) in a node, as long as the collections JavaScriptCore runs on its own,
+ * ~0.3 µs per request at this pace against the ~4.5 µs it saves.
  *
  * Why: JavaScriptCore lets the young generation grow in proportion to the live heap. A node's live
  * heap (the features, oidc-provider, Elysia, ~23 MiB) lets it reach ~38 MiB between collections,
