@@ -5,7 +5,7 @@ import { edenGC } from 'bun:jsc'
  * discovery or JWKS answer allocates ~2.5 KiB, so 4,000 of them keep the young generation near 10 MiB.
  * An eden's pause hardly depends on how much was allocated since the last (BUN_JSC_logGC in a node
  * under a discovery load: 1.23 ms median every 2,000 requests, 1.27 every 4,000, 1.34 every 8,000;
- * each visits only ~20-40 KiB, the rest is per-block work over the whole ~50-70 MiB heap), so the
+ * each marks only ~20-40 KiB, the rest is per-block work over the whole heap of 30-90 MiB), so the
  * pace sets its cost per request: 4,000 measured 1.030 of 2,000's rate (alternate.ts, 16 pairs,
  * 0.48 µs less CPU per request), 8,000 only 1.009 of 4,000's for twice the young generation.
  * A token request allocates far more: under a token load JavaScriptCore collects on its own about every
@@ -15,7 +15,7 @@ export const REQUESTS_PER_EDEN = 4_000
 
 /**
  * Keeps the JavaScript heap's young generation small while requests come in: every `every`
- * requests, one eden collection. It visits the young objects and the roots, not the whole heap: a
+ * requests, one eden collection. It marks the young objects the roots reach, not the whole heap: a
  * pause of ~1.3 ms (median) in a node, as long as the collections JavaScriptCore runs on its own,
  * ~0.3 µs per request at this pace against the ~4.5 µs it saves.
  *
