@@ -6,7 +6,7 @@
 // difference shows here where sequential runs (scripts/bench.ts) cannot separate it.
 //   A, B   a source tree of Gatehouse (a directory holding src/main.ts: this checkout, or another
 //          one, e.g. `git worktree add /tmp/before HEAD~1`), or `bare`: scripts/bench/baseline-bytes.ts
-//          answering the bytes and representation headers A's instance answered (A must be a tree),
+//          answering the bytes and the library's headers (setup.ts LIBRARY_HEADERS) A's instance answered (A must be a tree),
 //          or `dressed`: the same handler answering every header A's instance answered too (its
 //          security headers, and one request id for all), so that `. dressed` leaves out what the
 //          headers themselves cost (most of it in the client that parses them);
@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Check, expect200, expectAccessToken, runCheckedLoad } from './checked-load'
 import { cpuWindow } from './cpu'
-import { basicAuth, benchServerEnv, freePort, seedWorkspace } from './setup'
+import { basicAuth, benchServerEnv, freePort, libraryHeaders, seedWorkspace } from './setup'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -133,11 +133,10 @@ async function gatehouse(tree: string): Promise<Side & { url: string; client: [s
   return { ...side, url, client: [ws.clientId, ws.clientSecret] }
 }
 
-/** The headers a bare side answers with: the representation headers, or with `dressed` all but those Bun sets itself. */
-const REPRESENTATION = ['content-type', 'cache-control', 'access-control-allow-origin']
+/** The headers a bare side answers with: the library's (as the bench's), or with `dressed` all but those Bun sets itself. */
 const SET_BY_BUN = ['date', 'content-length']
 const answered = (headers: Headers, dressed: boolean) =>
-  [...headers].filter(([k]) => (dressed ? !SET_BY_BUN.includes(k) : REPRESENTATION.includes(k)))
+  dressed ? [...headers].filter(([k]) => !SET_BY_BUN.includes(k)) : libraryHeaders(headers)
 
 /**
  * The bare side: scripts/bench/baseline-bytes.ts answering what `url` answers (with `dressed`, its

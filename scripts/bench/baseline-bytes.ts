@@ -1,6 +1,6 @@
 // The baseline of the discovery and jwks scenarios: a bare Bun.serve handler answering every GET with
-// the very bytes the measured endpoint answers (BENCH_BODY, base64) and its representation headers
-// (BENCH_HEADERS, JSON: content-type, cache-control), from memory. No framework, no middleware, no
+// the very bytes the measured endpoint answers (BENCH_BODY, base64) and the headers oidc-provider
+// answers with them (BENCH_HEADERS, JSON: setup.ts LIBRARY_HEADERS, content type and CORS), from memory. No framework, no middleware, no
 // security headers, no request id, no access log: what serving those bytes over HTTP costs at least.
 const body = Buffer.from(process.env.BENCH_BODY ?? '', 'base64')
 const headers = JSON.parse(process.env.BENCH_HEADERS ?? '{}') as Record<string, string>

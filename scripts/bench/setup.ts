@@ -39,6 +39,20 @@ export const BENCH_RATE_LIMITS = {
 }
 
 /**
+ * The headers a bare baseline answers with the bytes of a discovery or JWKS answer: the ones
+ * oidc-provider itself answers with them (the representation, and the CORS header it sets on both
+ * documents). What Gatehouse adds to them (the plane's security headers, the request id) and does
+ * for them (the access log) is what the discovery and jwks ratios measure. One list for the bench
+ * and alternate.ts: until 2026-12-03 the bench left the CORS header out, alternate.ts and
+ * cached-answer-floor.ts kept it.
+ */
+export const LIBRARY_HEADERS = ['content-type', 'cache-control', 'access-control-allow-origin']
+
+/** The pairs of `headers` a bare baseline answers too (LIBRARY_HEADERS). */
+export const libraryHeaders = (headers: Headers): [string, string][] =>
+  [...headers].filter(([name]) => LIBRARY_HEADERS.includes(name))
+
+/**
  * The environment of a bench's Gatehouse on port `port` of 127.0.0.1, its state in `dataDir` (SQLite
  * unless the caller gives DATABASE_URL: never the environment's own), with the bench's rate limits
  * (RATE_LIMIT_* of this process's environment winning). Its master key is fresh and known to this
