@@ -49,10 +49,14 @@
 // the apps with the key's access token (subject) or the session cookie (baseline).
 // Servers run as separate processes on loopback, each with its own env (never this process's
 // DATABASE_URL: SQLite in a temp DATA_DIR unless a scenario gives a database; rate limits on, at
-// maxima no scenario reaches, unless RATE_LIMIT_* is set here); this process drives the load. A throughput run measures baseline, then subject and baseline again for each round (3 by
-// default; one server process at a time), compares each subject run with the mean of the baselines
-// just before and after it, and reports the median round: drift during the run (thermal, noisy
-// neighbours) shows up as a spread between rounds instead of deciding the result.
+// maxima no scenario reaches, unless RATE_LIMIT_* is set here); this process drives the load. A
+// throughput run starts both sides and warms each up once, then measures baseline, then subject and
+// baseline again for each round (3 by default), window after window with both servers up (the idle
+// one re-warmed for half a second before its window, unmeasured), compares each subject window with
+// the mean of the baseline windows just before and after it, and reports the median round: drift
+// during the run (thermal, noisy neighbours) shows up as a spread between rounds instead of deciding
+// the result, and no server's start-up lies between a subject window and its baselines (until
+// 2026-12-03 each window had its own process, started and warmed up between them, ~5 s apart).
 // Every response is checked (see bench/checked-load.ts); a rejected one counts as an error. On
 // Linux it also prints the server's CPU time per request, which moves far less than req/s when
 // other processes share the machine (their CPU use is printed too).
@@ -534,10 +538,14 @@ const bareHello: Side = {
   },
 }
 
-/** The bytes a workspace instance answers at `path`, and the headers the library answers with them. */
+/**
+ * The bytes a workspace instance answers at `path`, the headers the library answers with them, and
+ * the path of its URL (the baseline is asked the same one: the same request line for both sides).
+ */
 interface Answer {
   body: string
   headers: Record<string, string>
+  pathname: string
 }
 const answers = new Map<string, Promise<Answer>>()
 
@@ -555,7 +563,8 @@ function answerOf(path: string): Promise<Answer> {
         const res = await fetch(url)
         if (res.status !== 200) throw new Error(`${url} answered ${res.status}`)
         const headers = Object.fromEntries(libraryHeaders(res.headers))
-        return { body: Buffer.from(await res.arrayBuffer()).toString('base64'), headers }
+        const body = Buffer.from(await res.arrayBuffer()).toString('base64')
+        return { body, headers, pathname: new URL(url).pathname }
       } finally {
         await gh.stop()
       }
@@ -578,7 +587,7 @@ const bareBytes = (path: string, what: string): Side => ({
       BENCH_BODY: answer.body,
       BENCH_HEADERS: JSON.stringify(answer.headers),
     })
-    return getTarget(`${s.url}/`, s.proc.pid, () => stopProcess(s.proc))
+    return getTarget(`${s.url}${answer.pathname}`, s.proc.pid, () => stopProcess(s.proc))
   },
 })
 
@@ -1018,7 +1027,7 @@ const scenarios: Record<string, Scenario> = {
   },
   discovery: {
     description:
-      'GET {issuer}/.well-known/openid-configuration of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
+      'GET {issuer}/.well-known/openid-configuration of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
     minRate: 10_000,
     minRatio: 0.8,
     unit: 'req/s',
@@ -1033,7 +1042,7 @@ const scenarios: Record<string, Scenario> = {
   },
   jwks: {
     description:
-      'GET {issuer}/jwks of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
+      'GET {issuer}/jwks of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
     minRatio: 0.8,
     unit: 'req/s',
     baseline: bareBytes('/jwks', 'JWKS'),
@@ -1400,40 +1409,64 @@ const singular = (unit: string) =>
     .replace(/(ch|sh|x)es$/, '$1')
     .replace(/s$/, '')
 
-/** Starts one side, checks it, warms it up, measures it, stops it. */
-async function measure(side: Side, label: string): Promise<Measured> {
+/** A side's target, started, checked and warmed up, kept up for every window of the run. */
+interface Opened {
+  target: Target
+  label: string
+}
+
+/** Starts one side, checks it and warms it up. */
+async function open(side: Side, label: string): Promise<Opened> {
   const target = await side.start()
   try {
     const note = await target.verify?.()
     if (note) console.log(`  ${label}: ${note}`)
-    if (warmup > 0) {
-      await target.prepare?.(warmup)
-      await loadOf(target, warmup)
-    }
-    const prepared = await target.prepare?.(seconds)
-    if (prepared) console.log(`  ${label}: ${prepared}`)
-    const done = cpuWindow(target.pid, { databasePid: target.databasePid })
-    const load = await loadOf(target, seconds)
-    const cpu = done()
-    const served = load.requests - load.errors
-    const perRequest = (s: number | null) => (s !== null && served > 0 ? (s / served) * 1e6 : null)
-    // The database's CPU is part of what a request costs the server side.
-    const cpuPerRequest = perRequest(cpu.server === null ? null : cpu.server + (cpu.database ?? 0))
-    const unit = target.unit ?? 'req/s'
-    const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} µs/${singular(unit)}`)
-    console.log(formatLoad(label, load, unit))
-    for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
-    const database =
-      target.databasePid === undefined
-        ? ''
-        : `, database ${us(perRequest(cpu.database))} (${cores(cpu.database, load.seconds)}), server + database ${us(cpuPerRequest)}`
-    console.log(
-      `  cpu: server ${us(perRequest(cpu.server))} (${cores(cpu.server, load.seconds)})${database}, load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
-    )
-    return { load, cpu, cpuPerRequest, unit }
-  } finally {
+    await warm(target, warmup)
+  } catch (e) {
     await target.stop()
+    throw e
   }
+  return { target, label }
+}
+
+/** An unmeasured load of `s` seconds (with what it needs prepared first). */
+async function warm(target: Target, s: number): Promise<void> {
+  if (s <= 0) return
+  await target.prepare?.(s)
+  await loadOf(target, s)
+}
+
+/**
+ * A load of half a second before each window: the side idled while the other was measured, its
+ * connections may have been closed (Bun.serve closes idle ones after 10 s: the first request on one
+ * fails) and the machine's caches hold the other's. Unmeasured, its errors ignored.
+ */
+const REWARM_S = 0.5
+
+/** Measures one window of an opened side, after its re-warm. */
+async function measure({ target, label }: Opened): Promise<Measured> {
+  await warm(target, REWARM_S)
+  const prepared = await target.prepare?.(seconds)
+  if (prepared) console.log(`  ${label}: ${prepared}`)
+  const done = cpuWindow(target.pid, { databasePid: target.databasePid })
+  const load = await loadOf(target, seconds)
+  const cpu = done()
+  const served = load.requests - load.errors
+  const perRequest = (s: number | null) => (s !== null && served > 0 ? (s / served) * 1e6 : null)
+  // The database's CPU is part of what a request costs the server side.
+  const cpuPerRequest = perRequest(cpu.server === null ? null : cpu.server + (cpu.database ?? 0))
+  const unit = target.unit ?? 'req/s'
+  const us = (v: number | null) => (v === null ? 'n/a' : `${v.toFixed(0)} µs/${singular(unit)}`)
+  console.log(formatLoad(label, load, unit))
+  for (const [kind, count] of load.errorKinds) console.log(`  error ×${count}: ${kind}`)
+  const database =
+    target.databasePid === undefined
+      ? ''
+      : `, database ${us(perRequest(cpu.database))} (${cores(cpu.database, load.seconds)}), server + database ${us(cpuPerRequest)}`
+  console.log(
+    `  cpu: server ${us(perRequest(cpu.server))} (${cores(cpu.server, load.seconds)})${database}, load generator ${cores(cpu.driver, load.seconds)}, other processes ${cores(cpu.others, load.seconds)}`,
+  )
+  return { load, cpu, cpuPerRequest, unit }
 }
 
 const name = positional[0] ?? 'healthz'
@@ -1466,13 +1499,25 @@ async function runThroughput(name: string, scenario: ThroughputScenario) {
   console.log(
     scenario.method ?? 'req/s counts responses that passed the check; p50/p95/p99 are per-request latencies',
   )
-  // baseline, then (subject, baseline) per round: each subject run is compared with the mean of the
-  // baseline runs just before and after it, and the median round is reported.
-  const baselines = [await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)]
+  // Both sides up, warmed up once; then baseline, then (subject, baseline) per round, window after
+  // window: each subject window is compared with the mean of the baseline windows just before and
+  // after it, and the median round is reported.
+  const base = await open(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+  const sides = [base]
+  try {
+    sides.push(await open(scenario.subject, scenario.subject.name))
+    await runRounds(scenario, base, sides[1]!)
+  } finally {
+    for (const side of sides) await side.target.stop()
+  }
+}
+
+async function runRounds(scenario: ThroughputScenario, base: Opened, subjectSide: Opened) {
+  const baselines = [await measure(base)]
   const rounds: { subject: Measured; ratio: number; cost: number | null }[] = []
   for (let r = 0; r < roundCount; r++) {
-    const measured = await measure(scenario.subject, scenario.subject.name)
-    const after = await measure(scenario.baseline, `baseline: ${scenario.baseline.name}`)
+    const measured = await measure(subjectSide)
+    const after = await measure(base)
     const before = baselines[baselines.length - 1]!
     baselines.push(after)
     const baselineRps = (before.load.rps + after.load.rps) / 2

@@ -175,7 +175,8 @@ async function bare(
   })()
   const at = (JSON.parse(said.split('\n').find((l) => l.includes('"listening"')) ?? '{}') as { url: string })
     .url
-  if (!tokens) return sideOf(proc, () => new Request(`${at}/`), expect200)
+  // Asked the same path as A (the request line the same for both sides), which it does not read.
+  if (!tokens) return sideOf(proc, () => new Request(`${at}${new URL(url).pathname}`), expect200)
   const authorization = basicAuth(clientId, clientSecret)
   const token = () =>
     new Request(`${at}/token`, {

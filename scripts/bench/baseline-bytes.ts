@@ -1,4 +1,4 @@
-// The baseline of the discovery and jwks scenarios: a bare Bun.serve handler answering every GET with
+// The baseline of the discovery and jwks scenarios: a bare Bun.serve handler answering every GET (asked the subject's path) with
 // the very bytes the measured endpoint answers (BENCH_BODY, base64) and the headers oidc-provider
 // answers with them (BENCH_HEADERS, JSON: setup.ts LIBRARY_HEADERS, content type and CORS), from memory. No framework, no middleware, no
 // security headers, no request id, no access log: what serving those bytes over HTTP costs at least.
