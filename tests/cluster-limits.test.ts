@@ -6,8 +6,12 @@ import { type Json, type PlatformUser, signUpUser } from './support/users'
 
 // Issue 26: the rate limits on three `serve` nodes of one PostgreSQL database behind a round-robin
 // proxy (every request on the next node). The control plane's per-minute buckets are rows, so the
-// 61st call on a workspace is refused whichever node it lands on; the data plane's bucket is each
+// call past a workspace's limit is refused whichever node it lands on; the data plane's bucket is each
 // node's own, with the rate and burst divided by the live nodes: its error is measured here.
+// The workspace limit is 6 a minute here, not SPEC's 60: the bucket gives one call back every
+// period / limit (GCRA), 1 s at 60 — less than these calls take through the proxy on a busy CI
+// machine, which then rightly served the "refused" call — and 10 s at 6.
+const WORKSPACE_PER_MINUTE = 6
 
 let cluster: Cluster
 let owner: PlatformUser
@@ -25,7 +29,7 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
   beforeAll(async () => {
     if (testStore !== 'postgres') return
     cluster = await startCluster(await createTestDatabase(), 3, {
-      RATE_LIMIT_WORKSPACE_PER_MINUTE: '60',
+      RATE_LIMIT_WORKSPACE_PER_MINUTE: String(WORKSPACE_PER_MINUTE),
       RATE_LIMIT_DATA_PLANE_RPS: '50',
       RATE_LIMIT_DATA_PLANE_BURST: '200',
     })
@@ -39,7 +43,7 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
     await cluster?.stop()
   })
 
-  it("refuses a workspace's 61st call in a minute on every node, then the data plane's burst on the nodes' shares", async () => {
+  it("refuses a workspace's call past its limit on every node, then the data plane's burst on the nodes' shares", async () => {
     const created = await call('/v1/workspaces', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -64,13 +68,16 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
 
     const first = await call(`/v1/workspaces/${ws.id}`)
     expect(first.status).toBe(200)
-    expect(first.headers.get('x-ratelimit-limit')).toBe('60')
+    expect(first.headers.get('x-ratelimit-limit')).toBe(String(WORKSPACE_PER_MINUTE))
     const left = Number(first.headers.get('x-ratelimit-remaining'))
-    expect(left).toBe(58) // the app created, and this read
+    expect(left).toBe(WORKSPACE_PER_MINUTE - 2) // the app created, and this read
     const served = new Set<string>()
     for (let i = 0; i < left; i++) {
       const from = cluster.proxy.served.length
-      expect((await call(`/v1/workspaces/${ws.id}/apps`)).status).toBe(200)
+      const listed = await call(`/v1/workspaces/${ws.id}/apps`)
+      expect(listed.status).toBe(200)
+      // One count per call, whichever node took it: the bucket is the one shared row.
+      expect(Number(listed.headers.get('x-ratelimit-remaining'))).toBe(left - 1 - i)
       served.add(String(cluster.proxy.served[from]))
     }
     expect(served.size).toBe(3)
