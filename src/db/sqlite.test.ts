@@ -1,5 +1,10 @@
+import { Database } from 'bun:sqlite'
 import { describe, expect, it } from 'bun:test'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { SqliteStore } from './sqlite'
+import { isStoreUnavailable, StoreBusy } from './store'
 
 const store = async () => {
   const s = new SqliteStore(':memory:')
@@ -86,5 +91,60 @@ describe('SqliteStore transactions', () => {
   it('refuses a transaction opened inside another (pass its Conn down instead)', async () => {
     const s = await store()
     await expect(s.tx(() => s.tx(async () => {}))).rejects.toThrow('already open')
+  })
+})
+
+describe('SqliteStore on a file another connection holds', () => {
+  const file = async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-busy-'))
+    const path = join(dir, 'busy.db')
+    const s = new SqliteStore(path, { busyGiveUpMs: 600 })
+    await s.exec('CREATE TABLE t (v TEXT NOT NULL)')
+    // Another connection on the file: a job worker thread's, or a foreign process's.
+    const other = new Database(path)
+    return { s, other }
+  }
+
+  it('waits for the write lock off the thread and then commits, whoever held it', async () => {
+    const { s, other } = await file()
+    other.run('BEGIN IMMEDIATE')
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 5)
+    setTimeout(() => other.run('COMMIT'), 200)
+    const started = performance.now()
+    await s.tx(async (tx) => {
+      await tx.exec("INSERT INTO t VALUES ('tx')")
+    })
+    await s.exec("INSERT INTO t VALUES ('autocommit')")
+    clearInterval(timer)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190)
+    // The thread went on meanwhile: SQLite's own busy wait would have frozen it for the 200 ms.
+    expect(ticks).toBeGreaterThan(10)
+    expect(await values(s)).toEqual(['autocommit', 'tx'])
+  })
+
+  it('tries an autocommit write again until the lock is free', async () => {
+    const { s, other } = await file()
+    other.run('BEGIN IMMEDIATE')
+    setTimeout(() => other.run('COMMIT'), 150)
+    expect(await s.exec("INSERT INTO t VALUES ('later')")).toBe(1)
+    expect(await values(s)).toEqual(['later'])
+  })
+
+  it('gives up as StoreBusy (answered 503) when the lock is not had in time, and then works again', async () => {
+    const { s, other } = await file()
+    other.run('BEGIN IMMEDIATE')
+    const failed = s.tx(async (tx) => {
+      await tx.exec("INSERT INTO t VALUES ('never')")
+    })
+    await expect(failed).rejects.toBeInstanceOf(StoreBusy)
+    expect(isStoreUnavailable(await failed.catch((e) => e))).toBe(true)
+    await expect(s.exec("INSERT INTO t VALUES ('never')")).rejects.toBeInstanceOf(StoreBusy)
+    other.run('ROLLBACK')
+    // The turn was given back: the next transaction runs.
+    await s.tx(async (tx) => {
+      await tx.exec("INSERT INTO t VALUES ('after')")
+    })
+    expect(await values(s)).toEqual(['after'])
   })
 })

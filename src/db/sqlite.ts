@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs'
 import { drizzle } from 'drizzle-orm/sqlite-proxy'
-import type { Conn, Db, Params, Store } from './store'
+import { type Conn, type Db, type Params, type Store, StoreBusy } from './store'
 
 /**
  * The store holds password hashes and sealed keys: readable by its owner only. SQLite gives its
@@ -28,6 +28,34 @@ function sqliteText(text: string): string {
 }
 
 /**
+ * How long SQLite's own busy handler may block this thread for one try (it sleeps synchronously, and
+ * on the main thread that is every request's wait), and how long a statement or a transaction's
+ * BEGIN keeps trying in all, each try after an async pause, before it gives up as StoreBusy (503).
+ */
+const BUSY_TRY_MS = 20
+const BUSY_GIVE_UP_MS = 15_000
+
+const isBusy = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED'
+}
+
+/**
+ * The pause before trying a statement or a BEGIN refused as busy once more (1, 2, 4 … 64 ms,
+ * jittered), off the thread; StoreBusy once `giveUpMs` have passed since the first try. A
+ * refused statement did nothing, so trying it again is safe. The other connections on this file are
+ * this process's own (the main thread and the job workers), whose transactions touch only the store
+ * and end in milliseconds: the bound is for a foreign process holding the file (the sqlite3 shell).
+ */
+async function pauseWhileBusy(e: unknown, startedAt: number, tries: number, giveUpMs: number): Promise<void> {
+  if (!isBusy(e)) throw e
+  const waited = performance.now() - startedAt
+  if (waited >= giveUpMs) throw new StoreBusy(e, waited)
+  const pause = Math.min(64, 2 ** tries) * (0.5 + Math.random())
+  await new Promise((resolve) => setTimeout(resolve, pause))
+}
+
+/**
  * SQLite through bun:sqlite, one connection per thread. Queries run synchronously underneath, but
  * through drizzle's async driver, so code awaits them as it awaits PostgreSQL's.
  *
@@ -43,7 +71,11 @@ export class SqliteStore implements Store {
   private open: { token: object; done: Promise<void> } | null = null
   private turn: Promise<void> = Promise.resolve()
 
-  constructor(path: string) {
+  /** How long a statement or BEGIN refused as busy keeps trying before StoreBusy (tests shorten it). */
+  private readonly busyGiveUpMs: number
+
+  constructor(path: string, opts: { busyGiveUpMs?: number } = {}) {
+    this.busyGiveUpMs = opts.busyGiveUpMs ?? BUSY_GIVE_UP_MS
     restrictFiles(path)
     const client = new Database(path, { create: true, strict: true })
     // First: switching to WAL takes a lock, and another connection (a worker thread, another
@@ -52,19 +84,37 @@ export class SqliteStore implements Store {
     client.exec('PRAGMA journal_mode = WAL')
     client.exec('PRAGMA synchronous = NORMAL')
     client.exec('PRAGMA foreign_keys = ON')
+    // From here on a busy file is waited for in pauseWhileBusy, off the thread.
+    client.exec(`PRAGMA busy_timeout = ${BUSY_TRY_MS}`)
     this.client = client
     this.db = drizzle(async (text, params, method) => {
-      // Checked and run with no await in between (see outside()).
-      for (let open = this.outside(); open; open = this.outside()) await open
       // query() keeps the compiled statement for the next call with the same text.
       const stmt = client.query(text)
       if (method === 'run') {
-        stmt.run(...(params as never[]))
+        await this.statement(() => stmt.run(...(params as never[])))
         return { rows: [] }
       }
-      const rows = stmt.values(...(params as never[])) as unknown[][]
+      const rows = (await this.statement(() => stmt.values(...(params as never[])))) as unknown[][]
       return { rows: method === 'get' ? (rows[0] as never) : rows }
     }) as unknown as Db
+  }
+
+  /**
+   * Runs one statement once no transaction of another caller is open: checked and run with no await
+   * in between (see outside()). Outside a transaction a statement refused as busy is tried again;
+   * inside one, this connection already holds the write lock.
+   */
+  private async statement<T>(run: () => T): Promise<T> {
+    const startedAt = performance.now()
+    for (let tries = 0; ; tries++) {
+      for (let open = this.outside(); open; open = this.outside()) await open
+      try {
+        return run()
+      } catch (e) {
+        if (this.open) throw e
+        await pauseWhileBusy(e, startedAt, tries, this.busyGiveUpMs)
+      }
+    }
   }
 
   /**
@@ -77,14 +127,14 @@ export class SqliteStore implements Store {
     return open && this.inTx.getStore() !== open.token ? open.done : null
   }
 
-  async query<T = Record<string, unknown>>(text: string, params: Params = []): Promise<T[]> {
-    for (let open = this.outside(); open; open = this.outside()) await open
-    return this.client.query(sqliteText(text)).all(...(params as never[])) as T[]
+  query<T = Record<string, unknown>>(text: string, params: Params = []): Promise<T[]> {
+    const stmt = this.client.query(sqliteText(text))
+    return this.statement(() => stmt.all(...(params as never[])) as T[])
   }
 
-  async exec(text: string, params: Params = []): Promise<number> {
-    for (let open = this.outside(); open; open = this.outside()) await open
-    return this.client.query(sqliteText(text)).run(...(params as never[])).changes
+  exec(text: string, params: Params = []): Promise<number> {
+    const stmt = this.client.query(sqliteText(text))
+    return this.statement(() => stmt.run(...(params as never[])).changes)
   }
 
   async serialize(_key: string): Promise<void> {}
@@ -103,6 +153,23 @@ export class SqliteStore implements Store {
       next = resolve
     })
     await previous
+    try {
+      // IMMEDIATE: take the write lock now, not at the first write (no upgrade deadlock). While
+      // another thread holds it, this thread's other statements go on meanwhile.
+      const startedAt = performance.now()
+      for (let tries = 0; ; tries++) {
+        try {
+          this.client.run('BEGIN IMMEDIATE')
+          break
+        } catch (e) {
+          await pauseWhileBusy(e, startedAt, tries, this.busyGiveUpMs)
+        }
+      }
+    } catch (e) {
+      next()
+      throw e
+    }
+    // From BEGIN to here, no await: no other statement of this thread slipped inside.
     const token = {}
     let ended!: () => void
     this.open = { token, done: new Promise((resolve) => (ended = resolve)) }
@@ -118,8 +185,6 @@ export class SqliteStore implements Store {
         afterCommit: (fn) => committed.push(fn),
       }
       return await this.inTx.run(token, async () => {
-        // IMMEDIATE: take the write lock now, not at the first write (no upgrade deadlock).
-        this.client.run('BEGIN IMMEDIATE')
         try {
           const result = await fn(tx)
           this.client.run('COMMIT')

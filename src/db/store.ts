@@ -54,8 +54,18 @@ export interface Store extends Conn {
 
 /** Thrown (and answered 503) while the database cannot be reached. */
 export class StoreUnavailable extends Error {
-  constructor(cause: unknown) {
-    super('the database is unavailable', { cause })
+  constructor(cause: unknown, message = 'the database is unavailable') {
+    super(message, { cause })
+  }
+}
+
+/**
+ * Thrown (and answered 503 like StoreUnavailable) when SQLite's write lock could not be had within
+ * the store's bounded wait: another process holds the file (a backup, the sqlite3 shell).
+ */
+export class StoreBusy extends StoreUnavailable {
+  constructor(cause: unknown, waitedMs: number) {
+    super(cause, `the database stayed locked for ${Math.round(waitedMs)} ms`)
   }
 }
 

@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPair, randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
 import { and, eq, sql } from 'drizzle-orm'
-import { createLocalJWKSet, exportJWK, generateKeyPair } from 'jose'
+import { createLocalJWKSet } from 'jose'
 import type { Core } from '../core'
 import { inStrings, type ListSize, listParam, listSize } from '../db/lists'
 import { preparedRead } from '../db/prepared'
@@ -26,6 +27,22 @@ export interface InstanceKeyMaterial {
 }
 
 const ALGS = ['RS256', 'ES256'] as const
+
+const generateKeyPairOffThread = promisify(generateKeyPair)
+
+/**
+ * A new signing key pair as JWKs. node:crypto's callback form runs on a thread pool; WebCrypto's
+ * (jose's generateKeyPair) runs on this thread, and an RSA key takes ~150 ms of it: with a worker's
+ * jobs running side by side, another job's open transaction (and SQLite's write lock) waited behind
+ * those keys for up to 0.7 s, and requests on the main thread behind it past the busy timeout.
+ */
+async function newSigningKeyPair(alg: (typeof ALGS)[number]) {
+  const { publicKey, privateKey } =
+    alg === 'RS256'
+      ? await generateKeyPairOffThread('rsa', { modulusLength: 2048 })
+      : await generateKeyPairOffThread('ec', { namedCurve: 'P-256' })
+  return { publicJwk: publicKey.export({ format: 'jwk' }), privateJwk: privateKey.export({ format: 'jwk' }) }
+}
 
 const algsOf = async (conn: Conn, instanceId: string) =>
   new Set(
@@ -60,10 +77,10 @@ export async function ensureInstanceKeys(core: Core, instanceId: string): Promis
   const now = core.clock.now()
   const made = await Promise.all(
     missing.map(async (alg) => {
-      const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true })
+      const pair = await newSigningKeyPair(alg)
       const kid = `${alg.toLowerCase()}-${randomBytes(8).toString('hex')}`
-      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }
-      const privateJwk = { ...(await exportJWK(privateKey)), kid, alg, use: 'sig' }
+      const publicJwk = { ...pair.publicJwk, kid, alg, use: 'sig' }
+      const privateJwk = { ...pair.privateJwk, kid, alg, use: 'sig' }
       return {
         kid,
         instanceId,
