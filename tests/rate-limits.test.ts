@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { PLATFORM, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
+import { settled, sharedBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
@@ -234,6 +235,28 @@ describe('dashboard writes', () => {
       [me.id],
     )
     expect(Number(owned[0]!.n)).toBe(1)
+  })
+
+  it('show the refusal in the page, where the form was (Chromium)', async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    const context = await (await sharedBrowser()).newContext()
+    const [name, value] = me.headers.cookie.split('=') as [string, string]
+    await context.addCookies([{ name, value, url: server.baseUrl }])
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}/tenants`)
+    for (let i = 0; i < 60; i++) expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(200)
+    await page.getByLabel('Name').fill('Acme Inc.')
+    await page.getByLabel(/^Slug/).fill('acme')
+    await page.getByRole('button', { name: 'Create tenant' }).click()
+    await page
+      .locator('#tenant-create', { hasText: 'Too many changes in a minute — try again in 1 s.' })
+      .waitFor()
+    await settled(page)
+    expect(errors).toEqual([])
+    await context.close()
   })
 
   it('count writes whose session or CSRF token fails per client address, as on /v1', async () => {
