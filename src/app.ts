@@ -9,6 +9,7 @@ import type { FeatureContext } from './features/feature'
 import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
+import type { NodeWarnings } from './shared/node-warnings'
 import { nurseryPacer } from './shared/nursery'
 import { authPlugin } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
@@ -59,7 +60,7 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     .use(bodyLimitPlugin(features.flatMap((f) => f.bodyLimits ?? [])))
     .use(
       addressLimitPlugin(core.limiter, core.config.rateLimits, (request, server) =>
-        clientAddress(request, server, core.config.trustedProxies),
+        clientAddress(request, server, core.config.trustedProxies, core.warnings),
       ),
     )
     .use(
@@ -121,7 +122,7 @@ export function createAuth(core: Core, features: Feature[] = productFeatures) {
   return authPlugin({
     resolvers: features.flatMap((f) => f.principals?.(core) ?? []),
     findAccess,
-    clientIp: (request, server) => clientAddress(request, server, core.config.trustedProxies),
+    clientIp: (request, server) => clientAddress(request, server, core.config.trustedProxies, core.warnings),
     limit: controlPlaneLimit(core.limiter, core.config.rateLimits, findAccess),
   })
 }
@@ -156,7 +157,7 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
       url = parsed
     }
     if (route === null) return app.fetch(request)
-    return identity.handle(request, route, new FrontDoorCaller(request, server, trusted), url)
+    return identity.handle(request, route, new FrontDoorCaller(request, server, trusted, core.warnings), url)
   }
 }
 
@@ -176,10 +177,11 @@ class FrontDoorCaller implements Caller {
     private readonly request: Request,
     private readonly server: Server<unknown>,
     private readonly trusted: readonly Cidr[],
+    private readonly warnings: NodeWarnings,
   ) {}
 
   ip(): string {
-    return clientAddress(this.request, this.server, this.trusted)
+    return clientAddress(this.request, this.server, this.trusted, this.warnings)
   }
 
   requestId(): string {

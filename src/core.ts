@@ -9,6 +9,7 @@ import { type Clock, systemClock } from './shared/clock'
 import { SecretBox } from './shared/crypto'
 import { InstanceChanges } from './shared/instance-changes'
 import { createLogger, type Logger } from './shared/logger'
+import { NodeWarnings } from './shared/node-warnings'
 
 /**
  * What every feature service may depend on, built once per thread (the main thread and each job
@@ -31,6 +32,8 @@ export interface Core {
   instances: InstanceChanges
   /** The one rate limiter: store-backed buckets, exact across nodes. */
   limiter: Limiter
+  /** What this node noticed of its set-up for its operator: logged once, listed in /healthz. */
+  warnings: NodeWarnings
 }
 
 export interface CoreOptions {
@@ -47,17 +50,19 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
   const store = opts.store ?? openStore(config, { poolSize: opts.poolSize })
   const jobs = new JobQueue(store, clock, opts.wakeJobs)
+  const log = opts.log ?? createLogger(config.logLevel)
   return {
     config,
     store,
     db: store.db,
     clock,
-    log: opts.log ?? createLogger(config.logLevel),
+    log,
     secrets: new SecretBox(config.secretKey),
     jobs,
     emit: createEmit(store, clock, jobs),
     audit: createAudit(clock),
     instances: new InstanceChanges(store, config.dataDir),
     limiter: createLimiter(store, clock),
+    warnings: new NodeWarnings(log),
   }
 }

@@ -25,6 +25,38 @@ async function call(path: string, init: RequestInit = {}, via?: ClusterNode) {
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as Json }
 }
 
+/** A new workspace of the owner's, once active: polled through the list (the organisation's bucket), not its own. */
+async function activeWorkspace(name: string): Promise<{ id: string; auth_url: string }> {
+  const created = await call('/v1/workspaces', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  })
+  expect(created.status).toBe(201)
+  const { id } = created.body
+  await until(
+    'the workspace to be active',
+    async () =>
+      (await call('/v1/workspaces')).body.items.some((w: Json) => w.id === id && w.state === 'active'),
+    20_000,
+    200,
+  )
+  return created.body
+}
+
+/** Posts the dashboard's "Create a tenant" form as htmx does, with the session's CSRF token: through the proxy, or to one node. */
+function createTenantForm(workspaceId: string, slug: string, via?: ClusterNode) {
+  const path = `/app/workspaces/${workspaceId}/tenants`
+  const init = {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'hx-request': 'true' },
+    body: new URLSearchParams({ _csrf: owner.csrf, name: slug, slug }),
+  }
+  if (!via) return owner.agent.request(path, init)
+  const cookie = owner.agent.cookieHeader(new URL(path, cluster.baseUrl))
+  return via.fetch(path, { ...init, headers: { ...init.headers, cookie } })
+}
+
 describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (PostgreSQL leg)', () => {
   beforeAll(async () => {
     if (testStore !== 'postgres') return
@@ -44,21 +76,7 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
   })
 
   it("refuses a workspace's call past its limit on every node, then the data plane's burst on the nodes' shares", async () => {
-    const created = await call('/v1/workspaces', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Limited' }),
-    })
-    expect(created.status).toBe(201)
-    const ws = created.body as { id: string; auth_url: string }
-    // Polled through the list (the organisation's bucket), not the workspace's own.
-    await until(
-      'the workspace to be active',
-      async () =>
-        (await call('/v1/workspaces')).body.items.some((w: Json) => w.id === ws.id && w.state === 'active'),
-      20_000,
-      200,
-    )
+    const ws = await activeWorkspace('Limited')
     const app = await call(`/v1/workspaces/${ws.id}/apps`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -109,5 +127,27 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true)
     expect(ok).toBeGreaterThanOrEqual(180)
     expect(ok).toBeLessThanOrEqual(220 + refilled)
+  }, 60_000)
+
+  // Issue 56: the dashboard's writes spend the same shared rows as the API's.
+  it("refuses a workspace's dashboard write past its limit on every node, and its API calls with it", async () => {
+    const ws = (await activeWorkspace('Limited by forms')).id
+    const served = new Set<string>()
+    for (let i = 1; i <= WORKSPACE_PER_MINUTE; i++) {
+      const from = cluster.proxy.served.length
+      const res = await createTenantForm(ws, `form-${i}`)
+      expect(res.status).toBe(200)
+      expect(Number(res.headers.get('x-ratelimit-remaining'))).toBe(WORKSPACE_PER_MINUTE - i)
+      served.add(String(cluster.proxy.served[from]))
+    }
+    expect(served.size).toBe(3)
+    for (const node of cluster.nodes) {
+      const refused = await createTenantForm(ws, `refused-${node.index}`, node)
+      expect(refused.status).toBe(429)
+      const wait = Number(refused.headers.get('retry-after'))
+      expect(wait).toBeGreaterThanOrEqual(1)
+      expect(await refused.text()).toContain(`Too many changes in a minute — try again in ${wait} s.`)
+      expect((await call(`/v1/workspaces/${ws}`, {}, node)).status).toBe(429)
+    }
   }, 60_000)
 })

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { PLATFORM, signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
+import { settled, sharedBrowser } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
@@ -34,10 +35,23 @@ async function owner() {
     email: `o-${crypto.randomUUID()}@example.com`,
     password: 'a long password 1',
   })
-  const { cookie } = await createSession(server.core, account.id, null)
+  const { cookie, csrfToken } = await createSession(server.core, account.id, null)
+  const sessionCookie = `${sessionCookieName(server.core)}=${cookie}`
   return {
     id: account.id,
-    headers: { cookie: `${sessionCookieName(server.core)}=${cookie}`, accept: 'application/json' },
+    headers: { cookie: sessionCookie, accept: 'application/json' },
+    /** Posts a dashboard form with the session and its CSRF token, as htmx does unless `htmx` is false. */
+    form: (path: string, fields: Record<string, string>, htmx = true) =>
+      fetch(`${server.baseUrl}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie: sessionCookie,
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(htmx ? { 'hx-request': 'true' } : {}),
+        },
+        body: new URLSearchParams({ _csrf: csrfToken, ...fields }),
+      }),
   }
 }
 
@@ -163,5 +177,100 @@ describe('the control plane', () => {
     // A signed-in caller is counted on their organisation, not on the address.
     const me = await owner()
     expect((await get('/v1/workspaces', me.headers)).status).toBe(200)
+  })
+})
+
+// Issue 56: the dashboard's forms change what the API changes, so they spend the same buckets (DESIGN
+// "Dashboard writes"); its pages and the status poll spend none.
+describe('dashboard writes', () => {
+  it("count in the workspace's bucket with its /v1 calls; the write past it shows the wait inline", async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    for (let i = 0; i < 30; i++) expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(200)
+    const tenants = `/app/workspaces/${ws}/tenants`
+    for (let i = 1; i <= 30; i++) {
+      const res = await me.form(tenants, { name: `Tenant ${i}`, slug: `tenant-${i}` })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(30 - i))
+    }
+    const refused = await me.form(tenants, { name: 'One too many', slug: 'one-too-many' })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('60')
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0')
+    expect(refused.headers.get('content-type')).toStartWith('text/html')
+    expect(await refused.text()).toContain('Too many changes in a minute — try again in 1 s.')
+    // One bucket: the API is refused too, and what was refused created nothing.
+    expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(429)
+    const listed = await server.core.store.query<{ n: number }>(
+      'SELECT count(*) AS n FROM tenants WHERE workspace_id = $1',
+      [ws],
+    )
+    expect(Number(listed[0]!.n)).toBe(30)
+    // Reads spend nothing: the pages and the status poll still answer, with the bucket spent.
+    for (const page of [tenants, `/app/workspaces/${ws}`, `/app/partials/workspaces/${ws}/status`]) {
+      const res = await get(page, { cookie: me.headers.cookie })
+      expect(res.status).toBe(200)
+    }
+
+    clock.advance(SECOND)
+    expect((await me.form(tenants, { name: 'Later', slug: 'later' })).status).toBe(200)
+    expect((await me.form(tenants, { name: 'Too soon', slug: 'too-soon' })).status).toBe(429)
+  })
+
+  it('count other writes against the organisation; without htmx the refusal is a page', async () => {
+    const me = await owner()
+    for (let i = 0; i < 599; i++) expect((await get('/v1/workspaces', me.headers)).status).toBe(200)
+    const created = await me.form('/app/workspaces', { name: 'Last one' }, false)
+    expect(created.status).toBe(303)
+    const refused = await me.form('/app/workspaces', { name: 'One too many' }, false)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('600')
+    const page = await refused.text()
+    expect(page).toContain('<title>Too many changes · Gatehouse</title>')
+    expect(page).toContain('Too many changes in a minute — try again in 1 s.')
+    const owned = await server.core.store.query<{ n: number }>(
+      'SELECT count(*) AS n FROM workspaces WHERE owner_id = $1',
+      [me.id],
+    )
+    expect(Number(owned[0]!.n)).toBe(1)
+  })
+
+  it('show the refusal in the page, where the form was (Chromium)', async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    const context = await (await sharedBrowser()).newContext()
+    const [name, value] = me.headers.cookie.split('=') as [string, string]
+    await context.addCookies([{ name, value, url: server.baseUrl }])
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}/tenants`)
+    for (let i = 0; i < 60; i++) expect((await get(`/v1/workspaces/${ws}`, me.headers)).status).toBe(200)
+    await page.getByLabel('Name').fill('Acme Inc.')
+    await page.getByLabel(/^Slug/).fill('acme')
+    await page.getByRole('button', { name: 'Create tenant' }).click()
+    await page
+      .locator('#tenant-create', { hasText: 'Too many changes in a minute — try again in 1 s.' })
+      .waitFor()
+    await settled(page)
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it('count writes whose session or CSRF token fails per client address, as on /v1', async () => {
+    const me = await owner()
+    const ws = await activeWorkspace(server.core, me.id)
+    const forged = () =>
+      fetch(`${server.baseUrl}/app/workspaces/${ws}/tenants`, {
+        method: 'POST',
+        headers: { cookie: me.headers.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: 'forged', name: 'Forged', slug: 'forged' }),
+      })
+    for (let i = 0; i < 20; i++) expect((await forged()).status).toBe(403)
+    const refused = await forged()
+    expect(refused.status).toBe(429)
+    expect(await refused.text()).toContain('Too many changes in a minute — try again in 3 s.')
   })
 })

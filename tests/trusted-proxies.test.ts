@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { tempDir } from './support/core'
 import { startTestServer, type TestServer } from './support/server'
 import { signInForm } from './support/sign-in'
+import type { Json } from './support/users'
 
 // The test client connects from 127.0.0.1: here that address is a trusted reverse proxy.
 let server: TestServer
@@ -87,5 +88,53 @@ describe('behind a trusted reverse proxy', () => {
     expect(logged.map((l) => [l.request_id, l.path])).toEqual(
       paths.map((path, i) => [`edge-${i}.abc:1`, path]),
     )
+  })
+})
+
+describe('behind a proxy missing from TRUSTED_PROXIES', () => {
+  // Issue 56: without TRUSTED_PROXIES the proxy (the test client at 127.0.0.1) is every client's
+  // address, and all of them share its per-address limits. The node says so, once.
+  let untrusted: TestServer
+  const untrustedDir = tempDir()
+  beforeAll(async () => {
+    untrusted = await startTestServer({}, untrustedDir)
+  })
+  afterAll(async () => {
+    await untrusted.stop()
+    rmSync(untrustedDir, { recursive: true, force: true })
+  })
+  const healthz = async (s: TestServer) => (await fetch(`${s.baseUrl}/healthz`)).json() as Promise<Json>
+  const warnLines = (s: TestServer) => s.logLines.filter((l) => l.level === 'warn')
+
+  it('warns once in the log and in /healthz, naming the peer and the fix', async () => {
+    expect(await healthz(untrusted)).not.toHaveProperty('warnings')
+    for (const client of ['198.51.100.7', '198.51.100.8', '198.51.100.7']) {
+      const res = await fetch(`${untrusted.baseUrl}/v1/auth/device/start`, {
+        method: 'POST',
+        headers: via(client),
+      })
+      expect(res.status).toBe(200)
+    }
+    const warning =
+      'Requests from 127.0.0.1 carry X-Forwarded-For, but 127.0.0.1 is not in TRUSTED_PROXIES: every client ' +
+      'behind it shares its address, in the per-address rate limits and the audit log. If 127.0.0.1 is your ' +
+      'reverse proxy, set TRUSTED_PROXIES=127.0.0.1.'
+    expect(warnLines(untrusted).map((l) => [l.msg, l.peer])).toEqual([[warning, '127.0.0.1']])
+    const health = await healthz(untrusted)
+    expect(health.warnings).toEqual([warning])
+    // SPEC: the values of /healthz are strings; `warnings` (issue 56) is the one list, and only when there is one.
+    const { warnings: _, ...rest } = health
+    for (const v of Object.values(rest)) expect(typeof v).toBe('string')
+    expect(health.status).toBe('ok')
+  })
+
+  it('says nothing of a trusted proxy', async () => {
+    const res = await fetch(`${server.baseUrl}/v1/auth/device/start`, {
+      method: 'POST',
+      headers: via('198.51.100.9'),
+    })
+    expect(res.status).toBe(200)
+    expect(warnLines(server)).toEqual([])
+    expect(await healthz(server)).not.toHaveProperty('warnings')
   })
 })

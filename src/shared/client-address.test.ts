@@ -10,6 +10,8 @@ import {
   parseIp,
   resolveClientAddress,
 } from './client-address'
+import { createLogger } from './logger'
+import { NodeWarnings } from './node-warnings'
 import { requestIdFor } from './plugins/request-log'
 
 const cidrs = (...list: string[]): Cidr[] =>
@@ -155,6 +157,36 @@ describe('clientAddress', () => {
     // Under app.handle there is no server, so no peer (a request has one server: a new one here).
     const handled = new Request('http://localhost/', { headers: { 'x-forwarded-for': '198.51.100.7' } })
     expect(clientAddress(handled, null, cidrs('127.0.0.1'))).toBe('')
+  })
+})
+
+describe('an X-Forwarded-For from a peer that is not trusted', () => {
+  const ask = (warnings: NodeWarnings, peer: string, forwardedFor: string | null, trusted: Cidr[] = []) => {
+    const headers: Record<string, string> = forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}
+    const request = new Request('http://localhost/', { headers })
+    return clientAddress(request, { requestIP: () => ({ address: peer }) }, trusted, warnings)
+  }
+  const fresh = () => {
+    const lines: string[] = []
+    return { lines, warnings: new NodeWarnings(createLogger('warn', (line) => lines.push(line))) }
+  }
+
+  it('is named once per peer, in canonical form; a trusted peer or no header says nothing', () => {
+    const { lines, warnings } = fresh()
+    ask(warnings, '10.0.0.1', '198.51.100.7', cidrs('10.0.0.0/8'))
+    ask(warnings, '::ffff:192.0.2.1', null)
+    expect(warnings.list()).toEqual([])
+    for (let i = 0; i < 3; i++) expect(ask(warnings, '::ffff:192.0.2.1', `198.51.100.${i}`)).toBe('192.0.2.1')
+    expect(warnings.list()).toHaveLength(1)
+    expect(warnings.list()[0]).toEndWith('If 192.0.2.1 is your reverse proxy, set TRUSTED_PROXIES=192.0.2.1.')
+    expect(lines.map((l) => JSON.parse(l).peer)).toEqual(['192.0.2.1'])
+  })
+
+  it('names no more than five peers: clients that send the header cannot fill the log', () => {
+    const { lines, warnings } = fresh()
+    for (let i = 1; i <= 20; i++) ask(warnings, `2001:db8::${i}`, '198.51.100.7')
+    expect(lines.map((l) => JSON.parse(l).peer)).toEqual([1, 2, 3, 4, 5].map((i) => `2001:db8::${i}`))
+    expect(warnings.list()).toHaveLength(5)
   })
 })
 

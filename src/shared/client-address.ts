@@ -5,6 +5,8 @@
  * everything to the left of the first untrusted entry may have been written by the client.
  */
 
+import type { NodeWarnings } from './node-warnings'
+
 /** An address block; addresses are 16 bytes, IPv4 as IPv4-mapped IPv6 (RFC 4291 §2.5.5.2). */
 export interface Cidr {
   bytes: Uint8Array
@@ -171,19 +173,45 @@ const resolved = new WeakMap<Request, { trusted: readonly Cidr[]; address: strin
 /**
  * The client address of a request the Bun server received (`server` is null under `app.handle`).
  * Resolved once per request (and list of trusted proxies): asking the server for the peer is a
- * system call (getpeername).
+ * system call (getpeername). An X-Forwarded-For from a peer that is not trusted is not believed,
+ * and `warnings` hears of that peer: it may be a proxy missing from TRUSTED_PROXIES.
  */
 export function clientAddress(
   request: Request,
   server: PeerSource | null | undefined,
   trusted: readonly Cidr[],
+  warnings?: Pick<NodeWarnings, 'say'>,
 ): string {
   const known = resolved.get(request)
   if (known?.trusted === trusted) return known.address
   const peer = trusted.length ? proxiedPeer(request, server) : (server?.requestIP(request)?.address ?? '')
-  const address = resolveClientAddress(peer, request.headers.get('x-forwarded-for'), trusted)
+  const forwardedFor = request.headers.get('x-forwarded-for')
+  const address = resolveClientAddress(peer, forwardedFor, trusted)
+  if (forwardedFor && warnings) warnOfUntrustedForwarder(peer, trusted, warnings)
   resolved.set(request, { trusted, address })
   return address
+}
+
+/**
+ * A peer outside TRUSTED_PROXIES that sends X-Forwarded-For is, most likely, a reverse proxy nobody
+ * listed: then every client behind it has its address, and they all share one per-address budget
+ * (60 unauthenticated /v1/auth calls a minute for a whole company). Said once per peer, with the
+ * fix; "if": a client may send the header itself, and trusting a client would let it pick its address.
+ */
+function warnOfUntrustedForwarder(
+  peer: string,
+  trusted: readonly Cidr[],
+  warnings: Pick<NodeWarnings, 'say'>,
+) {
+  const known = peerOf(peer)
+  if (!known || inAny(known.bytes, trusted)) return
+  const p = known.text
+  warnings.say(
+    `Requests from ${p} carry X-Forwarded-For, but ${p} is not in TRUSTED_PROXIES: every client behind it ` +
+      'shares its address, in the per-address rate limits and the audit log. ' +
+      `If ${p} is your reverse proxy, set TRUSTED_PROXIES=${p}.`,
+    { peer: p },
+  )
 }
 
 /**

@@ -135,7 +135,7 @@ export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: Id
     .post(
       '/device/start',
       ({ request, server }) =>
-        service.startDevice(clientAddress(request, server, core.config.trustedProxies)),
+        service.startDevice(clientAddress(request, server, core.config.trustedProxies, core.warnings)),
       {
         response: AuthModel.deviceStart,
         detail: { tags, summary: 'Start the device authorization flow (RFC 8628)' },

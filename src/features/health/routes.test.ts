@@ -5,6 +5,7 @@ import type { Core } from '../../core'
 import { healthRoutes } from './routes'
 
 const { app } = await testApp()
+const noWarnings = { list: () => [] }
 const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
 
 describe('GET /healthz', () => {
@@ -23,7 +24,7 @@ describe('GET /healthz', () => {
       dialect: 'postgres',
       ping: () => Promise.reject(new Error('connection refused at /secret/path')),
     }
-    const res = await healthRoutes({ store } as unknown as Core).handle(
+    const res = await healthRoutes({ store, warnings: noWarnings } as unknown as Core).handle(
       new Request('http://localhost/healthz'),
     )
     expect(res.status).toBe(503)
@@ -40,7 +41,7 @@ describe('GET /healthz', () => {
   it('answers 200 degraded when the node lost its node lock (it still serves), 503 when the database is down too', async () => {
     const healthz = async (ping: () => Promise<void>, state: 'held' | 'lost') => {
       const store = { dialect: 'postgres', ping }
-      const res = await healthRoutes({ store } as unknown as Core, { state }).handle(
+      const res = await healthRoutes({ store, warnings: noWarnings } as unknown as Core, { state }).handle(
         new Request('http://localhost/healthz'),
       )
       return { status: res.status, body: await res.json() }

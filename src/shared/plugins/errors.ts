@@ -74,7 +74,7 @@ export function valueErrorDetails(errors: Iterable<object>, at: (string | number
   return out
 }
 
-/** The rate limiter's headers the guard set before the error: they belong on every `/v1` answer. */
+/** The rate limiter's headers the guard set before the error: they belong on every counted answer. */
 const rateLimitHeadersOf = (headers: Record<string, unknown>): Record<string, string> =>
   Object.fromEntries(
     Object.entries(headers)
@@ -96,8 +96,8 @@ export const errorsPlugin = (log: Logger) =>
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       // Recorded for the access log, which reads the status after the response is sent.
       set.status = status
-      if (!dashboard)
-        return Response.json(body, { status, headers: { ...rateLimitHeadersOf(set.headers), ...headers } })
+      const counted = rateLimitHeadersOf(set.headers)
+      if (!dashboard) return Response.json(body, { status, headers: { ...counted, ...headers } })
       const detail = (body as { detail: unknown }).detail
       const message =
         typeof detail === 'string' ? detail : 'Some fields are not valid. Check them and try again.'
@@ -107,9 +107,10 @@ export const errorsPlugin = (log: Logger) =>
         set.status = 303
         return new Response(null, { status: 303, headers: { location: login } })
       }
+      // A dashboard write's 429 keeps its Retry-After and X-RateLimit-* headers, as the API's does.
       return new Response(dashboardError(status, message, htmx), {
         status,
-        headers: { 'content-type': 'text/html; charset=utf-8' },
+        headers: { 'content-type': 'text/html; charset=utf-8', ...counted, ...headers },
       })
     }
     if (code === 'VALIDATION') {

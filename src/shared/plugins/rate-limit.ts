@@ -19,15 +19,23 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   }
 }
 
-/** The 429 of a refused bucket: `Retry-After` in whole seconds, and which limit it was. */
-export function rateLimited(d: RateDecision): AppError {
-  return new AppError(
-    'RATE_LIMITED',
-    429,
+/** A refused bucket's 429, saying `message`: `Retry-After` in whole seconds, and the bucket's headers. */
+const refusal = (d: RateDecision, message: string) =>
+  new AppError('RATE_LIMITED', 429, message, { 'retry-after': String(d.retryAfter), ...rateLimitHeaders(d) })
+
+/** The API's 429 of a refused bucket: which limit it was, and when to retry. */
+export const rateLimited = (d: RateDecision): AppError =>
+  refusal(
+    d,
     `Rate limit reached: ${d.rule.limit} requests per minute per ${d.rule.name}. Retry in ${d.retryAfter} s.`,
-    { 'retry-after': String(d.retryAfter), ...rateLimitHeaders(d) },
   )
-}
+
+/** The dashboard's 429, shown next to the form a person sent: how long to wait, in their words. */
+export const changesRefused = (d: RateDecision): AppError =>
+  refusal(d, `Too many changes in a minute — try again in ${d.retryAfter} s.`)
+
+/** What a refused bucket throws: the API's 429 or the dashboard's. */
+type Refusal = (d: RateDecision) => AppError
 
 /** The per-minute rules of the control plane, from configuration; a 0 turns one off. */
 export function controlPlaneRules(limits: RateLimits) {
@@ -48,17 +56,20 @@ export function controlPlaneRules(limits: RateLimits) {
 export function takeAll(
   limiter: Limiter,
   buckets: [key: string, rule: RateRule | null][],
+  refuse: Refusal = rateLimited,
 ): Record<string, string> | Promise<Record<string, string>> {
   const on = buckets.filter((b): b is [string, RateRule] => b[1] !== null)
   if (!on.length) return {}
   const decisions = limiter.take(on)
-  return decisions instanceof Promise ? decisions.then(headersOf) : headersOf(decisions)
+  return decisions instanceof Promise
+    ? decisions.then((d) => headersOf(d, refuse))
+    : headersOf(decisions, refuse)
 }
 
 /** The headers of a check that passed, or its 429. */
-function headersOf(decisions: RateDecision[]): Record<string, string> {
+function headersOf(decisions: RateDecision[], refuse: Refusal): Record<string, string> {
   const refused = decisions.find((d) => !d.allowed)
-  if (refused) throw rateLimited(refused)
+  if (refused) throw refuse(refused)
   const tightest = decisions.reduce((a, b) => (b.remaining < a.remaining ? b : a))
   return rateLimitHeaders(tightest)
 }
@@ -83,12 +94,18 @@ export function addressLimitPlugin(
   })
 }
 
+/** The methods of a dashboard form that changes something (htmx's hx-post, hx-delete, …). */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
 /**
  * The guard's rate limits of `/v1` (DESIGN "Rate limits"): a call on a workspace counts against that
  * workspace and its organisation (the owning account), any other identified call against the
  * caller's organisation (a key's: its workspace's owner), and a call whose credentials failed
  * against its client address. A batch call counts only against the workspace's batch bucket.
- * Dashboard pages are not limited here.
+ * Dashboard writes (`/app/…`) count exactly as the API call they stand for (DESIGN "Dashboard
+ * writes"), in the same buckets; their 429 is the dashboard's message. Dashboard pages count
+ * nowhere: reading spends no one's budget, and the status partial, polled every 3 s while a
+ * workspace is provisioned, must never be refused.
  */
 export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
   limiter: Limiter,
@@ -102,15 +119,21 @@ export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
     const url = request.url
     const query = url.indexOf('?')
     const path = url.slice(url.indexOf('/', url.indexOf('//') + 2), query < 0 ? undefined : query)
-    if (!path.startsWith('/v1/')) return {}
-    if (!principal) return takeAll(limiter, [[`addr:${addressBucket(ip ?? '')}`, rules.address]])
+    const dashboard = path.startsWith('/app/')
+    if (dashboard ? !WRITES.has(request.method) : !path.startsWith('/v1/')) return {}
+    const refuse = dashboard ? changesRefused : rateLimited
+    if (!principal) return takeAll(limiter, [[`addr:${addressBucket(ip ?? '')}`, rules.address]], refuse)
     // SPEC: batches have their own budget, counted apart from the control-plane limit.
     if (workspace && BATCH_PATH.test(path)) return takeAll(limiter, [[`batch:${workspace.id}`, rules.batch]])
     const take = (organisation: string | undefined) =>
-      takeAll(limiter, [
-        [`ws:${workspace?.id}`, workspace ? rules.workspace : null],
-        [`org:${organisation}`, organisation ? rules.organisation : null],
-      ])
+      takeAll(
+        limiter,
+        [
+          [`ws:${workspace?.id}`, workspace ? rules.workspace : null],
+          [`org:${organisation}`, organisation ? rules.organisation : null],
+        ],
+        refuse,
+      )
     if (workspace) return take(workspace.ownerId)
     if (principal.kind === 'user') return take(principal.account.id)
     return findAccess(principal.key.workspaceId, principal).then((access) => take(access?.workspace.ownerId))

@@ -6,6 +6,7 @@ const TITLES: Record<number, string> = {
   404: 'Not found',
   409: 'Conflict',
   422: 'Check your input',
+  429: 'Too many changes',
 }
 
 /** An error as the dashboard shows it: a fragment for htmx requests, else a page. */
