@@ -176,6 +176,14 @@ describe('branding', () => {
       '<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:url(http://evil.example/p)"/></svg>',
       '<svg xmlns="http://www.w3.org/2000/svg"><a href="javascript:alert(1)"><rect/></a></svg>',
       '<svg xmlns="http://www.w3.org/2000/svg"><SCRIPT>alert(1)</SCRIPT></svg>',
+      // CSS escapes, comments and image functions (issue 56): url( and @import spelled otherwise.
+      '<svg xmlns="http://www.w3.org/2000/svg"><style>rect{fill:\\75rl(https://evil.example/p)}</style></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><style>@\\69mport "https://evil.example/a.css";</style></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><style>rect{background:image-set("https://evil.example/p" 1x)}</style></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><style>rect{fill:u&#114;l(https://evil.example/p)}</style></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><style>@font-face{font-family:x;src:url(https://evil.example/f)}</style></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:\\75rl(https://evil.example/p)"/></svg>',
+      '<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill:u/**/rl(https://evil.example/p)"/></svg>',
     ]) {
       const res = await uploadLogo(server.baseUrl, owner, ws, svg, 'logo.svg', 'image/svg+xml')
       expect({ svg, status: res.status }).toEqual({ svg, status: 422 })
@@ -183,6 +191,21 @@ describe('branding', () => {
     }
     expect((await api(owner, 'GET', brandingOf(ws))).body.logo_url).toBeNull()
     expect((await auditOf(owner, ws)).filter((e) => e.action.startsWith('branding.'))).toEqual([])
+  })
+
+  it('keeps the styles a logo draws with (fill, stroke, fonts), rewritten without escapes, and drops the rest', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const logo =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><style>.a { fill: #123456 } @media print { .a { fill: #000 } }</style>' +
+      '<rect class="a" width="10" height="10" style="stroke:#abcdef;stroke-width:2;position:fixed"/>' +
+      '<text style="font-family:&quot;Helvetica Neue&quot;, sans-serif;f\\6f nt-weight:700">A</text></svg>'
+    const up = await uploadLogo(server.baseUrl, owner, ws, logo, 'logo.svg', 'image/svg+xml')
+    expect(up.status).toBe(200)
+    expect(await (await fetch(up.body.logo_url)).text()).toBe(
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><style>.a { fill: #123456 }</style>' +
+        '<rect class="a" width="10" height="10" style="stroke: #abcdef; stroke-width: 2"></rect>' +
+        '<text style="font-family: &quot;Helvetica Neue&quot;, sans-serif; font-weight: 700">A</text></svg>',
+    )
   })
 
   it('serves a clean PNG back byte for byte from the instance, typed by its content, with nosniff, a CSP that runs nothing, an ETag and a 304', async () => {

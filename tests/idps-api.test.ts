@@ -86,6 +86,9 @@ describe('identity providers', () => {
       [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'http://login.acme.example' }, 'issuer'],
       [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'https://169.254.169.254' }, 'issuer'],
       [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'https://localhost/' }, 'issuer'],
+      // IPv4-compatible IPv6 holding loopback and the metadata address.
+      [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'https://[::127.0.0.1]' }, 'issuer'],
+      [{ type: 'oidc', client_id: 'a', client_secret: 'b', issuer: 'https://[::a9fe:a9fe]/' }, 'issuer'],
       [{ type: 'myspace', client_id: 'a', client_secret: 'b' }, 'type'],
       [{ type: 'google', client_id: '', client_secret: 'b' }, 'client_id'],
       // Scopes every sign-in would fail without: the ID token's, GitHub's verified address.

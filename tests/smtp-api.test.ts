@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import type { ParsedMail } from 'mailparser'
 import { workspaces } from '../src/features/workspaces/schema'
+import { accounts } from '../src/identity'
 import { jobs } from '../src/queue/schema'
 import { ManualClock } from '../src/shared/clock'
-import { type Caller, callApi, type Person, person } from './support/callers'
+import { type Caller, callApi, keyCaller, type Person, person } from './support/callers'
 import { TEST_ACTOR } from './support/core'
 import { activeWorkspace } from './support/instances'
 import { freePort, startTestServer, type TestServer } from './support/server'
@@ -19,6 +20,8 @@ let a: SmtpSink
 let b: SmtpSink
 let platform: SmtpSink
 
+/** Low, so a test reaches it; each test has its own workspace, and the clock stands still. */
+const WORKSPACE_PER_MINUTE = 20
 const B_PASSWORD = 'b-pass-s3cret-7'
 const A_PASSWORD = 'a-pass-s3cret-1'
 const WRONG_PASSWORD = 'wrong-pass-s3cret-9'
@@ -35,6 +38,7 @@ beforeAll(async () => {
       SMTP_FROM: 'Gatehouse Platform <platform@gatehouse.test>',
       // A and B listen on loopback.
       SMTP_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_WORKSPACE_PER_MINUTE: String(WORKSPACE_PER_MINUTE),
     },
     undefined,
     { clock },
@@ -72,6 +76,18 @@ async function workspaceWithOwner(): Promise<{ owner: Person; ws: string }> {
   const owner = await person(server.core)
   return { owner, ws: await activeWorkspace(server.core, owner.id) }
 }
+
+/** A person's platform address; `verified` marks it proved first. */
+async function addressOf(who: Person, { verified = false } = {}): Promise<string> {
+  if (verified)
+    await server.core.db.update(accounts).set({ emailVerified: true }).where(eq(accounts.id, who.id))
+  const [row] = await server.core.db.select().from(accounts).where(eq(accounts.id, who.id))
+  return row!.email
+}
+
+/** Whether any mail the sink received went to `address`. */
+const received = (sink: SmtpSink, address: string) =>
+  sink.messages.some((m) => JSON.stringify(m.to).includes(address))
 
 const rowsOf = (ws: string) =>
   server.core.store.query<Record<string, unknown>>('SELECT * FROM smtp_providers WHERE workspace_id = $1', [
@@ -266,15 +282,19 @@ describe('a change stopped midway', () => {
 })
 
 describe('POST …/smtp/test', () => {
-  const test = (owner: Person, ws: string, to = 'tester@example.com') =>
-    api(owner, 'POST', `${smtpOf(ws)}/test`, { to })
+  const test = (who: Caller, ws: string, to = 'tester@example.com') =>
+    api(who, 'POST', `${smtpOf(ws)}/test`, { to })
 
   it("sends through the server in effect now and answers the server's reply", async () => {
     const { owner, ws } = await workspaceWithOwner()
-    const viaPlatform = await test(owner, ws, 'p-test@example.com')
+    const own = await addressOf(owner, { verified: true })
+    const viaPlatform = await test(owner, ws, own)
     expect(viaPlatform.body).toMatchObject({ ok: true, provider: 'platform', error: null })
     expect(viaPlatform.body.response).toMatch(/^250 /)
-    await platform.waitFor((m) => JSON.stringify(m.to).includes('p-test@example.com'))
+    const platformMail = await platform.waitFor((m) => JSON.stringify(m.to).includes(own))
+    expect(platformMail.from?.value).toEqual([
+      { address: 'platform@gatehouse.test', name: 'Gatehouse Platform' },
+    ])
 
     await api(owner, 'PUT', smtpOf(ws), serverB())
     const viaB = await test(owner, ws, 'b-test@example.com')
@@ -285,6 +305,59 @@ describe('POST …/smtp/test', () => {
     expect(mail.subject).toBe('Test mail from Acme')
     expect(mail.html).toContain('<p>This is a test mail')
     expect(mail.text).toContain('This is a test mail')
+  })
+
+  it("through the platform's server, goes only to the caller's own verified address: any other, an unverified one or a machine key's call is a 422 at body.to and nothing is sent", async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const own = await addressOf(owner)
+    const victim = `victim-${crypto.randomUUID()}@example.com`
+    const key = await keyCaller(server.core, ws, ['workspace:admin'])
+    const refusedTo = async (who: Caller, to: string, message: RegExp) => {
+      const res = await test(who, ws, to)
+      expect({ to, status: res.status }).toEqual({ to, status: 422 })
+      expect(res.body.detail[0].loc).toEqual(['body', 'to'])
+      expect(res.body.detail[0].msg).toMatch(message)
+    }
+    await refusedTo(owner, victim, /only to your own verified address/)
+    await refusedTo(owner, own, /Verify your address first/)
+    await refusedTo(key, victim, /a machine key has none/)
+    await addressOf(owner, { verified: true })
+    await refusedTo(owner, victim, /only to your own verified address/)
+    await refusedTo(key, own, /a machine key has none/)
+
+    // The caller's own address, however it is typed, is where it goes.
+    const mine = await test(owner, ws, own.toUpperCase())
+    expect(mine.body).toMatchObject({ ok: true, provider: 'platform', error: null })
+    await platform.waitFor((m) => JSON.stringify(m.to).includes(own))
+    expect(received(platform, victim)).toBe(false)
+  })
+
+  it("through the workspace's own server, goes to any address, for a person or a machine key", async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    await api(owner, 'PUT', smtpOf(ws), serverB())
+    const key = await keyCaller(server.core, ws, ['workspace:admin'])
+    for (const [who, to] of [
+      [owner, `anyone-${crypto.randomUUID()}@example.com`],
+      [key, `someone-${crypto.randomUUID()}@example.com`],
+    ] as const) {
+      const res = await test(who, ws, to)
+      expect(res.body).toMatchObject({ ok: true, provider: 'custom', error: null })
+      await b.waitFor((m) => JSON.stringify(m.to).includes(to))
+      expect(received(platform, to)).toBe(false)
+    }
+  })
+
+  it("counts against the workspace's control-plane limit like any write: a 429 once it is used up", async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const own = await addressOf(owner, { verified: true })
+    for (let i = 0; i < WORKSPACE_PER_MINUTE; i++) {
+      const res = await test(owner, ws, own)
+      expect([i, res.status]).toEqual([i, 200])
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(WORKSPACE_PER_MINUTE - 1 - i))
+    }
+    const refused = await test(owner, ws, own)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).not.toBeNull()
   })
 
   it('says the server refused the password, records it on the provider, and a queued mail fails the same way without the password anywhere', async () => {
@@ -357,7 +430,7 @@ describe('without SMTP_ALLOW_PRIVATE', () => {
     await api(owner, 'PUT', smtpOf(ws), serverB())
     const w = (await server.core.db.select().from(workspaces).where(eq(workspaces.id, ws)))[0]!
     const before = b.messages.length
-    const res = await (await guarded()).test(w, 'blocked@example.com')
+    const res = await (await guarded()).test(w, null, 'blocked@example.com')
     expect(res).toMatchObject({ ok: false, error: { type: 'blocked' } })
     expect(res.error?.message).toContain('private, loopback')
     expect(b.messages.length).toBe(before)

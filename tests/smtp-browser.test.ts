@@ -7,7 +7,7 @@ import { type SmtpSink, startSmtpServer } from './support/smtp'
 import { json, type PlatformUser, signUpUser } from './support/users'
 
 // Issue 30 in headless Chromium: Settings → SMTP. An owner finds the platform's server in effect,
-// is refused a bad port next to the field (what was typed kept, never the password), saves the
+// is refused a test mail through it to another address (issue 56), is refused a bad port next to the field (what was typed kept, never the password), saves the
 // workspace's own server, sends a test mail and reads the server's answer, sees a failing server's
 // last error, and reverts to the platform's server after a confirmation. The cases build on each
 // other, in file order, on one server and one browser.
@@ -72,6 +72,17 @@ describe('Settings → SMTP in the dashboard', () => {
     expect(await page.locator('#smtp-in-effect').textContent()).toContain("The platform's mail server")
     expect(await page.getByLabel('Password (optional)').getAttribute('type')).toBe('password')
     expect(await page.getByRole('button', { name: "Revert to the platform's server" }).count()).toBe(0)
+  })
+
+  it("refuses a test mail through the platform's server to anyone but the owner, next to the field", async () => {
+    await page.locator('#smtp-test-to').fill('someone-else@example.com')
+    expect(await press('Send test mail', '/test')).toBe(422)
+    expect(await page.locator('#smtp-test-to-error').textContent()).toBe(
+      "Through the platform's mail server a test mail goes only to your own verified address. Set up this workspace's own server to test any address.",
+    )
+    expect(await page.getByLabel('To').getAttribute('aria-invalid')).toBe('true')
+    expect(await page.getByLabel('To').inputValue()).toBe('someone-else@example.com')
+    expect(await page.locator('#smtp-test-result').textContent()).toBe('')
   })
 
   it('refuses a bad port next to the field, keeping what was typed but the password', async () => {

@@ -170,6 +170,13 @@ describe('creating a webhook', () => {
       'https://[fd00::1]/',
       'https://[fe80::1]/',
       'https://0.0.0.0/',
+      // IPv4-compatible IPv6 (::/96), NAT64 and 6to4 holding a private or loopback IPv4 address.
+      'https://[::127.0.0.1]/',
+      'https://[::a9fe:a9fe]/',
+      'https://[::10.0.0.1]/',
+      'https://[::]/',
+      'https://[64:ff9b::127.0.0.1]/',
+      'https://[2002:a9fe:a9fe::]/',
     ]) {
       const res = await api(owner, 'POST', hooksOf(ws), { url, events: ['tenant.created'] })
       expect({ url, status: res.status }).toEqual({ url, status: 422 })

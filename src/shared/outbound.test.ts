@@ -22,9 +22,29 @@ describe('the outbound guard', () => {
       '64:ff9b::a9fe:a9fe',
       '2002:7f00:1::',
       '224.0.0.1',
+      // IPv4-compatible (::/96, deprecated): refused whatever the address it holds.
+      '::127.0.0.1',
+      '::7f00:1',
+      '::169.254.169.254',
+      '::10.0.0.1',
+      '::8.8.8.8',
+      '::2',
+      // IPv4-translated (SIIT, ::ffff:0:0:0/96), the same idea.
+      '::ffff:0:127.0.0.1',
+      '64:ff9b::127.0.0.1',
+      '64:ff9b::10.0.0.1',
+      '2002:a9fe:a9fe::1',
+      '2002:0a00:0001::',
     ])
       expect([a, isPrivateAddress(a)]).toEqual([a, true])
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+    for (const a of [
+      '93.184.216.34',
+      '8.8.8.8',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '64:ff9b::8.8.8.8',
+      '2002:808:808::1',
+    ])
       expect([a, isPrivateAddress(a)]).toEqual([a, false])
   })
 
@@ -38,6 +58,9 @@ describe('the outbound guard', () => {
       'https://LOCALHOST./',
       'https://app.localhost/',
       'https://[::ffff:7f00:1]/',
+      'https://[::127.0.0.1]/',
+      'https://[::a9fe:a9fe]/',
+      'https://[::]/',
       'https://0x7f.1/',
     ])
       expect([url, outboundUrlProblem(url, strict)]).not.toEqual([url, null])

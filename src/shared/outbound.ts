@@ -32,8 +32,11 @@ const BLOCKED: Cidr[] = [
   '203.0.113.0/24',
   '224.0.0.0/4',
   '240.0.0.0/4',
-  '::/128',
-  '::1/128',
+  // IPv4-compatible (RFC 4291 §2.5.5.1, deprecated), which holds :: and ::1: refused whatever it
+  // embeds, as a stack may still reach ::127.0.0.1 at the IPv4 address inside.
+  '::/96',
+  // IPv4-translated (RFC 2765 §2.1, SIIT), refused for the same reason.
+  '::ffff:0:0:0/96',
   '64:ff9b:1::/48',
   '100::/64',
   '2001:db8::/32',
@@ -41,7 +44,10 @@ const BLOCKED: Cidr[] = [
   'fe80::/10',
   'ff00::/8',
 ].map((c) => parseCidr(c)!)
-/** IPv6 forms that embed an IPv4 address in their last 4 bytes: judged by that address. */
+/**
+ * IPv6 forms that embed an IPv4 address, judged by that address: NAT64 (RFC 6052 §2.1) in its last
+ * 4 bytes, 6to4 (RFC 3056 §2) in bytes 2 to 5. IPv4-mapped (::ffff:0:0/96) is parsed as IPv4.
+ */
 const EMBEDS_V4: Cidr[] = ['64:ff9b::/96', '2002::/16'].map((c) => parseCidr(c)!)
 
 /** Whether an address is one the guard refuses (private, loopback, link-local, metadata, reserved). */

@@ -1,11 +1,13 @@
 import { Parser } from 'htmlparser2'
+import { cssProblem, LOCAL_FRAGMENT, sanitizeDeclarations, sanitizeStyleSheet } from './svg-style'
 
 /**
  * An uploaded SVG rewritten from what it parses to, keeping only drawing: elements and attributes
  * of an allowlist, text escaped again. What could act (a script, an event handler attribute, a
  * reference outside the document, a foreignObject, a style sheet that imports or fetches) is not
  * removed quietly but refused, with the reason: a logo that needed one is better fixed by its
- * owner than shown broken. Editor metadata (Inkscape, Sodipodi, comments, `<?xml?>`, DOCTYPE) is
+ * owner than shown broken. Style sheets and `style` attributes are rewritten to the properties a
+ * logo draws with (svg-style.ts). Editor metadata (Inkscape, Sodipodi, comments, `<?xml?>`, DOCTYPE) is
  * dropped. Entities are never expanded beyond XML's own, so no DOCTYPE trick reaches anything.
  */
 export type SvgResult = { ok: true; svg: string } | { ok: false; reason: string }
@@ -38,18 +40,6 @@ const REFUSED: Record<string, string> = {
 const NAMESPACED = new Set(['xlink:href', 'xml:space', 'xml:lang', 'xmlns', 'xmlns:xlink'])
 const PLAIN_NAME = /^[a-zA-Z][a-zA-Z0-9_.-]*$/
 
-const LOCAL_FRAGMENT = /^#[A-Za-z_][\w.:-]*$/
-
-/** Why a value (attribute or style sheet) cannot stay, or null. */
-function valueProblem(value: string): string | null {
-  for (const m of value.matchAll(/url\s*\(\s*(['"]?)\s*([^)'"]*)/gi))
-    if (!LOCAL_FRAGMENT.test(m[2]!.trim())) return `an external reference (url(${m[2]!.trim().slice(0, 60)}))`
-  if (/@import/i.test(value)) return 'a style sheet import (@import)'
-  if (/javascript:|vbscript:|expression\s*\(|-moz-binding|behavior\s*:/i.test(value))
-    return 'script in a value'
-  return null
-}
-
 /** Why an element cannot stay (it runs, embeds or reaches out), or null. */
 function elementProblem(name: string, attrs: Record<string, string>): string | null {
   const refused = REFUSED[name.toLowerCase()]
@@ -58,7 +48,8 @@ function elementProblem(name: string, attrs: Record<string, string>): string | n
     if (/^on/i.test(attr)) return `It contains an event handler attribute (${attr})`
     if (/(^|:)href$/i.test(attr) && !LOCAL_FRAGMENT.test(value.trim()))
       return `It contains an external reference (${attr}="${value.trim().slice(0, 60)}")`
-    const why = valueProblem(value)
+    // Presentation attributes are CSS values: judged as CSS reads them, escapes decoded.
+    const why = cssProblem(value)
     if (why) return `It contains ${why} in ${attr}`
   }
   return null
@@ -77,6 +68,8 @@ export function sanitizeSvg(source: string): SvgResult {
   let rootAttrs = ''
   let usesXlink = false
   let inStyle = false
+  /** The text of the open style element, rewritten when it closes. */
+  let sheet = ''
   let problem: string | null = null
 
   const parser = new Parser(
@@ -86,7 +79,8 @@ export function sanitizeSvg(source: string): SvgResult {
         // Checked on every element, dropped ones too: what would act is refused wherever it is.
         problem = elementProblem(name, attrs)
         if (problem) return
-        const keep = dropping === 0 && KEPT.has(name) && (rootSeen || name === 'svg')
+        // Nothing but text inside a style sheet: an element there is dropped with its content.
+        const keep = dropping === 0 && !inStyle && KEPT.has(name) && (rootSeen || name === 'svg')
         open.push(keep)
         if (!keep) {
           dropping++
@@ -98,26 +92,31 @@ export function sanitizeSvg(source: string): SvgResult {
           if (attr === 'xmlns' && value !== SVG_NS) continue
           if (attr === 'xmlns:xlink' && value !== XLINK_NS) continue
           if (attr === 'xlink:href') usesXlink = true
-          written += ` ${attr}="${escapeAttr(value)}"`
+          let kept = value
+          if (attr === 'style') {
+            // Judged whole in elementProblem; rewritten here to what a logo draws with.
+            const style = sanitizeDeclarations(value)
+            if (!style.ok || !style.css) continue
+            kept = style.css
+          }
+          written += ` ${attr}="${escapeAttr(kept)}"`
         }
         if (!rootSeen) {
           rootSeen = true
           rootAt = out.length
           rootAttrs = written
         }
-        if (name === 'style') inStyle = true
+        if (name === 'style') {
+          inStyle = true
+          sheet = ''
+        }
         out.push(`<${name}${written}>`)
       },
       ontext(text) {
         if (problem || dropping > 0 || !rootSeen || open.length === 0) return
-        if (inStyle) {
-          const why = valueProblem(text)
-          if (why) {
-            problem = `Its style sheet contains ${why}`
-            return
-          }
-        }
-        out.push(escapeText(text))
+        // A sheet comes in pieces (an entity ends one): it is judged whole when it closes.
+        if (inStyle) sheet += text
+        else out.push(escapeText(text))
       },
       onclosetag(name) {
         if (problem) return
@@ -127,7 +126,15 @@ export function sanitizeSvg(source: string): SvgResult {
           dropping--
           return
         }
-        if (name === 'style') inStyle = false
+        if (name === 'style') {
+          inStyle = false
+          const clean = sanitizeStyleSheet(sheet)
+          if (!clean.ok) {
+            problem = `Its style sheet contains ${clean.reason}`
+            return
+          }
+          out.push(escapeText(clean.css))
+        }
         out.push(`</${name}>`)
       },
     },

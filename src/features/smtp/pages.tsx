@@ -7,7 +7,7 @@ import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { SmtpModel } from './model'
-import { createSmtpService } from './service'
+import { createSmtpService, testCallerOf } from './service'
 import { SmtpSection, SmtpTestForm } from './views'
 
 const views = { detail: { tags: ['views'] } }
@@ -94,9 +94,11 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       `${path}/test`,
-      async ({ workspace: w, body }) => {
+      async ({ workspace: w, principal, body }) => {
         const to = sentText(body, 'to')
-        const sent = await testForm.submit(body, (input) => service.test(w, input.to))
+        const sent = await testForm.submit(body, (input) =>
+          service.test(w, testCallerOf(principal), input.to),
+        )
         if (!sent.ok)
           return html(
             <SmtpTestForm workspaceId={w.id} to={sent.values.to} error={sent.errors.to} />,

@@ -4,7 +4,7 @@ import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { SmtpModel } from './model'
-import { createSmtpService } from './service'
+import { createSmtpService, testCallerOf } from './service'
 
 const tags = ['smtp']
 
@@ -42,16 +42,20 @@ export function smtpRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       response: SmtpModel.view,
       detail: { tags, summary: "Back to the platform's mail server (custom providers deleted)" },
     })
-    .post('/test', ({ workspace, body }) => service.test(workspace, body.to), {
-      params,
-      body: SmtpModel.test,
-      scope: 'workspace:admin',
-      response: SmtpModel.tested,
-      detail: {
-        tags,
-        summary: 'Send a test mail now through the mail server in effect',
-        description:
-          "Answers 200 either way: `ok` with the server's reply, or the kind of failure (`timeout`, `tls`, `auth`, `refused`, `rejected`, `blocked` by the outbound guard, `not_configured`) and what happened.",
+    .post(
+      '/test',
+      ({ workspace, principal, body }) => service.test(workspace, testCallerOf(principal), body.to),
+      {
+        params,
+        body: SmtpModel.test,
+        scope: 'workspace:admin',
+        response: SmtpModel.tested,
+        detail: {
+          tags,
+          summary: 'Send a test mail now through the mail server in effect',
+          description:
+            "Through the platform's server (no custom provider) only to the caller's own verified address, so never for a machine key (422 at `to` otherwise); through the workspace's own server to any address. Answers 200 either way: `ok` with the server's reply, or the kind of failure (`timeout`, `tls`, `auth`, `refused`, `rejected`, `blocked` by the outbound guard, `not_configured`) and what happened.",
+        },
       },
-    })
+    )
 }

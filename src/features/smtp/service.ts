@@ -3,12 +3,13 @@ import { and, eq, inArray } from 'drizzle-orm'
 import addressparser from 'nodemailer/lib/addressparser'
 import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import { type Account, normalizeEmail } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import { OutboundRefused, outboundUrlProblem, resolveOutbound } from '../../shared/outbound'
-import type { Actor } from '../../shared/plugins/auth'
+import type { Actor, Principal } from '../../shared/plugins/auth'
 import { SmtpFailure, type SmtpMail, sendThroughServer, sendThroughUrl } from '../../shared/smtp'
 import type { Workspace } from '../workspaces/service'
 import { SmtpErrors } from './errors'
@@ -164,6 +165,33 @@ export interface SmtpHealth {
   lastSuccessAt: string | null
   lastErrorAt: string | null
   lastError: string | null
+}
+
+/** Who asks for a test mail: a person's platform account, or null for a machine key (no address of its own). */
+export type TestCaller = Pick<Account, 'email' | 'emailVerified'> | null
+
+/** The test mail's caller of a principal. */
+export const testCallerOf = (principal: Principal): TestCaller =>
+  principal.kind === 'user' ? principal.account : null
+
+/**
+ * Where a test mail through the platform's server may go (DESIGN "SMTP"): only to the caller's own
+ * verified address, so the platform's server and sender are no open relay for a workspace named
+ * with a phishing line. Answers that address as stored; a 422 at `to` otherwise.
+ */
+function platformRecipient(caller: TestCaller, to: string): string {
+  const refuse = (message?: string) =>
+    appError(SmtpErrors.TEST_RECIPIENT_REFUSED, 422, { loc: ['body', 'to'], message })
+  if (!caller)
+    throw refuse(
+      "Through the platform's mail server a test mail goes only to a person's own verified address, and a machine key has none. Set up this workspace's own server to test any address.",
+    )
+  if (normalizeEmail(to) !== caller.email) throw refuse()
+  if (!caller.emailVerified)
+    throw refuse(
+      "Verify your address first: through the platform's mail server a test mail goes only to your own verified address.",
+    )
+  return caller.email
 }
 
 const testMail = (workspace: Workspace, to: string, now: number) => {
@@ -324,11 +352,12 @@ export function createSmtpService(core: Core, opts: SmtpServiceOptions = {}) {
      * Sends a test mail through the provider in effect now, not through the queue, and answers
      * what the server said or what went wrong (time-out, TLS, authentication, refused connection,
      * an address the guard refuses). The outcome is kept on the provider like a delivery's.
+     * Through the platform's server it goes only to the caller's own verified address.
      */
-    async test(workspace: Workspace, to: string): Promise<SmtpModel.Tested> {
-      const mail = testMail(workspace, to, core.clock.now())
+    async test(workspace: Workspace, caller: TestCaller, to: string): Promise<SmtpModel.Tested> {
       const active = await activeProvider(core, workspace.id)
       const provider = active ? 'custom' : 'platform'
+      const mail = testMail(workspace, active ? to : platformRecipient(caller, to), core.clock.now())
       const { smtpUrl, smtpFrom } = core.config
       if (!active && !smtpUrl)
         return {

@@ -187,6 +187,7 @@ export function SmtpTestForm({
         label="To"
         value={to}
         error={error}
+        hint="Through the platform's mail server, only to your own verified address; through this workspace's own server, to any address."
         required
         maxlength={320}
         placeholder="you@example.com"
