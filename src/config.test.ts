@@ -63,7 +63,20 @@ describe('loadConfig', () => {
     ['DEV_OUTBOX', { DEV_OUTBOX: 'TRUE ' }],
     ['NODE_ID', { NODE_ID: 'node:1' }],
     ['NODE_ID', { NODE_ID: 'a'.repeat(64) }],
+    ['RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE', { RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE: '0' }],
+    ['RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE', { RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE: '25%' }],
+    ['RATE_LIMIT_DATA_PLANE_PAGE_RESERVE', { RATE_LIMIT_DATA_PLANE_PAGE_RESERVE: '1' }],
+    ['RATE_LIMIT_DATA_PLANE_PAGE_RESERVE', { RATE_LIMIT_DATA_PLANE_PAGE_RESERVE: '.5' }],
   ]
+  it('gives one client address a quarter of an instance, and keeps a quarter of its burst for pages', () => {
+    const limits = (env: Record<string, string> = {}) =>
+      loadConfig({ DATA_DIR: tempDir(), ...env }).rateLimits
+    expect(limits()).toMatchObject({ dataPlaneAddressShare: 0.25, dataPlanePageReserve: 0.25 })
+    expect(
+      limits({ RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE: '1', RATE_LIMIT_DATA_PLANE_PAGE_RESERVE: '0.1' }),
+    ).toMatchObject({ dataPlaneAddressShare: 1, dataPlanePageReserve: 0.1 })
+  })
+
   for (const [variable, env] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {
       try {

@@ -294,6 +294,10 @@ export interface RateLimits {
   /** Identity-plane requests per second to one instance, and the burst it may take at once. */
   dataPlaneRps: number
   dataPlaneBurst: number
+  /** The part of an instance's rate and burst one client address may take (DESIGN "Data plane fairness"). */
+  dataPlaneAddressShare: number
+  /** The part of an instance's burst kept for a browser's requests: the JSON endpoints cannot take it. */
+  dataPlanePageReserve: number
 }
 
 /** A start-up failure the operator can fix: the CLI prints `gatehouse: <message>` and exits 2. */
@@ -321,6 +325,16 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(name, `expected an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+/** A decimal fraction such as `0.25`, from `min` to `max`. */
+function fraction(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+(?:\.\d+)?$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `expected a decimal number from ${min} to ${max}, got "${raw}"`)
   }
   return Number(raw)
 }
@@ -546,6 +560,8 @@ export function loadConfig(env: Env = process.env): Config {
       batchPerMinute: int(env, 'RATE_LIMIT_BATCH_PER_MINUTE', 5, 0, 1_000_000),
       dataPlaneRps: int(env, 'RATE_LIMIT_DATA_PLANE_RPS', 50, 0, 1_000_000),
       dataPlaneBurst: int(env, 'RATE_LIMIT_DATA_PLANE_BURST', 200, 1, 10_000_000),
+      dataPlaneAddressShare: fraction(env, 'RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE', 0.25, 0.01, 1),
+      dataPlanePageReserve: fraction(env, 'RATE_LIMIT_DATA_PLANE_PAGE_RESERVE', 0.25, 0, 0.9),
     },
     idps: {
       allowHttp: bool(env, 'IDPS_ALLOW_HTTP') ?? false,

@@ -43,6 +43,8 @@ const JSON_ENDPOINTS = new Set([
   '/token/revocation',
   '/me',
   '/device/auth',
+  // Pushed authorization requests (RFC 9126), on by default in oidc-provider.
+  '/request',
   DISCOVERY,
   JWKS,
 ])
@@ -305,15 +307,13 @@ export class IdentityBridge {
       const made = cachedAnswer(shape.text(instance), shape.headers)
       return this.remember(instanceId, document, made, id)
     }
-    // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts.
+    // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts. What is
+    // not a JSON endpoint is a browser's (a page, its assets, the authorization endpoint).
     if (!exempt) {
-      const pending = this.limit(instanceId)
+      const pending = this.limit(instanceId, !JSON_ENDPOINTS.has(route.path), caller)
       const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
-        const response = errorResponse(
-          rateLimitedError(decision.rps, decision.retryAfter),
-          request.headers.get('accept') ?? '',
-        )
+        const response = errorResponse(rateLimitedError(decision), request.headers.get('accept') ?? '')
         response.headers.set('retry-after', String(decision.retryAfter))
         return response
       }

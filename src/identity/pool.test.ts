@@ -7,6 +7,8 @@ import { type Instance, InstancePool, type StateReads } from './pool'
 import { createDataPlaneLimit } from './rate-limit'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
+/** The one client of the limiter's requests here. */
+const CLIENT = { ip: () => '192.0.2.1' }
 
 /** A pool whose clock stands still and which loads no instance, with these state and settings reads. */
 const standingPool = (
@@ -58,7 +60,14 @@ describe('instance pool', () => {
     let listener: (() => void) | undefined
     const core = {
       clock: { now: () => now.t },
-      config: { rateLimits: { dataPlaneRps: 50, dataPlaneBurst: 200 } },
+      config: {
+        rateLimits: {
+          dataPlaneRps: 50,
+          dataPlaneBurst: 200,
+          dataPlaneAddressShare: 0.25,
+          dataPlanePageReserve: 0.25,
+        },
+      },
       store: { liveNodes: async () => 1 },
       instances: { subscribe: (fn: () => void) => (listener = fn) },
     } as unknown as Core
@@ -117,7 +126,7 @@ describe('instance pool', () => {
     pool.onState((id, state, at) => limit.heard(id, state.dataPlaneRps, at))
 
     // A token request first: the limiter's read is the pool's, and the pool's state is known after it.
-    const decision = limit(uuid(3))
+    const decision = limit(uuid(3), false, CLIENT)
     expect(decision).toBeInstanceOf(Promise)
     expect(reads.map((r) => r.id)).toEqual([uuid(3)])
     reads[0]!.answer({ active: true, dataPlaneRps: 500 })
@@ -129,17 +138,17 @@ describe('instance pool', () => {
     const serving = pool.isServing(uuid(4))
     reads[1]!.answer({ active: true, dataPlaneRps: 80 })
     expect(await serving).toBe(true)
-    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 80 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 80 })
     expect(reads).toHaveLength(2)
 
     // Past MEMO_MS both read again, once: the limiter goes on with the rate it had meanwhile.
     now.t += MEMO_MS + 1
-    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 80 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 80 })
     const again = pool.isServing(uuid(4))
     expect(reads.map((r) => r.id)).toEqual([uuid(3), uuid(4), uuid(4)])
     reads[2]!.answer({ active: true, dataPlaneRps: 90 })
     expect(await again).toBe(true)
-    expect(limit(uuid(4))).toMatchObject({ allowed: true, rps: 90 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 90 })
     expect(reads).toHaveLength(3)
   })
 

@@ -1,22 +1,39 @@
 import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
-import { LocalBuckets, type LocalDecision } from '../limits/local-buckets'
+import { LocalBuckets } from '../limits/local-buckets'
+import { addressBucket } from '../shared/client-address'
 import type { IdentityError } from './errors'
 import { MEMO_MS } from './instances'
 
 /** How long a node trusts its count of live nodes (one read per node, whatever the instances). */
 const REFRESH_MS = 5_000
 
+/**
+ * The (instance, client address) buckets a node keeps at most. A bucket is kept only for a request
+ * it served, and only until it is full again (burst / rate: 4 s by default), so this is reached
+ * only by a flood from tens of thousands of addresses; then the buckets nearest to full are
+ * forgotten (LocalBuckets), ~8 MiB at most. The instance's own bucket still bounds what they take.
+ */
+const ADDRESS_BUCKETS = 50_000
+
 /** The data plane's refusal: RFC 6749's `temporarily_unavailable` for clients, a page for browsers. */
-export const rateLimitedError = (rps: number, retryAfter: number): IdentityError => ({
+export const rateLimitedError = (decision: Refusal): IdentityError => ({
   status: 429,
   title: 'Too many requests',
-  message: 'This sign-in service is receiving too many requests right now. Try again in a few seconds.',
+  message:
+    decision.by === 'address'
+      ? 'Too many requests from your network to this sign-in service right now. Try again in a few seconds.'
+      : 'This sign-in service is receiving too many requests right now. Try again in a few seconds.',
   json: {
     error: 'temporarily_unavailable',
-    error_description: `Rate limit reached: ${rps} requests per second for this instance. Retry in ${retryAfter} s.`,
+    error_description: `Rate limit reached: ${decision.rps} requests per second ${decision.by === 'address' ? 'from one client address ' : ''}for this instance. Retry in ${decision.retryAfter} s.`,
   },
 })
+
+/** Who sent a request: its client address, asked only when the limit is on (asking may cost a system call). */
+export interface DataPlaneClient {
+  ip(): string
+}
 
 /**
  * SPEC "Limits", the data plane: `RATE_LIMIT_DATA_PLANE_RPS` per second and a burst of
@@ -26,10 +43,26 @@ export const rateLimitedError = (rps: number, retryAfter: number): IdentityError
  * divided by the number of live nodes (counted every few seconds on the store): exact on one node,
  * approximate across several (a load balancer that spreads one instance's traffic unevenly lets
  * through less than the limit, never more than the limit times the nodes' imbalance).
+ *
+ * Fairness within that budget (DESIGN "Data plane fairness", issue 56: one script's ~1,000 token
+ * requests left the dashboard's sign-in page answering 429 to everyone):
+ * - One client address (an IPv6 /64) may take `RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE` of it, rate and
+ *   burst (a quarter: 12.5/s, 50 at once), in a bucket of its own per (instance, address) on each
+ *   node, divided by the live nodes as the instance's is. It is checked first, and a request
+ *   either bucket refuses takes from neither: an address's refusals cost the others nothing, and
+ *   a client refused for the instance's sake keeps its share for later.
+ * - The browser's requests keep `RATE_LIMIT_DATA_PLANE_PAGE_RESERVE` of the burst (a quarter: 50)
+ *   that the JSON endpoints cannot take. One bucket with a reserve rather than two buckets of fixed
+ *   shares: both kinds draw on the same budget, so a quiet instance gives token calls the whole
+ *   rate (150 at once), and the instance never serves more than its budget; a JSON request is
+ *   refused once the bucket is down to the reserve, a page only when it is empty. Under a token
+ *   flood the bucket stays at that line: token calls get what refills above it, pages may take
+ *   from below it whenever they come, so they keep their part of the rate too.
  */
 export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) => Promise<number | null>) {
-  const { dataPlaneRps, dataPlaneBurst } = core.config.rateLimits
+  const { dataPlaneRps, dataPlaneBurst, dataPlaneAddressShare, dataPlanePageReserve } = core.config.rateLimits
   const buckets = new LocalBuckets()
+  const addresses = new LocalBuckets(ADDRESS_BUCKETS)
   let nodes = 1
   let nodesAt = Number.NEGATIVE_INFINITY
   /** Each instance's own rate as last read; `loaded` once a read came back. */
@@ -76,15 +109,34 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     else own.delete(instanceId)
   })
 
-  const decide = (instanceId: string, entry: { rps: number | null }, now: number): Decision => {
+  const decide = (
+    instanceId: string,
+    page: boolean,
+    client: DataPlaneClient,
+    entry: { rps: number | null },
+    now: number,
+  ): Decision => {
     const rps = entry.rps ?? dataPlaneRps
     // A workspace's own rate scales its burst alike (50/s with 200 at once → 500/s with 2,000).
-    const burst = (dataPlaneBurst * rps) / dataPlaneRps
-    const decision = buckets.take(instanceId, rps / nodes, Math.max(1, burst / nodes), now)
-    return { ...decision, rps }
+    const burst = Math.max(1, (dataPlaneBurst * rps) / dataPlaneRps / nodes)
+    const rate = rps / nodes
+    // Synchronous from the first check to the last take: nothing runs in between. A share of 1 is
+    // the instance's whole bucket: no address is asked.
+    const key = dataPlaneAddressShare < 1 ? `${instanceId} ${addressBucket(client.ip())}` : null
+    const share = key
+      ? addresses.check(key, rate * dataPlaneAddressShare, Math.max(1, burst * dataPlaneAddressShare), now)
+      : null
+    if (share && !share.allowed)
+      return { ...share, rps: Math.round(rps * dataPlaneAddressShare * 100) / 100, by: 'address' }
+    const usable = page ? burst : Math.max(1, burst * (1 - dataPlanePageReserve))
+    const whole = buckets.check(instanceId, rate, burst, now, usable)
+    if (!whole.allowed) return { ...whole, rps, by: 'instance' }
+    buckets.commit(instanceId, whole.tat, now)
+    if (key && share) addresses.commit(key, share.tat, now)
+    return { allowed: true, retryAfter: 0, rps }
   }
   // Without a promise once the instance's rate was read: this runs on every request of the plane.
-  const limit: DataPlaneLimit = (instanceId) => {
+  const limit: DataPlaneLimit = (instanceId, page, client) => {
     if (dataPlaneRps <= 0) return null
     const now = core.clock.now()
     if (now - nodesAt > REFRESH_MS) refreshNodes(now)
@@ -95,9 +147,9 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
     if (!entry || now - entry.at > MEMO_MS) entry = readOwn(instanceId, now)
     if (!entry.loaded) {
       const waiting = entry
-      return entry.ready.then(() => decide(instanceId, waiting, now))
+      return entry.ready.then(() => decide(instanceId, page, client, waiting, now))
     }
-    return decide(instanceId, entry, now)
+    return decide(instanceId, page, client, entry, now)
   }
   /**
    * An instance's own rate as the pool read it, at `at`, with the instance's state
@@ -112,8 +164,28 @@ export function createDataPlaneLimit(core: Core, rpsOf?: (workspaceId: string) =
   return Object.assign(limit, { heard })
 }
 
-/** The limiter's answer for a request of an instance, with the rate it applied; null: no limit. */
-type Decision = (LocalDecision & { rps: number }) | null
+/** Which bucket refused a request: the instance's, or its client address's share of it. */
+type Refuser = 'instance' | 'address'
 
-/** What the bridge asks of the limiter before an instance's request. */
-export type DataPlaneLimit = (instanceId: string) => Decision | Promise<Decision>
+/** A refused request: the bucket that refused it, its rate, and when one more request fits. */
+export interface Refusal {
+  allowed: false
+  retryAfter: number
+  rps: number
+  by: Refuser
+}
+
+/** The limiter's answer for a request of an instance, with the instance's rate; null: no limit. */
+type Decision = { allowed: true; retryAfter: 0; rps: number } | Refusal | null
+
+/**
+ * What the bridge asks of the limiter before an instance's request. `page`: a request of a browser
+ * (the authorization endpoint, the hosted pages and their assets, the device and logout pages), not
+ * one of the endpoints clients call for JSON (token, introspection, revocation, userinfo, device
+ * authorization, pushed authorization).
+ */
+export type DataPlaneLimit = (
+  instanceId: string,
+  page: boolean,
+  client: DataPlaneClient,
+) => Decision | Promise<Decision>

@@ -18,6 +18,9 @@ export interface LocalBucket {
  */
 const PRUNE_AT = 10_000
 
+/** Whether one more request fits a bucket, and the TAT it would set (`commit`): nothing taken yet. */
+export type LocalCheck = (LocalDecision & { allowed: false }) | { allowed: true; retryAfter: 0; tat: number }
+
 /**
  * Token buckets in this process's memory, by GCRA: one number per key, its theoretical arrival
  * time (TAT, when the bucket is next empty). The data plane's per-node buckets (DESIGN "Rate
@@ -25,18 +28,46 @@ const PRUNE_AT = 10_000
  * control plane's on SQLite, where one process serves by construction (`limiter.ts`).
  */
 export class LocalBuckets {
-  private readonly tat = new Map<string, number>()
-  private pruneAt = PRUNE_AT
+  private tat = new Map<string, number>()
+  private pruneAt: number
+
+  /**
+   * `max`: the most keys kept, however many are busy. Past it, a prune forgets the busy buckets
+   * nearest to full, down to half of it (a forgotten key starts full: it gets back what it had
+   * used): for keys a client picks, such as its address, whose flood must not grow memory.
+   */
+  constructor(private readonly max = Number.POSITIVE_INFINITY) {
+    this.pruneAt = Math.min(PRUNE_AT, max)
+  }
+
+  /** Keys held now (busy buckets, and full ones not yet pruned). */
+  get size(): number {
+    return this.tat.size
+  }
 
   /** One request against `key`: `ratePerSecond` sustained, `burst` at once. */
   take(key: string, ratePerSecond: number, burst: number, now: number): LocalDecision {
+    const check = this.check(key, ratePerSecond, burst, now)
+    if (check.allowed) this.commit(key, check.tat, now)
+    return check.allowed ? { allowed: true, retryAfter: 0 } : check
+  }
+
+  /**
+   * Whether one more request against `key` fits, taking nothing: `usable` of the `burst` may be
+   * used by this request (a bucket with a share kept for other requests: they check with all of it).
+   */
+  check(key: string, ratePerSecond: number, burst: number, now: number, usable = burst): LocalCheck {
     const interval = 1000 / ratePerSecond
-    const tolerance = burst * interval
-    const next = this.after(key, interval, tolerance, now)
-    if (next - now > tolerance)
-      return { allowed: false, retryAfter: Math.max(1, Math.ceil((next - tolerance - now) / 1000)) }
-    this.set(key, next, now)
-    return { allowed: true, retryAfter: 0 }
+    const next = this.after(key, interval, burst * interval, now)
+    const room = usable * interval
+    if (next - now > room)
+      return { allowed: false, retryAfter: Math.max(1, Math.ceil((next - room - now) / 1000)) }
+    return { allowed: true, retryAfter: 0, tat: next }
+  }
+
+  /** Takes the request a `check` of `key` allowed, with the TAT it answered. */
+  commit(key: string, tat: number, now: number): void {
+    this.set(key, tat, now)
   }
 
   /**
@@ -73,6 +104,11 @@ export class LocalBuckets {
 
   private prune(now: number) {
     for (const [key, tat] of this.tat) if (tat <= now) this.tat.delete(key)
-    this.pruneAt = Math.max(PRUNE_AT, 2 * this.tat.size)
+    if (this.tat.size >= this.max) {
+      // The earliest TATs are the buckets nearest to full: forgetting them forgives the least.
+      const busiest = [...this.tat].sort((a, b) => b[1] - a[1])
+      this.tat = new Map(busiest.slice(0, Math.floor(this.max / 2)))
+    }
+    this.pruneAt = Math.min(this.max, Math.max(PRUNE_AT, 2 * this.tat.size))
   }
 }

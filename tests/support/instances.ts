@@ -93,13 +93,22 @@ export async function publicClient(core: Core, baseUrl: string, workspaceId: str
   return { app, config }
 }
 
-/** The client credentials grant at an issuer's token endpoint, as a confidential app sends it (Basic). */
-export function clientCredentials(issuer: string, clientId: string, secret: string): Promise<Response> {
+/**
+ * The client credentials grant at an issuer's token endpoint, as a confidential app sends it (Basic);
+ * `headers` adds to it (an `X-Forwarded-For` behind a trusted proxy).
+ */
+export function clientCredentials(
+  issuer: string,
+  clientId: string,
+  secret: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${issuer}/token`, {
     method: 'POST',
     headers: {
       authorization: `Basic ${btoa(`${clientId}:${secret}`)}`,
       'content-type': 'application/x-www-form-urlencoded',
+      ...headers,
     },
     body: 'grant_type=client_credentials',
   })
