@@ -64,6 +64,10 @@ describe.skipIf(testStore !== 'postgres')('rate limits on a three-node cluster (
       RATE_LIMIT_WORKSPACE_PER_MINUTE: String(WORKSPACE_PER_MINUTE),
       RATE_LIMIT_DATA_PLANE_RPS: '50',
       RATE_LIMIT_DATA_PLANE_BURST: '200',
+      // The instance's budget split across nodes, apart from the per-address share and the page
+      // reserve (tests/cluster-data-plane.test.ts): this burst comes from one address.
+      RATE_LIMIT_DATA_PLANE_ADDRESS_SHARE: '1',
+      RATE_LIMIT_DATA_PLANE_PAGE_RESERVE: '0',
     })
     owner = await signUpUser(
       { baseUrl: cluster.baseUrl } as TestServer,
