@@ -41,6 +41,8 @@ describe('identity providers', () => {
       issuer: null,
       scopes: ['openid', 'email', 'profile'],
       redirect_uri: `${server.baseUrl}/i/${ws}/broker/callback`,
+      trust_email: false,
+      trust_mfa: false,
       created_at: expect.any(String),
     })
     const oidc = await api(owner, 'POST', idpsOf(ws), {
@@ -142,5 +144,40 @@ describe('identity providers', () => {
     const other = await workspaceWithOwner()
     expect((await api(other.owner, 'DELETE', `${idpsOf(other.ws)}/${created.body.id}`)).status).toBe(200)
     expect((await api(owner, 'GET', idpsOf(ws))).body.total).toBe(1)
+  })
+
+  it('lets only workspace:admin trust an IdP with addresses or second factors (audited)', async () => {
+    const { owner, ws } = await workspaceWithOwner()
+    const developer = await person(server.core, { ws, role: 'developer' })
+    const writer = await keyCaller(server.core, ws, ['workspace:write'])
+    const github = { type: 'github', client_id: 'gh', client_secret: 'gh-s' }
+    // A developer's IdP asserting a victim's verified address would sign in as the victim.
+    for (const who of [developer, writer]) {
+      for (const flag of ['trust_email', 'trust_mfa']) {
+        const res = await api(who, 'POST', idpsOf(ws), { ...github, [flag]: true })
+        expect([flag, res.status]).toEqual([flag, 403])
+        expect(res.body.detail).toContain(`${flag} needs the workspace:admin scope`)
+      }
+      const plain = await api(who, 'POST', idpsOf(ws), { ...github, trust_email: false, trust_mfa: false })
+      expect(plain.status).toBe(201)
+      expect(plain.body).toMatchObject({ trust_email: false, trust_mfa: false })
+    }
+    const admin = await person(server.core, { ws, role: 'admin' })
+    const key = await keyCaller(server.core, ws, ['workspace:admin'])
+    const trusted = await api(admin, 'POST', idpsOf(ws), { ...github, trust_email: true, trust_mfa: true })
+    expect(trusted.status).toBe(201)
+    expect(trusted.body).toMatchObject({ trust_email: true, trust_mfa: true })
+    const byKey = await api(key, 'POST', idpsOf(ws), { ...github, trust_mfa: true })
+    expect(byKey.body).toMatchObject({ trust_email: false, trust_mfa: true })
+    const listed = await api(owner, 'GET', idpsOf(ws))
+    expect(listed.body.items.map((i: Json) => [i.trust_email, i.trust_mfa])).toEqual([
+      [false, true],
+      [true, true],
+      [false, false],
+      [false, false],
+    ])
+    const audit = await api(owner, 'GET', `/v1/workspaces/${ws}/audit-log?action=idp.created`)
+    const entry = audit.body.items.find((e: Json) => e.target.id === trusted.body.id)
+    expect(entry.changes).toMatchObject({ trust_email: { to: true }, trust_mfa: { to: true } })
   })
 })

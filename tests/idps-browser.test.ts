@@ -52,6 +52,16 @@ async function add(): Promise<number> {
   return status
 }
 
+/** A new platform user, a member of the workspace with `role`. */
+async function member(user: typeof viewerUser, role: 'viewer' | 'developer'): Promise<PlatformUser> {
+  const signedUp = await signUpUser(server, user)
+  const now = server.core.clock.now()
+  await server.core.db
+    .insert(workspaceMembers)
+    .values({ workspaceId: ws, accountId: signedUp.id, role, createdAt: now, updatedAt: now })
+  return signedUp
+}
+
 beforeAll(async () => {
   server = await startTestServer()
   owner = await signUpUser(server, ownerUser)
@@ -177,17 +187,32 @@ describe('Settings → Identity providers in the dashboard', () => {
     expect(await listedRow.locator(`#idp-${ids.oidc}-redirect`).inputValue()).toBe(redirectOf(ids.oidc))
   })
 
-  it('hides the issuer for another type and does not send it', async () => {
+  it('hides the issuer for another type and does not send it; an owner may trust its second step', async () => {
     await page.getByLabel('Provider').selectOption('oidc')
     await page.getByLabel('Issuer URL').fill('https://login.example.com')
     await page.getByLabel('Provider').selectOption('microsoft')
     await page.getByLabel('Issuer URL').waitFor({ state: 'hidden' })
     await page.getByLabel('Client ID').fill('ms-client')
     await page.getByLabel('Client secret').fill('ms-secret-value')
+    // Each trust says what it risks, beside its box.
+    expect(await page.locator('#idp-create').textContent()).toContain(
+      'whoever runs it can sign in as any user of this workspace',
+    )
+    await page.getByLabel('Trust its two-step verification').check()
     expect(await add()).toBe(200)
     const ms = (await listed()).items.find((i: Json) => i.type === 'microsoft')
-    expect(ms).toMatchObject({ name: 'Microsoft', client_id: 'ms-client', issuer: null })
+    expect(ms).toMatchObject({
+      name: 'Microsoft',
+      client_id: 'ms-client',
+      issuer: null,
+      trust_email: false,
+      trust_mfa: true,
+    })
     ids.microsoft = ms.id
+    expect(await row(ids.microsoft).locator('.idp-trust').textContent()).toBe(
+      'Trusted: two-step verification',
+    )
+    expect(await page.getByLabel('Trust its two-step verification').isChecked()).toBe(false)
   })
 
   it('deletes an IdP after a confirmation: off the list and the API, the form left as typed', async () => {
@@ -212,11 +237,7 @@ describe('Settings → Identity providers in the dashboard', () => {
   })
 
   it('shows a viewer the list but no form and no delete button, and refuses them both writes', async () => {
-    const viewer = await signUpUser(server, viewerUser)
-    const now = server.core.clock.now()
-    await server.core.db
-      .insert(workspaceMembers)
-      .values({ workspaceId: ws, accountId: viewer.id, role: 'viewer', createdAt: now, updatedAt: now })
+    const viewer = await member(viewerUser, 'viewer')
     const signed = await signedInPage(server.baseUrl, viewerUser)
     try {
       const p = signed.page
@@ -236,5 +257,25 @@ describe('Settings → Identity providers in the dashboard', () => {
     expect(created.status).toBe(403)
     expect((await json(viewer.agent, 'DELETE', `${path}/${ids.oidc}`, undefined, form)).status).toBe(403)
     expect((await listed()).total).toBe(2)
+  })
+
+  it('gives a developer the form without the trust boxes, and refuses them a trust sent anyway', async () => {
+    const developerUser = { email: 'grace@example.com', password: 'compiler-a-0-1952', name: 'Grace' }
+    const developer = await member(developerUser, 'developer')
+    const signed = await signedInPage(server.baseUrl, developerUser)
+    try {
+      await signed.page.goto(idpsUrl)
+      await signed.page.locator('#idp-create').waitFor()
+      await expect(signed.page.locator('#idp-create input[type=checkbox]').count()).resolves.toBe(0)
+    } finally {
+      await signed.context.close()
+    }
+    const form = { 'content-type': 'application/x-www-form-urlencoded', 'hx-request': 'true' }
+    const path = `/app/workspaces/${ws}/settings/idps`
+    const body = 'type=github&client_id=x&client_secret=y'
+    const trusted = await json(developer.agent, 'POST', path, `${body}&trust_email=true`, form)
+    expect(trusted.status).toBe(403)
+    expect((await json(developer.agent, 'POST', path, body, form)).status).toBe(200)
+    expect((await listed()).items.map((i: Json) => i.trust_email)).toEqual([false, false, false])
   })
 })

@@ -11,6 +11,7 @@ import { callApi, type Person, person } from './support/callers'
 import { startIdpStandIn } from './support/idp-stand-in'
 import { activeWorkspace, pkceAuthorization, publicClient } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import { enrolTotp } from './support/totp'
 
 // Issue 29: signing in to a workspace's apps through its external IdPs, against a local stand-in
 // for Google, Microsoft and GitHub that the endpoint table (IDP_ENDPOINTS) points at.
@@ -51,18 +52,29 @@ interface Setup {
 
 async function setup(
   type: 'google' | 'github' | 'microsoft' | 'oidc' = 'github',
+  trust: { trust_email?: boolean; trust_mfa?: boolean } = {},
 ): Promise<Setup & { idpId: string }> {
   const owner = await person(server.core)
   const ws = await activeWorkspace(server.core, owner.id)
   const { config } = await publicClient(server.core, server.baseUrl, ws, RP)
-  const created = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${ws}/idps`, {
+  return { owner, ws, config, idpId: await addIdp({ owner, ws }, type, trust) }
+}
+
+/** Another IdP of the workspace (added by its owner, who may trust it); its id. */
+async function addIdp(
+  s: Pick<Setup, 'owner' | 'ws'>,
+  type: 'google' | 'github' | 'microsoft' | 'oidc',
+  trust: { trust_email?: boolean; trust_mfa?: boolean } = {},
+): Promise<string> {
+  const created = await callApi(server.baseUrl, s.owner, 'POST', `/v1/workspaces/${s.ws}/idps`, {
     type,
     client_id: CLIENT_ID,
     client_secret: CLIENT_SECRET,
     ...(type === 'oidc' ? { issuer: idp.base, name: 'Stand-in SSO' } : {}),
+    ...trust,
   })
   expect(created.status).toBe(201)
-  return { owner, ws, config, idpId: created.body.id }
+  return created.body.id
 }
 
 /** The hosted sign-in page of a new authorization request, and the agent holding its cookies. */
@@ -73,10 +85,10 @@ async function signInPage(s: Setup) {
   return { agent, page, html: await page.res.text(), verifier }
 }
 
-/** Clicks the IdP's button and follows everything (the stand-in approves at once). */
-async function throughIdp(s: Setup) {
+/** Clicks the IdP's button (the first, or `idpId`'s) and follows everything (the stand-in approves at once). */
+async function throughIdp(s: Setup, idpId = '') {
   const { agent, html, page, verifier } = await signInPage(s)
-  const href = /<a href="([^"]+)" data-idp=/.exec(html)?.[1]
+  const href = new RegExp(`<a href="([^"]+)" data-idp="${idpId}`).exec(html)?.[1]
   expect(href).toBeDefined()
   const done = await agent.follow(new URL(href!.replace(/&amp;/g, '&'), page.url), {}, atRp)
   return { agent, done, verifier }
@@ -87,6 +99,13 @@ async function tokensFrom(s: Setup, back: URL, verifier: string) {
     pkceCodeVerifier: verifier,
     expectedState: oidc.skipStateCheck,
   })
+}
+
+/** A password account of the workspace whose address is verified. */
+async function verifiedAccount(s: Setup, email: string, password: string) {
+  const account = await signUp(server.core, s.ws, { email, password })
+  await server.core.db.update(accounts).set({ emailVerified: true }).where(eq(accounts.id, account.id))
+  return account
 }
 
 const linksOf = async (accountId: string) =>
@@ -146,8 +165,8 @@ describe('sign-in through a workspace IdP', () => {
     expect(await eventsOf(s.ws, 'user.created')).toHaveLength(1)
   })
 
-  it('links an existing account only when both the IdP and the account proved the address', async () => {
-    const s = await setup('google')
+  it('links an existing account at once when both proved the address and an admin trusts the IdP addresses', async () => {
+    const s = await setup('google', { trust_email: true })
     const existing = await signUp(server.core, s.ws, {
       email: 'grace@example.com',
       password: 'grace password 1',
@@ -171,14 +190,19 @@ describe('sign-in through a workspace IdP', () => {
     expect(await linksOf(existing.id)).toEqual([{ idpId: s.idpId, subject: 'g-1' }])
   })
 
-  it('accepts an open invitation for the address the IdP proved, and not an expired one', async () => {
-    const s = await setup('google')
+  it('accepts an open invitation for the address a trusted IdP proved, and not an expired one', async () => {
+    const s = await setup('google', { trust_email: true })
     const invite = (email: string) =>
       callApi(server.baseUrl, s.owner, 'POST', `/v1/workspaces/${s.ws}/users/invite`, { email })
     const invited = await invite('kay@example.com')
     expect(invited.status).toBe(201)
     idp.state.next = { sub: 'k-1', email: 'kay@example.com', name: 'Kay' }
-    const { done, verifier } = await throughIdp(s)
+    // An IdP no admin trusts does not accept the invitation mailed to the address's owner.
+    const refused = await throughIdp(s, await addIdp(s, 'google'))
+    expect(refused.done.res.status).toBe(409)
+    expect(await refused.done.res.text()).toContain('accept it from the invitation email first')
+    expect(await linksOf(invited.body.id)).toEqual([])
+    const { done, verifier } = await throughIdp(s, s.idpId)
     expect(atRp(done.url)).toBe(true)
     expect((await tokensFrom(s, done.url, verifier)).claims()!.sub).toBe(invited.body.id)
     const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
@@ -207,26 +231,109 @@ describe('sign-in through a workspace IdP', () => {
     expect(await linksOf(late.body.id)).toEqual([])
   })
 
-  it('asks for the login policy second step after an IdP sign-in, unless the IdP asserted MFA', async () => {
+  it("links an existing account for an IdP no admin trusts only once its owner signed in to it with the account's password", async () => {
     const s = await setup('google')
+    const victim = await verifiedAccount(s, 'vic@example.com', 'vic password 1')
+    // An IdP a developer added asserts the victim's verified address (and MFA).
+    idp.state.next = { sub: 'v-1', email: 'vic@example.com', emailVerified: true, amr: ['pwd', 'mfa'] }
+    const { agent, done } = await throughIdp(s)
+    expect(done.res.status).toBe(200)
+    expect(done.url.pathname).toEndWith('/link')
+    const html = await done.res.text()
+    expect(html).toContain('This email already has an account')
+    expect(html).toContain('Sign in with your password (and second factor) to link Google')
+    expect(await linksOf(victim.id)).toEqual([])
+    expect(await eventsOf(s.ws, 'session.started')).toEqual([])
+    // Someone without the password gets no further.
+    const wrong = await agent.submit(html, done.url, '/link', { password: 'not the password' }, atRp)
+    expect(wrong.res.status).toBe(401)
+    expect(await linksOf(victim.id)).toEqual([])
+
+    const linked = await agent.submit(html, done.url, '/link', { password: 'vic password 1' }, atRp)
+    expect(atRp(linked.url)).toBe(true)
+    expect(await linksOf(victim.id)).toEqual([{ idpId: s.idpId, subject: 'v-1' }])
+    expect(await eventsOf(s.ws, 'session.started')).toEqual([
+      { user_id: victim.id, name: '', email: 'vic@example.com', via_idp: 'Google' },
+    ])
+    // Linked: the next sign-in through the IdP goes straight in.
+    const again = await throughIdp(s)
+    expect(atRp(again.done.url)).toBe(true)
+    expect((await tokensFrom(s, again.done.url, again.verifier)).claims()!.sub).toBe(victim.id)
+  })
+
+  it("asks for the account's own second step before linking, and the IdP's amr does not replace it", async () => {
+    const s = await setup('google')
+    const owner = await verifiedAccount(s, 'tom@example.com', 'tom password 1')
+    const code = await enrolTotp(server, clock, s.ws, owner.id)
+    idp.state.next = { sub: 't-9', email: 'tom@example.com', amr: ['mfa'] }
+    const { agent, done, verifier } = await throughIdp(s)
+    expect(done.url.pathname).toEndWith('/link')
+    const html = await done.res.text()
+    const challenge = await agent.submit(html, done.url, '/link', { password: 'tom password 1' }, atRp)
+    expect(challenge.url.pathname).toEndWith('/mfa')
+    const challengeHtml = await challenge.res.text()
+    expect(challengeHtml).toContain('<h1>Two-step verification</h1>')
+    // The password alone links nothing.
+    expect(await linksOf(owner.id)).toEqual([])
+    const back = await agent.submit(challengeHtml, challenge.url, '/mfa', { code: code() }, atRp)
+    expect(atRp(back.url)).toBe(true)
+    const claims = (await tokensFrom(s, back.url, verifier)).claims()!
+    expect([claims.sub, claims.amr]).toEqual([owner.id, ['pwd', 'otp']])
+    expect(await linksOf(owner.id)).toEqual([{ idpId: s.idpId, subject: 't-9' }])
+    // Linked, the IdP signs in to the account, whose own factor is still asked.
+    clock.advance(30_000)
+    const again = await throughIdp(s)
+    expect(again.done.url.pathname).toEndWith('/mfa')
+    expect(await again.done.res.text()).toContain('<h1>Two-step verification</h1>')
+  })
+
+  it('refuses to link an account without a password, and says how to give it one', async () => {
+    const s = await setup('google')
+    const first = await addIdp(s, 'oidc')
+    // An account made through one IdP, then a sign-in through another with the same address.
+    idp.state.next = { sub: 'w-1', email: 'wen@example.com' }
+    const made = await throughIdp(s, first)
+    expect(atRp(made.done.url)).toBe(true)
+    idp.state.next = { sub: 'w-2', email: 'wen@example.com' }
+    const { done } = await throughIdp(s, s.idpId)
+    expect(done.res.status).toBe(409)
+    const html = await done.res.text()
+    expect(html).toContain('without a password to prove it is yours')
+    expect(html).toContain('Forgot password?')
+    expect(await eventsOf(s.ws, 'session.started')).toHaveLength(1)
+  })
+
+  it('asks for the login policy second step after an IdP sign-in, unless an IdP trusted with second factors asserted MFA', async () => {
+    const s = await setup('google', { trust_mfa: true })
+    const untrusted = await addIdp(s, 'oidc')
+    // An IdP no admin trusts with second factors: its amr is not carried into the sign-in's.
+    idp.state.next = { sub: 'm-0', email: 'mfa0@example.com', amr: ['pwd', 'otp'] }
+    const carried = await throughIdp(s, untrusted)
+    expect(atRp(carried.done.url)).toBe(true)
+    expect((await tokensFrom(s, carried.done.url, carried.verifier)).claims()!.amr ?? []).toEqual([])
     await server.core.db
       .update(loginPolicies)
       .set({ mfa: 'required' })
       .where(eq(loginPolicies.workspaceId, s.ws))
     await server.core.instances.changed(s.ws)
+    idp.state.next = { sub: 'm-4', email: 'mfa4@example.com', amr: ['mfa'] }
+    const notTrusted = await throughIdp(s, untrusted)
+    expect(notTrusted.done.url.pathname).toEndWith('/mfa')
+    expect(await notTrusted.done.res.text()).toContain('Set up two-step verification')
+
     idp.state.next = { sub: 'm-1', email: 'mfa@example.com', amr: ['pwd'] }
-    const plain = await throughIdp(s)
+    const plain = await throughIdp(s, s.idpId)
     expect(plain.done.res.status).toBe(200)
     expect(plain.done.url.pathname).toEndWith('/mfa')
     expect(await plain.done.res.text()).toContain('Set up two-step verification')
 
     // Two methods of one kind, or a risk signal, are not two factors.
     idp.state.next = { sub: 'm-3', email: 'mfa3@example.com', amr: ['pwd', 'rba', 'kba'] }
-    const weak = await throughIdp(s)
+    const weak = await throughIdp(s, s.idpId)
     expect(weak.done.url.pathname).toEndWith('/mfa')
 
     idp.state.next = { sub: 'm-2', email: 'mfa2@example.com', amr: ['pwd', 'otp'] }
-    const strong = await throughIdp(s)
+    const strong = await throughIdp(s, s.idpId)
     expect(atRp(strong.done.url)).toBe(true)
     const tokens = await tokensFrom(s, strong.done.url, strong.verifier)
     expect(tokens.claims()!.amr).toEqual(['pwd', 'otp'])

@@ -2,18 +2,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { and, asc, eq } from 'drizzle-orm'
 import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'
-import { Secret, TOTP } from 'otpauth'
 import { events } from '../src/events/schema'
 import { createLoginPolicyService } from '../src/features/login-policy/service'
 import type { Workspace } from '../src/features/workspaces/service'
-import { findAccount } from '../src/identity'
-import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { TEST_ACTOR } from './support/core'
 import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { type SmtpSink, startSmtpServer } from './support/smtp'
+import { enrolTotp } from './support/totp'
 import { json, type PlatformUser, signUpUser } from './support/users'
 
 // Issue 20, items 3 and 4: a workspace's users (list, invite, delete, reset MFA) through the API,
@@ -135,18 +133,6 @@ async function silentSignIn(s: Setup, agent: Agent): Promise<URL> {
   const back = await agent.follow(url, {}, atRp)
   expect(atRp(back.url)).toBe(true)
   return back.url
-}
-
-/** Gives the account a confirmed authenticator app: the code of the clock's current step, at any later step. */
-async function enrolTotp(ws: string, id: string): Promise<() => string> {
-  const account = await findAccount(server.core, ws, id)
-  const enrolment = await startTotpEnrolment(server.core, account!, 'Acme')
-  const totp = new TOTP({ secret: Secret.fromBase32(enrolment!.secret) })
-  const code = () => totp.generate({ timestamp: clock.now() })
-  expect(await useTotpCode(server.core.store, server.core, id, code(), { confirm: true })).toBe(true)
-  // The next code is of a later step (a used step is refused).
-  clock.advance(30_000)
-  return code
 }
 
 /** Invites `email` and accepts the invitation with `password`: the user's id. */
@@ -350,7 +336,7 @@ describe('an MFA reset', () => {
   it("ends the user's sessions, grants and tokens at the instance at once, and no one else's", async () => {
     const s = await setup()
     const id = await activeUser(s, 'ruth@example.com', 'ruth password 1', 'Ruth')
-    const totp = await enrolTotp(s.ws, id)
+    const totp = await enrolTotp(server, clock, s.ws, id)
     const other = await activeUser(s, 'hedy@example.com', 'hedy password 1', 'Hedy')
     const ruth = await signIn(s, 'ruth@example.com', 'ruth password 1', totp)
     expect(ruth.tokens.claims()?.amr).toEqual(['pwd', 'otp'])

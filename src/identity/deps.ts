@@ -65,6 +65,13 @@ export interface ExternalIdp {
    * that holds every workspace's issuer, like the named providers' endpoints.
    */
   trusted?: boolean
+  /**
+   * DESIGN "IdPs": its verified address links to an existing account of that address without that
+   * account's own sign-in (else the user proves the account first: pages/link-account.tsx).
+   */
+  trustEmail: boolean
+  /** Its `amr` counts as the login policy's second factor (else the workspace's own step is asked). */
+  trustMfa: boolean
 }
 
 /** A workspace's branding as its instance needs it: the logo by its version alone (its bytes are fetched when served). */

@@ -42,6 +42,19 @@ export namespace IdpModel {
           { maxItems: 20, uniqueItems: true, errorMessage: { maxItems: 'Use at most 20 scopes.' } },
         ),
       ),
+      trust_email: t.Optional(
+        t.Boolean({
+          default: false,
+          description:
+            "`workspace:admin` only: the IdP's verified address signs in to an existing account of that address without its own password and second factor",
+        }),
+      ),
+      trust_mfa: t.Optional(
+        t.Boolean({
+          default: false,
+          description: "`workspace:admin` only: the IdP's `amr` counts as the login policy's second factor",
+        }),
+      ),
     },
     { additionalProperties: false },
   )
@@ -55,6 +68,8 @@ export namespace IdpModel {
     issuer: t.Nullable(t.String()),
     scopes: t.Array(t.String()),
     redirect_uri: t.String({ description: 'Register this at the provider' }),
+    trust_email: t.Boolean(),
+    trust_mfa: t.Boolean(),
     created_at: t.String(),
   })
   export type Out = typeof out.static

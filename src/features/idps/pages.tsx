@@ -36,6 +36,8 @@ const createForm = defineForm(IdpModel.create, {
   client_secret: { read: (raw) => raw },
   issuer: optionalText,
   scopes: scopesField,
+  trust_email: formField.checkbox,
+  trust_mfa: formField.checkbox,
 })
 
 /** The cap on IdPs (a 409 on the API) is said on the form, next to the provider choice, keeping what was typed. */
@@ -48,7 +50,8 @@ const atTheForm = (e: unknown) => {
 /**
  * Settings → Identity providers: a workspace's Google, GitHub, Microsoft and OpenID Connect
  * providers with the redirect URI each needs registered, adding one and deleting one. Members read
- * the list; adding and deleting take `workspace:write`, as on the API.
+ * the list; adding and deleting take `workspace:write`, as on the API, and trusting an IdP's
+ * addresses or second factors `workspace:admin` (the form offers it to admins alone).
  */
 export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createIdpService(core)
@@ -60,6 +63,7 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
     redirectUri: redirectUriOf(core, w.id),
     items: (await service.list(w)).items,
     canWrite: holdsScope(scopes, 'workspace:write'),
+    canTrust: holdsScope(scopes, 'workspace:admin'),
   })
 
   return new Elysia({ name: 'idp-pages' })
@@ -91,7 +95,7 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ actor, scopes, workspace: w, body }) => {
         const sent = await createForm.submit(body, (input) =>
-          service.create(w, actor, input).catch(atTheForm),
+          service.create(w, { actor, scopes }, input).catch(atTheForm),
         )
         if (!sent.ok) {
           // What was typed comes back, but never the secret.

@@ -21,9 +21,9 @@ export function idpRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     })
     .post(
       '/',
-      async ({ workspace, actor, body, set }) => {
+      async ({ workspace, actor, scopes, body, set }) => {
         set.status = 201
-        return service.create(workspace, actor, body)
+        return service.create(workspace, { actor, scopes: scopes ?? [] }, body)
       },
       {
         params: WorkspaceModel.params,
@@ -34,7 +34,7 @@ export function idpRoutes(core: Core, auth: AuthPlugin<Workspace>) {
           tags,
           summary: 'Add an identity provider',
           description:
-            'Created and active: it is on the sign-in page when this answers. Register `redirect_uri` at the provider.',
+            'Created and active: it is on the sign-in page when this answers. Register `redirect_uri` at the provider. `trust_email` and `trust_mfa` need `workspace:admin` (403 otherwise).',
         },
       },
     )

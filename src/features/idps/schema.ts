@@ -20,6 +20,13 @@ export const idps = table(
     issuer: text('issuer'),
     scopes: json<string[]>('scopes').notNull(),
     active: boolean('active').notNull(),
+    /**
+     * DESIGN "IdPs", set by `workspace:admin` only: the IdP's verified address links its identity to
+     * an existing account of that address without the account's own sign-in, and its `amr` counts
+     * as the login policy's second factor. Off, an IdP a developer added cannot sign in as anyone else.
+     */
+    trustEmail: boolean('trust_email').notNull().default(false),
+    trustMfa: boolean('trust_mfa').notNull().default(false),
     createdAt: epochMs('created_at').notNull(),
   },
   (t) => [index('idps_workspace_idx').on(t.workspaceId, t.createdAt)],

@@ -3,11 +3,11 @@ import type { Core } from '../../core'
 import { preparedRead } from '../../db/prepared'
 import { brokerRedirectUri, DEFAULT_IDP_SCOPES, deleteIdpLinks, type ExternalIdp } from '../../identity'
 import { isoTime } from '../../shared/clock'
-import { appError } from '../../shared/errors'
+import { appError, forbidden } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import { outboundUrlProblem } from '../../shared/outbound'
-import type { Actor } from '../../shared/plugins/auth'
+import { type Actor, holdsScope } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { IdpErrors } from './errors'
 import type { IdpModel } from './model'
@@ -41,6 +41,8 @@ export function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
     issuer: i.issuer,
     scopes: i.scopes,
     redirect_uri: redirectUriOf(core, i.workspaceId),
+    trust_email: i.trustEmail,
+    trust_mfa: i.trustMfa,
     created_at: isoTime(i.createdAt),
   }
 }
@@ -50,7 +52,8 @@ const inWorkspace = (workspaceId: string, idpId: string) =>
 
 /**
  * A workspace's external identity providers (DESIGN "IdPs", SPEC "Login policy, IdPs, users"):
- * `workspace:write` to create and delete (the guard's). Creating activates: the IdP is on the
+ * `workspace:write` to create and delete (the guard's), `workspace:admin` to trust an IdP's addresses
+ * or second factors. Creating activates: the IdP is on the
  * sign-in page when the 201 returns. Deleting takes it off the page, then deletes it; both steps
  * are idempotent. The client secret is sealed and never shown again.
  */
@@ -97,8 +100,21 @@ export function createIdpService(core: Core) {
       return { items: rows.map((i) => idpOut(core, i)), total: rows.length }
     },
 
-    async create(workspace: Workspace, by: Actor, input: IdpModel.Create) {
+    async create(
+      workspace: Workspace,
+      by: { actor: Actor; scopes: readonly string[] },
+      input: IdpModel.Create,
+    ) {
       if (workspace.state === 'deleting') throw appError(IdpErrors.WORKSPACE_DELETING, 409)
+      const trustEmail = input.trust_email === true
+      const trustMfa = input.trust_mfa === true
+      // A trusted IdP signs in as whoever it names: the admins' call, not a developer's (DESIGN "IdPs").
+      for (const [flag, on] of [
+        ['trust_email', trustEmail],
+        ['trust_mfa', trustMfa],
+      ] as const)
+        if (on && !holdsScope(by.scopes, 'workspace:admin'))
+          throw forbidden(`Setting ${flag} needs the workspace:admin scope`)
       const issuer = checkedIssuer(input)
       checkScopes(input)
       const now = core.clock.now()
@@ -122,16 +138,24 @@ export function createIdpService(core: Core) {
             issuer,
             scopes: input.scopes ? [...input.scopes] : DEFAULT_IDP_SCOPES[input.type],
             active: true,
+            trustEmail,
+            trustMfa,
             createdAt: now,
           })
           .returning()
         await core.audit(
           {
             workspaceId: workspace.id,
-            actor: by,
+            actor: by.actor,
             action: 'idp.created',
             target: { type: 'idp', id },
-            changes: { type: { to: input.type }, name: { to: row!.name }, client_id: { to: row!.clientId } },
+            changes: {
+              type: { to: input.type },
+              name: { to: row!.name },
+              client_id: { to: row!.clientId },
+              trust_email: { to: trustEmail },
+              trust_mfa: { to: trustMfa },
+            },
           },
           { tx },
         )
@@ -200,5 +224,7 @@ export const activeIdpsOf =
       clientSecret: () => core.secrets.open(i.clientSecretSealed, clientSecretContext(i.id)),
       issuer: i.issuer,
       scopes: i.scopes,
+      trustEmail: i.trustEmail,
+      trustMfa: i.trustMfa,
     }))
   }

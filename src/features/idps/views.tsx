@@ -1,4 +1,4 @@
-import type { FormState, FormValues } from '../../shared/forms'
+import { type FormState, type FormValues, formField } from '../../shared/forms'
 import { Alert, CopyField, FieldError, HxForm, RowsTable, TextField } from '../../shared/views/components'
 import type { IdpModel } from './model'
 import type { IdpType } from './schema'
@@ -60,6 +60,10 @@ function IdpRow({
   idp: IdpModel.Out
   canWrite: boolean
 }) {
+  const trusted = [
+    idp.trust_email ? 'email addresses' : '',
+    idp.trust_mfa ? 'two-step verification' : '',
+  ].filter(Boolean)
   return (
     <tr id={`idp-${idp.id}`}>
       <td>
@@ -70,6 +74,13 @@ function IdpRow({
         <p class="hint" safe>
           {TYPES[idp.type].label}
         </p>
+        {trusted.length ? (
+          <p class="hint idp-trust" safe>
+            {`Trusted: ${trusted.join(', ')}`}
+          </p>
+        ) : (
+          ''
+        )}
       </td>
       <td>
         <code class="idp-client-id" safe>
@@ -168,7 +179,23 @@ const emptyCreate: FormValues<CreateField> = {
   client_secret: '',
   issuer: '',
   scopes: '',
+  trust_email: '',
+  trust_mfa: '',
 }
+
+/** The trust an admin may give an IdP (DESIGN "IdPs"), and what it risks, in plain words. */
+const TRUST: [field: 'trust_email' | 'trust_mfa', label: string, risk: string][] = [
+  [
+    'trust_email',
+    'Trust its verified email addresses',
+    'Someone signing in with this provider for the first time goes straight into an existing account with the same address. Off, they must first sign in to that account with its own password (and second step) to connect it. Turn this on only for a provider you control: whoever runs it can sign in as any user of this workspace.',
+  ],
+  [
+    'trust_mfa',
+    'Trust its two-step verification',
+    "When the provider says it asked for a second step, this workspace's own two-step verification is skipped. Off, users complete this workspace's second step after signing in with the provider.",
+  ],
+]
 
 /**
  * The create form. The issuer is asked of an `oidc` IdP alone: public/app.js shows its fieldset for
@@ -177,9 +204,10 @@ const emptyCreate: FormValues<CreateField> = {
  */
 function CreateIdpForm({
   workspaceId,
+  canTrust,
   values = emptyCreate,
   errors = {},
-}: { workspaceId: string } & FormState<CreateField>) {
+}: { workspaceId: string; canTrust: boolean } & FormState<CreateField>) {
   const oidc = values.type === 'oidc'
   return (
     <HxForm
@@ -256,6 +284,28 @@ function CreateIdpForm({
         hint="Separated by spaces. Leave it empty for what the provider needs to tell who signs in."
         placeholder="openid email profile"
       />
+      {canTrust
+        ? TRUST.map(([field, label, risk]) => (
+            <>
+              <p class="check">
+                <input
+                  id={`idp-${field}`}
+                  name={field}
+                  type="checkbox"
+                  value="true"
+                  checked={formField.checkbox.read(values[field])}
+                />{' '}
+                <label for={`idp-${field}`} safe>
+                  {label}
+                </label>
+              </p>
+              <p class="hint" safe>
+                {risk}
+              </p>
+              <FieldError id={`idp-${field}-error`} message={errors[field]} />
+            </>
+          ))
+        : ''}
       <p>
         <button class="btn" type="submit">
           Add identity provider
@@ -270,6 +320,7 @@ export function IdpsSection({
   workspaceId,
   items,
   canWrite,
+  canTrust,
   created,
   form,
   redirectUri,
@@ -277,6 +328,8 @@ export function IdpsSection({
   workspaceId: string
   items: IdpModel.Out[]
   canWrite: boolean
+  /** Admins may trust an IdP's addresses and second factors: the form's checkboxes are theirs alone. */
+  canTrust: boolean
   created?: IdpModel.Out
   form?: FormState<CreateField>
   /** The workspace's one redirect URI: registered at the provider before the IdP is added here. */
@@ -293,7 +346,7 @@ export function IdpsSection({
             secret here.
           </p>
           <CopyField id="idp-redirect-uri" label="Redirect URI to register" value={redirectUri} />
-          <CreateIdpForm workspaceId={workspaceId} {...form} />
+          <CreateIdpForm workspaceId={workspaceId} canTrust={canTrust} {...form} />
         </div>
       ) : (
         <Alert kind="warn">

@@ -10,11 +10,20 @@ import { accountLinks, accounts } from '../schema'
 import { acceptInvitationThroughIdp } from '../users'
 import { BrokerRefused, type ExternalIdentity } from './model'
 
+/** An IdP's identity to link to an account: its subject at that IdP. */
+export interface IdentityLink {
+  idpId: string
+  subject: string
+}
+
 /**
  * The account a sign-in through an external IdP is for (DESIGN "IdPs"):
  * 1. the account already linked to the IdP's subject;
- * 2. else the account with the same address, linked now, only when the IdP asserts the address is
- *    verified (an unverified claim is how an account would be taken over);
+ * 2. else the account with the same address, only when the IdP asserts the address is verified (an
+ *    unverified claim is how an account would be taken over): linked now when an admin trusts the
+ *    IdP's addresses (`trust_email`), else `proveAccount`: the user signs in to that account with
+ *    its own credentials first (pages/link-account.tsx), since whoever runs the IdP can assert any
+ *    address;
  * 3. else a new account, just in time, with `via_idp` the IdP's name, when the policy lets people
  *    sign up and the workspace takes new users (its monthly active users are within its limit).
  * Anything else is refused with a page that says why.
@@ -28,7 +37,7 @@ export async function accountForIdentity(
   /** Whether the workspace takes no new users now (IdentityDeps.signupsBlocked); asked only for a new one. */
   signupsBlocked: () => Promise<boolean> = async () => false,
   retried = false,
-): Promise<{ account: Account; created: boolean }> {
+): Promise<{ account: Account; created: boolean; proveAccount?: true }> {
   const [linked] = await core.db
     .select({ account: accounts })
     .from(accountLinks)
@@ -70,12 +79,19 @@ export async function accountForIdentity(
         // anyone's: linking it would share it with whoever signed up with that address first.
         if (!who.emailVerified) throw inUse
         if (existing.status === 'invited') {
+          // The invitation went to the mailbox: an IdP no admin trusts does not accept it for its owner.
+          if (!idp.trustEmail)
+            throw new BrokerRefused(
+              `An invitation to ${email} is waiting: accept it from the invitation email first, then sign in with ${idp.name} again.`,
+              409,
+            )
           const invited = await acceptInvitationThroughIdp(tx, core, existing.id, idp.name)
           if (!invited) throw new BrokerRefused('Your invitation has expired. Ask for a new one.', 403)
           await tx.db.insert(accountLinks).values({ ...link, accountId: existing.id })
           return { account: invited, created: true }
         }
         if (!existing.emailVerified) throw inUse
+        if (!idp.trustEmail) return { account: existing, created: false, proveAccount: true as const }
         await tx.db.insert(accountLinks).values({ ...link, accountId: existing.id })
         return { account: existing, created: false }
       }
@@ -103,6 +119,17 @@ export async function accountForIdentity(
       return accountForIdentity(core, instanceId, idp, who, policy, signupsBlocked, true)
     throw e
   }
+}
+
+/**
+ * Links an IdP's identity to the account whose owner just proved it (pages/link-account.tsx). A
+ * subject linked meanwhile (the same person twice at once) keeps its link.
+ */
+export async function linkIdentity(core: Core, instanceId: string, accountId: string, link: IdentityLink) {
+  await core.db
+    .insert(accountLinks)
+    .values({ instanceId, ...link, accountId, createdAt: core.clock.now() })
+    .onConflictDoNothing()
 }
 
 /** Forgets the accounts' links to an IdP that is gone (its id is never used again), on `conn`. */

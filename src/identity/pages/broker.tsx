@@ -8,6 +8,7 @@ import { brokerRedirectUri } from '../instances'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { beginLinking } from './link-account'
 import { beginSecondStep, secondStep } from './mfa-interaction'
 import { askToVerify } from './verify-email'
 
@@ -121,8 +122,9 @@ export async function brokerCallback(p: PageRequest) {
 /**
  * `/interaction/<uid>/broker`: the IdP's answer checked (state, then the code exchange, the ID
  * token's signature, issuer, audience and nonce, or GitHub's verified address), the account found,
- * linked or created, and the sign-in finished as the login policy wants: a verified address, and
- * its second step unless the IdP asserted one.
+ * linked or created (or, for an existing account the IdP is not trusted to vouch for, proved first:
+ * link-account.tsx), and the sign-in finished as the login policy wants: a verified address, and
+ * its second step unless an IdP trusted with second factors asserted one.
  */
 export async function finishExternal(
   c: PageContext,
@@ -158,12 +160,17 @@ export async function finishExternal(
     const who = await c.broker.finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
     const instanceId = p.instance.id
     const blocked = async () => (await c.deps.signupsBlocked?.(instanceId)) ?? false
-    const { account } = await accountForIdentity(c.core, instanceId, idp, who, p.instance.policy, blocked)
+    const found = await accountForIdentity(c.core, instanceId, idp, who, p.instance.policy, blocked)
+    const { account } = found
+    if (found.proveAccount) return await beginLinking(p, account, idp, who.subject, links)
+    // An IdP's word on its factors counts only where an admin trusts it (`trust_mfa`): else its
+    // `amr` is left out, and the workspace's own second step is asked as after any first factor.
+    const amr = idp.trustMfa ? who.amr : []
     if (p.instance.policy.requireEmailVerification && !account.emailVerified)
-      return askToVerify(c, p, account, links, who.amr, idp.name)
-    const step = assertsMfa(who.amr) ? null : await secondStep(c, p, account)
-    if (step) return beginSecondStep(p, account, step, links, { amr: who.amr, viaIdp: idp.name })
-    await finishLogin(c, p, account, who.amr, idp.name)
+      return askToVerify(c, p, account, links, amr, idp.name)
+    const step = idp.trustMfa && assertsMfa(amr) ? null : await secondStep(c, p, account)
+    if (step) return beginSecondStep(p, account, step, links, { amr, viaIdp: idp.name })
+    await finishLogin(c, p, account, amr, idp.name)
   } catch (e) {
     if (e instanceof BrokerRefused) return refuse(p, links, e.status, e.message)
     throw e

@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors'
 import { finishExternal, startExternal } from './broker'
 import { interactionGone, type PageContext, type PageRequest } from './http'
+import { linkAccount } from './link-account'
 import { interactionLinks } from './links'
 import { mfaStep, passkeySignIn } from './mfa-interaction'
 import { signIn } from './sign-in'
@@ -22,6 +23,8 @@ export interface InteractionLinks {
   forgotUrl: string
   /** The second step of a sign-in (mfa-interaction.tsx). */
   mfaUrl: string
+  /** The proof of an existing account an IdP's identity is to be linked to (link-account.tsx). */
+  linkUrl: string
   /** A sign-in with a passkey alone; null where the policy has MFA off. */
   passkeyUrl: string | null
   /**
@@ -34,9 +37,10 @@ export interface InteractionLinks {
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/passkey|/verify|/abort]`,
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/link|/passkey|/verify|/abort]`,
  * `/idp/<idp_id>` and `/broker`): the sign-in page and its post, the sign-up page and its post, a
- * sign-in through an external IdP and its return, the second step of a sign-in, a
+ * sign-in through an external IdP and its return, the proof of an existing account an IdP's identity
+ * is to be linked to, the second step of a sign-in, a
  * sign-in with a passkey alone, the sign-in waiting on its address (its poll, and a new link), a
  * cancel, and the consent prompt, which is answered without a page.
  */
@@ -71,6 +75,7 @@ export async function interaction(
   if (action === 'broker') return finishExternal(c, p, details, links)
   if (action === 'signup') return signUp(c, p, links)
   if (action === 'mfa') return mfaStep(c, p, details, links)
+  if (action === 'link') return linkAccount(c, p, details, links)
   if (action === 'passkey') return passkeySignIn(c, p, links)
   if (action === 'verify')
     return p.req.method === 'POST'

@@ -16,6 +16,7 @@ export async function interactionLinks(
     signInUrl: base,
     forgotUrl: `${p.prefix}/forgot-password`,
     mfaUrl: `${base}/mfa`,
+    linkUrl: `${base}/link`,
     passkeyUrl: p.instance.policy.mfa === 'off' ? null : `${base}/passkey`,
     verifyUrl: `${base}/verify?client_id=${encodeURIComponent(clientId)}`,
     clientId,

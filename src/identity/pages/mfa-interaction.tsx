@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount } from '../accounts'
+import type { IdentityLink } from '../broker/accounts'
 import { accountFactors, hasSecondFactor, type MfaSummary } from '../mfa/factors'
 import { instanceLabel } from '../mfa/names'
 import { authenticationOptions, registerPasskey, registrationOptions, verifyPasskey } from '../mfa/passkeys'
@@ -33,13 +34,22 @@ interface MfaPending {
   first?: FirstStep
 }
 
-/** A first step other than a password: the IdP that signed the user in, and the `amr` it asserted. */
+/**
+ * A first step through an IdP: the IdP that signed the user in and the `amr` that counts of it; or
+ * the password that proved the account an IdP's identity is to be linked to (`link`, done only
+ * when the sign-in ends).
+ */
 export interface FirstStep {
   amr: Amr[]
   viaIdp: string
+  link?: IdentityLink
 }
 
 const firstAmr = (pending: Pick<MfaPending, 'first'>): Amr[] => pending.first?.amr ?? ['pwd']
+
+/** The sign-in's end once its second step is made (finishLogin), with the first step's IdP and link. */
+const finishWith = (c: PageContext, p: PageRequest, account: Account, amr: Amr[], pending: MfaPending) =>
+  finishLogin(c, p, account, amr, pending.first?.viaIdp, pending.first?.link)
 
 const pendingOf = (details: InteractionDetails): MfaPending | null => {
   const mfa = (details.result as { mfa?: MfaPending } | undefined)?.mfa
@@ -157,7 +167,7 @@ export async function mfaStep(
   if (pending.step === 'enrolled') {
     if (posted && form.get('continue')) {
       await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
-      await finishLogin(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending.first?.viaIdp)
+      await finishWith(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending)
       return
     }
     await send(
@@ -227,7 +237,7 @@ async function challenge(
   // The address's slot is given back, never its failures forgotten; the account's are.
   await throttle.release([keys.ip])
   await throttle.reset(throttleKey('acct', p.instance.id, account.email))
-  await finishLogin(c, p, account, amr, pending.first?.viaIdp)
+  await finishWith(c, p, account, amr, pending)
 }
 
 async function enrol(
@@ -257,7 +267,7 @@ async function enrol(
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, 'The passkey could not be set up. Try again.')
     await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
-    await finishLogin(c, p, account, [...firstAmr(pending), kind], pending.first?.viaIdp)
+    await finishWith(c, p, account, [...firstAmr(pending), kind], pending)
     return
   }
   const code = (form.get('code') ?? '').trim()

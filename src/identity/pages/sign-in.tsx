@@ -1,5 +1,5 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
-import { verifyPassword } from '../accounts'
+import { type Account, verifyPassword } from '../accounts'
 import type { ExternalIdp } from '../deps'
 import type { LoginPolicy } from '../policy'
 import { accountLockRule, minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
@@ -60,10 +60,7 @@ function SignInPage(p: SignInProps) {
   )
 }
 
-/**
- * The sign-in page of an interaction, and its post: throttled per account and per client address,
- * counted before the slow hash so guesses sent at once cannot all get past the limit.
- */
+/** The sign-in page of an interaction, and its post (the password's check: checkPassword). */
 export async function signIn(
   c: PageContext,
   p: PageRequest,
@@ -85,41 +82,64 @@ export async function signIn(
     await send(p.res, 403, SignInPage({ ...links, policy, idps }))
     return
   }
-  const { core, throttle } = c
   const form = await readForm(p.req)
   const email = (form.get('email') ?? '').trim().toLowerCase()
-  // The account's lock is the login policy's (none when its threshold is 0); the address's is fixed.
-  const lock = accountLockRule(policy)
-  const accountKey = throttleKey('acct', p.instance.id, email)
-  const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
-  const keys: ThrottleEntry[] = lock ? [[accountKey, lock], ip] : [ip]
-  const wait = await throttle.reserve(keys)
-  if (wait > 0) {
-    const error = `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`
-    await send(p.res, 429, SignInPage({ ...links, policy, idps, email, error }))
+  const checked = await checkPassword(c, p, email, form.get('password') ?? '')
+  if (!checked.ok) {
+    await send(p.res, checked.status, SignInPage({ ...links, policy, idps, email, error: checked.error }))
     return
   }
-  const account = await verifyPassword(core, p.instance.id, email, form.get('password') ?? '')
-  if (!account) {
-    await throttle.fail(keys)
-    await send(p.res, 401, SignInPage({ ...links, policy, idps, email, error: 'Wrong email or password.' }))
-    return
-  }
-  await throttle.release([ip])
+  const { account, release } = checked
   // No code for an address the policy wants proven first: the verify page, and a link by mail.
   if (policy.requireEmailVerification && !account.emailVerified) {
-    await throttle.reset(accountKey)
+    await release(true)
     await askToVerify(c, p, account, links, ['pwd'])
     return
   }
   const step = await secondStep(c, p, account)
-  if (step) {
-    // The password alone does not clear the account's failures: wrong codes before it still count,
-    // so signing in again with the password cannot buy more guesses at the second factor.
-    if (lock) await throttle.release([[accountKey, lock]])
-    await beginSecondStep(p, account, step, links)
-    return
-  }
-  await throttle.reset(accountKey)
+  await release(!step)
+  if (step) return beginSecondStep(p, account, step, links)
   await finishLogin(c, p, account, ['pwd'])
+}
+
+/**
+ * A password's check for the account of `email`, throttled per account and per client address,
+ * counted before the slow hash so guesses sent at once cannot all get past the limit. A right
+ * password gives back the address's slot; `release(done)` then clears the account's failures when
+ * the sign-in ends here, or only frees its slot when a second factor follows: wrong codes before
+ * it still count, so signing in again with the password cannot buy more guesses at the factor.
+ */
+export async function checkPassword(
+  c: PageContext,
+  p: PageRequest,
+  email: string,
+  password: string,
+): Promise<
+  | { ok: true; account: Account; release: (done: boolean) => Promise<void> }
+  | { ok: false; status: number; error: string }
+> {
+  const { throttle } = c
+  // The account's lock is the login policy's (none when its threshold is 0); the address's is fixed.
+  const lock = accountLockRule(p.instance.policy)
+  const accountKey = throttleKey('acct', p.instance.id, email)
+  const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
+  const keys: ThrottleEntry[] = lock ? [[accountKey, lock], ip] : [ip]
+  const wait = await throttle.reserve(keys)
+  if (wait > 0)
+    return {
+      ok: false,
+      status: 429,
+      error: `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`,
+    }
+  const account = await verifyPassword(c.core, p.instance.id, email, password)
+  if (!account) {
+    await throttle.fail(keys)
+    return { ok: false, status: 401, error: 'Wrong email or password.' }
+  }
+  await throttle.release([ip])
+  const release = async (done: boolean) => {
+    if (done) await throttle.reset(accountKey)
+    else if (lock) await throttle.release([[accountKey, lock]])
+  }
+  return { ok: true, account, release }
 }
