@@ -489,18 +489,26 @@ describe('isolation and authentication', () => {
     ).toEqual([{ owner_id: alice.id }])
   })
 
-  it('answers 404 for an id that is not a uuid: it names no workspace, and the guard answers before validation', async () => {
+  it("answers 422 at ['path', 'workspace_id'] for an id that is not a uuid, before the workspace or the body is looked at", async () => {
     for (const [method, path, body] of [
       ['GET', '/v1/workspaces/not-a-uuid'],
-      ['PATCH', '/v1/workspaces/123', { name: 'X' }],
+      ['PATCH', '/v1/workspaces/123', { name: 7 }],
       ['DELETE', '/v1/workspaces/platform'],
       ['POST', '/v1/workspaces/xyz/retry-provisioning'],
       ['GET', '/v1/workspaces/not-a-uuid/apps'],
       ['DELETE', '/v1/workspaces/not-a-uuid/apps/app_1'],
     ] as [string, string, unknown?][]) {
       const r = await json(alice.agent, method, path, body)
-      expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 })
-      expect(r.body).toEqual({ detail: 'Workspace not found' })
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 422 })
+      expect(r.body).toEqual({
+        detail: [
+          {
+            loc: ['path', 'workspace_id'],
+            msg: "Expected string to match 'uuid' format",
+            type: 'value_error',
+          },
+        ],
+      })
     }
   })
 })
