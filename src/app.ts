@@ -1,4 +1,5 @@
 import { openapi } from '@elysiajs/openapi'
+import { type TSchema, TypeGuard } from '@sinclair/typebox'
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
 import { VERSION } from './config'
@@ -41,6 +42,8 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     nav: features.flatMap((f) => f.nav ?? []),
     nodeLock,
   }
+  // The document's routes, read when it is asked for: by then every feature's routes are in.
+  let routes = (): readonly DocumentedRoute[] => []
   const app = new Elysia()
     // Error mapping and request ids first, so every route below is covered.
     .use(errorsPlugin(core.log))
@@ -65,29 +68,58 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     )
     .use(
       withLiteralColons(
-        openapi({
-          // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
-          provider: null,
-          path: '/docs',
-          specPath: '/openapi.json',
-          documentation: {
-            info: {
-              title: 'Gatehouse API',
-              version: VERSION,
-              description: 'Control plane of the Gatehouse authentication platform.',
+        withOptionalBodies(
+          () => routes(),
+          openapi({
+            // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
+            provider: null,
+            path: '/docs',
+            specPath: '/openapi.json',
+            documentation: {
+              info: {
+                title: 'Gatehouse API',
+                version: VERSION,
+                description: 'Control plane of the Gatehouse authentication platform.',
+              },
             },
-          },
-          exclude: { paths: ['/docs', '/openapi.json'] },
-        }),
+            exclude: { paths: ['/docs', '/openapi.json'] },
+          }),
+        ),
       ),
     )
   // The JSON API first, then the pages: the API reference lists operations in this order.
   for (const f of features) if (f.routes) app.use(f.routes(ctx))
   for (const f of features) if (f.pages) app.use(f.pages(ctx))
+  routes = () => app.routes
   return app
 }
 
 export type App = ReturnType<typeof createApp>
+
+/** A route as the app's table lists it, as far as the API document needs it. */
+interface DocumentedRoute {
+  method: string
+  path: string
+  hooks: { body?: TSchema }
+}
+
+/**
+ * @elysiajs/openapi marks every request body required; a route whose body schema is optional
+ * (`DELETE /v1/workspaces/{id}`, whose SPEC request is none) says so in the document.
+ */
+function withOptionalBodies(routes: () => readonly DocumentedRoute[], openapiPlugin: AnyElysia) {
+  return new Elysia({ name: 'openapi-optional-bodies' })
+    .onAfterHandle(({ response }) => {
+      type Operation = { requestBody?: { required?: boolean } }
+      const paths = (response as { paths?: Record<string, Record<string, Operation>> } | null)?.paths ?? {}
+      for (const r of routes()) {
+        if (!r.hooks.body || !TypeGuard.IsOptional(r.hooks.body)) continue
+        const op = paths[r.path.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()]
+        if (op?.requestBody) op.requestBody.required = false
+      }
+    })
+    .use(openapiPlugin)
+}
 
 /**
  * Elysia reads a colon anywhere in a path as a parameter, so SPEC's `/tenants:batch` is a route

@@ -63,7 +63,11 @@ const badBody = (r: GuardedRoute) =>
  * does not parse) and a bad query. Dashboard routes are
  * asked as htmx does, so a signed-out caller gets a 401 there too rather than a redirect.
  */
-async function send(r: GuardedRoute, caller: Caller, opts: { workspace?: string; malformed?: boolean } = {}) {
+async function send(
+  r: GuardedRoute,
+  caller: Caller,
+  opts: { workspace?: string; ids?: Record<string, string>; malformed?: boolean } = {},
+) {
   const headers: Record<string, string> = { accept: 'application/json', ...caller }
   if (dashboard(r)) headers['hx-request'] = 'true'
   let body: string | undefined
@@ -71,7 +75,7 @@ async function send(r: GuardedRoute, caller: Caller, opts: { workspace?: string;
     headers['content-type'] = 'application/json'
     body = opts.malformed ? '{"name": ' : badBody(r)
   }
-  const url = `http://localhost:8080${pathOf(r, opts.workspace ?? workspaceId)}${badQuery(r)}`
+  const url = `http://localhost:8080${pathOf(r, opts.workspace ?? workspaceId, opts.ids)}${badQuery(r)}`
   return app.handle(new Request(url, { method: r.method, headers, body }))
 }
 
@@ -165,17 +169,66 @@ describe('the OpenAPI document', () => {
   })
 })
 
-describe('a workspace id that is not a uuid', () => {
-  // It names no workspace: 404, as an id of someone else's does, and the id is never looked up
-  // (NUL is refused by PostgreSQL's text type).
+describe('a path id that cannot name a resource', () => {
+  // DESIGN's order: 401, then the path's parameters (422), then 403/404, then the body and query. On
+  // the JSON API the 422 goes to any signed-in caller, whether or not they could see such a
+  // workspace (the path's format is no secret), and names the path alone; the id is never looked
+  // up (PostgreSQL refuses a NUL in text). A dashboard page answers 404: a person followed a bad link.
+  const api = (rs: GuardedRoute[]) => rs.filter((r) => !dashboard(r))
+  /** The `loc`s of every 422 `rs` answer `caller`. */
+  async function locs(
+    rs: GuardedRoute[],
+    caller: Caller,
+    opts: { workspace?: string; ids?: Record<string, string> },
+  ) {
+    const seen = new Set<string>()
+    for (const r of rs) {
+      const res = await send(r, caller, opts)
+      for (const d of (await res.json()).detail) seen.add(JSON.stringify(d.loc))
+    }
+    return [...seen]
+  }
+
   for (const id of ['not-a-uuid', '%00', 'platform']) {
-    it(`(${id}) answers 401 with no credentials and 404 to any signed-in caller, owner included`, async () => {
+    it(`(${id} as the workspace) answers 401 with no credentials, 422 at the path on the API to any signed-in caller, 404 on a page`, async () => {
       const rs = scoped(routes)
       expect(await mismatches(rs, nobody, () => 401, { workspace: id })).toEqual([])
-      expect(await mismatches(rs, stranger, () => 404, { workspace: id })).toEqual([])
-      expect(await mismatches(rs, owner, () => 404, { workspace: id })).toEqual([])
+      for (const caller of [stranger, owner]) {
+        const expected = (r: GuardedRoute) => (dashboard(r) ? 404 : 422)
+        expect(await mismatches(rs, caller, expected, { workspace: id })).toEqual([])
+        expect(await locs(api(rs), caller, { workspace: id })).toEqual([
+          JSON.stringify(['path', 'workspace_id']),
+        ])
+      }
     })
   }
+
+  it('(a nested id) answers 401 with no credentials, then 422 at its place in the path on the API, before the 404 of a workspace the caller cannot see', async () => {
+    const nested = api(scoped(routes)).filter((r) => /\/:(?!workspace_id\b)\w+/.test(r.path))
+    expect(nested.length).toBeGreaterThan(15)
+    const bad = (r: GuardedRoute) =>
+      Object.fromEntries([...r.path.matchAll(/\/:(\w+)/g)].map(([, name]) => [name!, 'not%20an%20id']))
+    const wrong: string[] = []
+    for (const r of nested) {
+      const ids = bad(r)
+      const names = Object.keys(ids)
+        .filter((n) => n !== 'workspace_id')
+        .sort()
+      if ((await send(r, nobody, { ids })).status !== 401) wrong.push(`${key(r)}: not 401`)
+      for (const caller of [stranger, owner]) {
+        const res = await send(r, caller, { ids })
+        const body = await res.json()
+        const at = res.status === 422 ? body.detail.map((d: { loc: string[] }) => d.loc[1]).sort() : []
+        if (
+          res.status !== 422 ||
+          body.detail.some((d: { loc: string[] }) => d.loc[0] !== 'path') ||
+          JSON.stringify(at) !== JSON.stringify(names)
+        )
+          wrong.push(`${key(r)}: ${res.status} ${JSON.stringify(body)}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
 })
 
 describe('a CSRF token sent in the body rather than a header', () => {

@@ -9,9 +9,9 @@ import { startTestServer, type TestServer } from './support/server'
 import { PRICES, type StripeStandIn, startStripeStandIn, stripeSignature } from './support/stripe-stand-in'
 
 // SPEC "Inbound payment-provider webhook" with events the stand-in signs as Stripe does: the
-// signature checked on the raw body (missing, wrong, stale or over other bytes: 400 and nothing
-// changed), each event id applied once, out-of-order events resolved by the subscription's own
-// timestamps, a failed payment's grace period, and no rate limit on the route.
+// signature checked on the raw body (missing, wrong, stale, ahead or over other bytes, and any while
+// billing is off: 400 and nothing changed), each event id applied once, out-of-order events resolved
+// by the subscription's own timestamps, a failed payment's grace period, and no rate limit on the route.
 const clock = new ManualClock(Date.now())
 let stripe: StripeStandIn
 let server: TestServer
@@ -77,7 +77,7 @@ const accountOf = async (ws: string) =>
   (await server.core.db.select().from(billingAccounts).where(eq(billingAccounts.workspaceId, ws)))[0]
 
 describe('the signature', () => {
-  it('missing, wrong, stale or over other bytes: 400 and nothing changed', async () => {
+  it('missing, wrong, stale, ahead or over other bytes: 400 and nothing changed', async () => {
     const ws = await activeWorkspace(server.core)
     const e = stripe.event('customer.subscription.created', subscription(ws, PRICES.pro))
     const payload = JSON.stringify(e)
@@ -86,6 +86,9 @@ describe('the signature', () => {
       ['wrong secret', stripeSignature(payload, seconds(), 'whsec_someone_else'), payload],
       ['garbage', 'nonsense', payload],
       ['stale (10 minutes old)', stripeSignature(payload, seconds() - 600), payload],
+      // Stripe's SDK checks only the past: a timestamp ahead is refused here as far as one behind.
+      ['ahead (10 minutes in the future)', stripeSignature(payload, seconds() + 600), payload],
+      ['just past the window ahead (301 s)', stripeSignature(payload, seconds() + 301), payload],
       // The signed bytes re-serialised with other spacing: a parsed-and-restringified body fails.
       ['other bytes', stripeSignature(payload, seconds()), JSON.stringify(e, null, 2)],
     ]
@@ -106,6 +109,46 @@ describe('the signature', () => {
     // The same event, signed, is then applied: nothing recorded its id before.
     expect((await stripe.post(e)).body).toEqual({ received: true, duplicate: false })
     expect(await planOf(ws)).toBe('pro')
+  })
+
+  it("takes a timestamp up to 300 s off either way (the senders' clocks differ)", async () => {
+    for (const skew of [-300, 300]) {
+      const ws = await activeWorkspace(server.core)
+      const payload = JSON.stringify(
+        stripe.event('customer.subscription.created', subscription(ws, PRICES.pro)),
+      )
+      const res = await fetch(stripe.deliverTo, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': stripeSignature(payload, seconds() + skew),
+        },
+        body: payload,
+      })
+      expect([skew, res.status]).toEqual([skew, 200])
+      expect(await planOf(ws)).toBe('pro')
+    }
+  })
+
+  it('without billing configured: 400 all the same, since no signature can be verified', async () => {
+    const off = await startTestServer()
+    try {
+      const payload = JSON.stringify(stripe.event('invoice.paid', { id: 'in_off', object: 'invoice' }))
+      for (const signature of [null, 'nonsense', stripeSignature(payload, seconds())]) {
+        const res = await fetch(`${off.baseUrl}/v1/webhooks/payments`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(signature ? { 'stripe-signature': signature } : {}),
+          },
+          body: payload,
+        })
+        expect([signature, res.status]).toEqual([signature, 400])
+        expect((await res.json()).detail).toBe('Missing or invalid Stripe-Signature')
+      }
+    } finally {
+      await off.stop()
+    }
   })
 
   it('is exempt from rate limits (no X-RateLimit headers)', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import * as oidc from 'openid-client'
 import { holdProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
 import { Agent } from './support/browserless'
+import { callApi, keyCaller } from './support/callers'
 import { startTestServer, type TestServer } from './support/server'
 import { eventually, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
 
@@ -272,10 +273,8 @@ describe('DELETE /v1/workspaces/{id}', () => {
       (await outbox()) > 0 ? true : undefined,
     )
 
-    // Deleting takes the workspace's exact name: without it, or with another, nothing happens (422).
-    const missing = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`)
-    expect(missing.status).toBe(422)
-    expect(missing.body).toEqual({ detail: [{ loc: ['body'], msg: 'Field required', type: 'missing' }] })
+    // A body, when sent, names the workspace exactly: without `confirm`, or with another name,
+    // nothing happens (422).
     const empty = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, {})
     expect(empty.status).toBe(422)
     expect(empty.body.detail).toEqual([
@@ -318,6 +317,39 @@ describe('DELETE /v1/workspaces/{id}', () => {
     expect((await json(alice.agent, 'DELETE', `/v1/workspaces/${ws.id}`, { confirm: 'Doomed' })).status).toBe(
       404,
     )
+  })
+})
+
+describe('DELETE /v1/workspaces/{id} and its confirmation', () => {
+  it('takes no body from a person (SPEC: request none): 202 deleting', async () => {
+    const ws = (await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Bodiless' })).body.id
+    // A body that is sent is a confirmation, checked even when it is no object at all or does not parse.
+    for (const body of ['"Bodiless"', 'null', '{"confirm": ']) {
+      const odd = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws}`, body)
+      expect({ body, status: odd.status }).toEqual({ body, status: 422 })
+    }
+    expect(await stateInDb(ws)).not.toBe('deleting')
+    const del = await json(alice.agent, 'DELETE', `/v1/workspaces/${ws}`)
+    expect(del.status).toBe(202)
+    expect(del.body).toEqual({ id: ws, state: 'deleting' })
+  })
+
+  it("takes the workspace's exact name from a machine key (SPEC: workspace:admin deletes with confirmation)", async () => {
+    const ws = (await json(alice.agent, 'POST', '/v1/workspaces', { name: 'Keyed' })).body.id
+    const key = await keyCaller(server.core, ws, ['workspace:admin'])
+    const none = await callApi(server.baseUrl, key, 'DELETE', `/v1/workspaces/${ws}`)
+    const msg = 'A machine key deletes a workspace only with its exact name: {"confirm": "<name>"}'
+    expect([none.status, none.body.detail]).toEqual([
+      422,
+      [{ loc: ['body', 'confirm'], msg, type: 'confirm_required' }],
+    ])
+    const wrong = await callApi(server.baseUrl, key, 'DELETE', `/v1/workspaces/${ws}`, { confirm: 'keyed' })
+    expect(wrong.status).toBe(422)
+    expect(wrong.body.detail[0]).toMatchObject({ loc: ['body', 'confirm'], type: 'confirm_mismatch' })
+    expect(await stateInDb(ws)).not.toBe('deleting')
+    const done = await callApi(server.baseUrl, key, 'DELETE', `/v1/workspaces/${ws}`, { confirm: 'Keyed' })
+    expect(done.status).toBe(202)
+    expect(done.body).toEqual({ id: ws, state: 'deleting' })
   })
 })
 
@@ -457,18 +489,26 @@ describe('isolation and authentication', () => {
     ).toEqual([{ owner_id: alice.id }])
   })
 
-  it('answers 404 for an id that is not a uuid: it names no workspace, and the guard answers before validation', async () => {
+  it("answers 422 at ['path', 'workspace_id'] for an id that is not a uuid, before the workspace or the body is looked at", async () => {
     for (const [method, path, body] of [
       ['GET', '/v1/workspaces/not-a-uuid'],
-      ['PATCH', '/v1/workspaces/123', { name: 'X' }],
+      ['PATCH', '/v1/workspaces/123', { name: 7 }],
       ['DELETE', '/v1/workspaces/platform'],
       ['POST', '/v1/workspaces/xyz/retry-provisioning'],
       ['GET', '/v1/workspaces/not-a-uuid/apps'],
       ['DELETE', '/v1/workspaces/not-a-uuid/apps/app_1'],
     ] as [string, string, unknown?][]) {
       const r = await json(alice.agent, method, path, body)
-      expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 })
-      expect(r.body).toEqual({ detail: 'Workspace not found' })
+      expect({ method, path, status: r.status }).toEqual({ method, path, status: 422 })
+      expect(r.body).toEqual({
+        detail: [
+          {
+            loc: ['path', 'workspace_id'],
+            msg: "Expected string to match 'uuid' format",
+            type: 'value_error',
+          },
+        ],
+      })
     }
   })
 })

@@ -15,8 +15,21 @@ import { idOf, type Stripe, stripeClient } from './stripe'
 
 /** The job that ends a failed payment's grace period (jobs.ts). */
 export const END_GRACE = 'billing.end_grace'
-/** Stripe's signed timestamp may be this old (seconds), as its own libraries default to. */
+/** Stripe's signed timestamp may be this far from now (seconds), as its own libraries default to. */
 const SIGNATURE_TOLERANCE_S = 300
+/**
+ * The signed timestamp of a `Stripe-Signature` header (`t=<unix seconds>,v1=<hmac>`), read as
+ * Stripe's SDK reads it (the last `t`), so it is the one the verified HMAC covers.
+ */
+function signedAt(header: string): number {
+  let t = Number.NaN
+  for (const item of header.split(',')) {
+    const [key, value] = item.split('=')
+    if (key === 't') t = Number.parseInt(value ?? '', 10)
+  }
+  return t
+}
+
 /** Event ids are kept this long: Stripe retries a delivery for up to 3 days. */
 const EVENT_IDS_KEPT_MS = 30 * 86_400_000
 
@@ -185,11 +198,15 @@ export function createPaymentEvents(core: Core) {
   }
 
   return {
-    /** Verifies `raw` against `signature` (400 when missing or wrong), then applies it once. */
+    /**
+     * Verifies `raw` against `signature` (400 when missing or wrong, dated more than 300 s from now
+     * either way, or when billing is off), then applies it once.
+     */
     async receive(raw: string, signature: string | null): Promise<{ received: true; duplicate: boolean }> {
       const settings = billing.stripe
-      if (!settings) throw appError(BillingErrors.NOT_CONFIGURED, 409)
-      if (!signature) throw appError(BillingErrors.BAD_SIGNATURE, 400)
+      // Without billing there is no secret to verify against: no signature is good (SPEC: 400).
+      if (!settings || !signature) throw appError(BillingErrors.BAD_SIGNATURE, 400)
+      const now = core.clock.now()
       let event: Stripe.Event
       try {
         event = await stripeClient(settings).webhooks.constructEventAsync(
@@ -198,11 +215,14 @@ export function createPaymentEvents(core: Core) {
           settings.webhookSecret,
           SIGNATURE_TOLERANCE_S,
           undefined,
-          core.clock.now(),
+          now,
         )
       } catch {
         throw appError(BillingErrors.BAD_SIGNATURE, 400)
       }
+      // The SDK refuses a timestamp too far behind, not one ahead: a replay window holds both ways.
+      if (!(signedAt(signature) - Math.floor(now / 1000) <= SIGNATURE_TOLERANCE_S))
+        throw appError(BillingErrors.BAD_SIGNATURE, 400)
       const duplicate = await core.store.tx(async (tx) => {
         const [first] = await tx.db
           .insert(billingEvents)

@@ -88,8 +88,10 @@ export function paymentWebhookRoutes(core: Core) {
         tags,
         summary: "Stripe's events (signed): the plan, status and grace of a workspace",
         description:
-          'Verified on the raw body against `Stripe-Signature` (400 when missing or wrong). Each event id is ' +
-          'applied once: a redelivery answers 200 with `duplicate: true` and changes nothing.',
+          'Verified on the raw body against `Stripe-Signature`: 400 when it is missing or wrong, when its ' +
+          'timestamp is more than 300 s from now either way, and always while billing is not configured ' +
+          '(there is no secret to verify it with). Each event id is applied once: a redelivery answers 200 ' +
+          'with `duplicate: true` and changes nothing.',
       },
     },
   )

@@ -18,5 +18,6 @@ export const MemberErrors = defineErrorCodes({
 /** What a workspace itself refuses. */
 export const WorkspaceErrors = defineErrorCodes({
   CONFIRM_MISMATCH: "Type the workspace's exact name to confirm its deletion",
+  CONFIRM_REQUIRED: 'A machine key deletes a workspace only with its exact name: {"confirm": "<name>"}',
   RATE_NEEDS_PLAN: "Raising the identity plane's rate needs the Pro plan or above",
 })

@@ -212,7 +212,9 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
     .post(
       '/app/workspaces/:workspace_id/delete',
       async ({ principal, actor, workspace: w, body, request }) => {
-        const deleted = await deleteForm.submit(body, ({ confirm }) => service.remove(w, actor, confirm))
+        const deleted = await deleteForm.submit(body, ({ confirm }) =>
+          service.remove(w, { principal, actor }, confirm),
+        )
         if (!deleted.ok) {
           const { values, errors } = deleted
           const form = (

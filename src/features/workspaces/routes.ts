@@ -1,4 +1,5 @@
-import { Elysia } from 'elysia'
+import { Value } from '@sinclair/typebox/value'
+import { Elysia, ParseError, t, ValidationError } from 'elysia'
 import type { Core } from '../../core'
 import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from './model'
@@ -58,24 +59,34 @@ export function workspaceRoutes(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .delete(
       '/:workspace_id',
-      async ({ workspace, actor, body, set }) => {
-        const w = await service.remove(workspace, actor, body.confirm)
+      async ({ workspace, principal, actor, body, set }) => {
+        // Elysia checks an optional body only when it is a non-empty object (`{}`, or JSON that is
+        // not an object, arrives unchecked): a body that was sent is meant as a confirmation.
+        if (body !== undefined && !Value.Check(WorkspaceModel.remove, body))
+          throw new ValidationError('body', WorkspaceModel.remove, body)
+        const w = await service.remove(workspace, { principal, actor }, body?.confirm)
         set.status = 202
         return { id: w.id, state: 'deleting' as const }
       },
       {
         params: WorkspaceModel.params,
-        body: WorkspaceModel.remove,
+        body: t.Optional(WorkspaceModel.remove),
+        // Elysia drops an optional JSON body that does not parse; it is refused here as on every
+        // other route (422 json_invalid to everyone alike, before the guard), never taken for none.
+        transform({ body, request }) {
+          if (body === undefined && request.body !== null) throw new ParseError()
+        },
         scope: 'workspace:admin',
         response: { 202: WorkspaceModel.deleted },
         detail: {
           tags,
-          summary: 'Delete a workspace, confirmed by its name (its instance is torn down in the background)',
+          summary: 'Delete a workspace (its instance is torn down in the background)',
           description:
-            'The body must carry the workspace\'s exact name: `{"confirm": "Acme"}`. A missing body or ' +
-            '`confirm`, or any other value, answers 422 (`loc: ["body", "confirm"]` for a wrong name) and ' +
-            'deletes nothing. The instance stops serving at once; its data, audit log included, is ' +
-            'purged by a background job. Deleting a workspace already being deleted answers 202 again.',
+            'A person needs no body. A body `{"confirm": "Acme"}`, when sent, must carry the workspace\'s ' +
+            'exact name; a machine key must send it. A missing `confirm` in a body, a machine key without ' +
+            'one, or any other name answers 422 at `loc: ["body", "confirm"]` and deletes nothing. The ' +
+            'instance stops serving at once; its data, audit log included, is purged by a background ' +
+            'job. Deleting a workspace already being deleted answers 202 again.',
         },
       },
     )

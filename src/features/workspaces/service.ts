@@ -12,6 +12,7 @@ import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import type { WorkspaceModel } from './model'
 import { type Plan, workspaceMembers, workspaces } from './schema'
+import type { Caller } from './service.members'
 
 export type Workspace = typeof workspaces.$inferSelect
 
@@ -131,13 +132,18 @@ export function createWorkspaceService(core: Core) {
 
     /**
      * Moves to `deleting` (`workspace.deleted`); a job tears the instance down and purges the data,
-     * this audit log included. Idempotent. `confirm` must be the workspace's exact name (422), so a
-     * stray call or a wrong id deletes nothing (SPEC: "delete the workspace (with confirmation)").
+     * this audit log included. Idempotent. `confirm`, when given, must be the workspace's exact name
+     * (422). A person may leave it out (SPEC: the DELETE takes no body; the dashboard asks for the
+     * typed name); a machine key may not (SPEC: workspace:admin deletes "with confirmation"), so an
+     * automation's stray call or wrong id deletes nothing.
      */
-    async remove(w: Workspace, actor: Actor, confirm: string): Promise<Workspace> {
+    async remove(w: Workspace, by: Caller, confirm: string | undefined): Promise<Workspace> {
       const id = w.id
-      if (confirm !== w.name)
+      if (confirm === undefined && by.principal.kind === 'key')
+        throw appError(WorkspaceErrors.CONFIRM_REQUIRED, 422, { loc: ['body', 'confirm'] })
+      if (confirm !== undefined && confirm !== w.name)
         throw appError(WorkspaceErrors.CONFIRM_MISMATCH, 422, { loc: ['body', 'confirm'] })
+      const { actor } = by
       if (w.state === 'deleting') return w
       const updated = await core.store.tx(async (tx) => {
         // Only the request that moves it to `deleting` enqueues the teardown: two deletes at once

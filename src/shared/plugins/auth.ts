@@ -1,5 +1,7 @@
+import type { TSchema } from '@sinclair/typebox'
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Server } from 'bun'
-import { type Cookie, Elysia } from 'elysia'
+import { type Cookie, Elysia, t, ValidationError } from 'elysia'
 import type { Account } from '../../identity'
 import { AppError, forbidden, notFound, unauthorized } from '../errors'
 import { isUuid } from '../formats'
@@ -60,6 +62,30 @@ export function tenantReach(held: readonly string[], level: TenantLevel): Tenant
 
 /** Whether a tenant of `slug` is within `reach`. */
 export const reaches = (reach: TenantReach, slug: string) => reach === 'all' || reach.includes(slug)
+
+/** A path without a schema of its own still names its workspace by a uuid. */
+const WORKSPACE_PATH = t.Object({ workspace_id: t.String({ format: 'uuid' }) })
+
+/**
+ * A route's path parameters as its own schema declares them (read at registration through the
+ * macro's `introspect`), checked by the guard before it looks the workspace up: what Elysia's
+ * validation would answer about them, only sooner.
+ */
+class RoutePath {
+  private schema: TSchema = WORKSPACE_PATH
+  private compiled?: TypeCheck<TSchema>
+
+  /** The route's hooks as Elysia registers it. */
+  read = (hooks: { params?: TSchema }) => {
+    if (hooks.params) this.schema = hooks.params
+  }
+
+  /** The 422 that `params` deserve, or null when they are well formed. */
+  problem(params: Record<string, string>): ValidationError | null {
+    this.compiled ??= TypeCompiler.Compile(this.schema)
+    return this.compiled.Check(params) ? null : new ValidationError('params', this.compiled, params)
+  }
+}
 
 /** What the guard needs to know of a workspace. */
 export interface WorkspaceRef {
@@ -206,12 +232,13 @@ export const tenantLevelOf = (hooks: { transform?: unknown }): TenantLevel | und
  * `scope: 'workspace:write'` or, on a tenant's routes, `tenantScope: 'read'`; each gets `principal`
  * and the `actor` its audit entries name.
  *
- * Who is calling comes before what they sent, on every route (as Stripe and GitHub answer): 401
- * (no or failed credentials), 403 (CSRF, a missing scope) and 404 (a workspace the caller cannot
- * see) come before any 422, whose details are for a caller who may act. Elysia runs parse →
- * transform → validation (params, query, body) → resolve → handler, so the guard decides in
- * `transform`, where the body is already parsed (a form's `_csrf` included), and `resolve` hands the
- * route what it found.
+ * Who is calling comes before what they sent, on every route (as Stripe and GitHub answer), in
+ * DESIGN's order: 401 (no or failed credentials, and a session's CSRF 403), then on the JSON API a
+ * path that names nothing (422: its format is public, whoever owns what), then 404 (a workspace
+ * the caller cannot see) and 403 (a missing scope), then the body and query (422), whose details
+ * are for a caller who may act. Elysia runs parse → transform → validation (params, query, body) →
+ * resolve → handler, so the guard decides in `transform`, where the body is already parsed (a
+ * form's `_csrf` included), and `resolve` hands the route what it found.
  */
 export function authPlugin<W extends WorkspaceRef>({
   resolvers,
@@ -273,25 +300,32 @@ export function authPlugin<W extends WorkspaceRef>({
   }
 
   /**
-   * The `transform` of a route on the path's workspace: `admits` reads what the principal holds
-   * there and answers which tenants it reaches, or null for a 403 saying `refusal`.
+   * The hooks of a route on the path's workspace: `admits` reads what the principal holds there and
+   * answers which tenants it reaches, or null for a 403 saying `refusal`. One set per route:
+   * `introspect` hands it the route's own path schema, which its `transform` checks.
    */
-  const onWorkspace = (admits: (held: readonly string[]) => TenantReach | null, refusal: string) =>
+  const onWorkspace = (admits: (held: readonly string[]) => TenantReach | null, refusal: string) => {
+    const routePath = new RoutePath()
     async function transform({
       request,
       cookie,
       body,
+      path,
       params,
       server,
       set,
-    }: Credentials & { params: Record<string, string> } & Reply) {
+    }: Credentials & { path: string; params: Record<string, string> } & Reply) {
       const principal = await authenticate({ request, cookie, body }, server)
-      // A path id that is not a uuid names no workspace: 404 like any other, before validation
-      // could answer 422, and never looked up (PostgreSQL refuses a NUL in text).
+      // DESIGN's order: who calls (above), then the path's parameters (422 on the JSON API), then
+      // may they act here (404/403), then the body and query (Elysia's validation, next). A path
+      // id that cannot name a resource is never looked up (PostgreSQL refuses a NUL in text). A
+      // dashboard page answers 404 for it: a person followed a bad link.
+      const malformed = path.startsWith('/v1/') ? routePath.problem(params) : null
       const id = params.workspace_id ?? ''
-      const access = isUuid(id) ? await findAccess(id, principal) : undefined
+      const access = malformed || !isUuid(id) ? undefined : await findAccess(id, principal)
       // Counted on the workspace when it is the caller's, on the organisation either way.
       await count(request, server, set, principal, access?.workspace)
+      if (malformed) throw malformed
       if (!access) throw notFound('Workspace')
       const tenants = admits(access.scopes)
       if (!tenants) throw forbidden(refusal)
@@ -303,46 +337,42 @@ export function authPlugin<W extends WorkspaceRef>({
         tenants,
       })
     }
+    return { transform, introspect: routePath.read }
+  }
   const onWorkspaceGrant = (request: Request) => {
     const { principal, actor, workspace, scopes, tenants } = granted(request)
     return { principal, actor, workspace: workspace!, scopes: scopes!, tenants: tenants! }
   }
 
-  /** `scope`'s hooks, one set per scope rather than per route. */
+  /** `scope`'s hooks, made for each route that asks (Elysia calls the macro once per route). */
   const scopeHooks = (needed: WorkspaceScope) => {
-    const transform = onWorkspace(
+    const hooks = onWorkspace(
       (held) => (holdsScope(held, needed) ? 'all' : null),
       `This action needs the ${needed} scope`,
     )
-    guards.set(transform, needed)
+    guards.set(hooks.transform, needed)
     return {
-      transform,
+      ...hooks,
       resolve({ request }: { request: Request }) {
         const { principal, actor, workspace, scopes } = onWorkspaceGrant(request)
         return { principal, actor, workspace, scopes }
       },
     }
   }
-  const scopes = {
-    'workspace:read': scopeHooks('workspace:read'),
-    'workspace:write': scopeHooks('workspace:write'),
-    'workspace:admin': scopeHooks('workspace:admin'),
-  }
 
   /** `tenantScope`'s hooks: a workspace scope of that level, or a tenant scope of it. */
   const tenantHooks = (level: TenantLevel) => {
-    const transform = onWorkspace(
+    const hooks = onWorkspace(
       (held) => tenantReach(held, level),
       `This action needs the workspace:${level} scope or a tenant:<slug>:${level} scope`,
     )
-    guards.set(transform, `workspace:${level}`)
-    tenantLevels.set(transform, level)
+    guards.set(hooks.transform, `workspace:${level}`)
+    tenantLevels.set(hooks.transform, level)
     return {
-      transform,
+      ...hooks,
       resolve: ({ request }: { request: Request }) => onWorkspaceGrant(request),
     }
   }
-  const tenantScopes = { read: tenantHooks('read'), write: tenantHooks('write') }
 
   async function signedIn({ request, cookie, body, server, set }: Credentials & Reply) {
     const principal = await authenticate({ request, cookie, body }, server)
@@ -382,14 +412,14 @@ export function authPlugin<W extends WorkspaceRef>({
      * `{workspace_id}` of the path. A workspace the caller cannot see answers 404, never 403,
      * so ids of other users' workspaces leak nothing.
      */
-    scope: (needed: WorkspaceScope) => scopes[needed],
+    scope: scopeHooks,
     /**
      * `tenantScope: 'read'` (or write): a route on one tenant of the path's workspace, or on its
      * list. A principal holding `workspace:<level>` reaches every tenant; one holding
      * `tenant:<slug>:<level>` (write covers read) reaches those slugs only, and the route gets
      * them as `tenants` (`'all'` or the slugs) to answer 404 for any other tenant.
      */
-    tenantScope: (level: TenantLevel) => tenantScopes[level],
+    tenantScope: tenantHooks,
   })
 }
 
