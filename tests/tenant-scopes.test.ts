@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { decodeJwt } from 'jose'
 import * as oidc from 'openid-client'
 import type { App } from '../src/app'
+import type { Core } from '../src/core'
 import { signUp } from '../src/identity'
 import { testApp } from './support/app'
 import { Agent } from './support/browserless'
@@ -18,6 +19,7 @@ import { signUpEndUser } from './support/users'
 // Then the `tenants` claim of ID tokens and userinfo, through a real OIDC flow.
 
 let app: App
+let core: Core
 let routes: TableRoute[]
 let ws: string
 let owner: Person
@@ -57,7 +59,7 @@ async function send(r: TableRoute, who: Caller, tenant?: { id: string }, user?: 
 beforeAll(async () => {
   const built = await testApp()
   app = built.app
-  const core = built.core
+  core = built.core
   owner = await person(core)
   ws = await activeWorkspace(core, owner.id)
   const asOwner = (method: string, path: string, body?: unknown) =>
@@ -96,6 +98,8 @@ const tenantRoutes = (level?: 'read' | 'write') =>
 const otherRoutes = () => routes.filter((r) => api(r) && onWorkspace(r) && r.tenant === undefined)
 /** A route on one tenant (the list names none). */
 const onTenant = (r: TableRoute) => r.path.includes(':tenant_id')
+/** `POST …/tenants/:tenant_id/members`: what a tenant key may send it is checked below, on its own. */
+const addMember = () => tenantRoutes('write').find((r) => r.method === 'POST')!
 
 /** Every route of `rs` whose answer to `who` on `tenant` is not `expected`, as `METHOD path: status`. */
 async function mismatches(
@@ -162,9 +166,16 @@ describe('a tenant:acme:read key', () => {
 })
 
 describe('a tenant:acme:write key', () => {
-  it('reads acme, edits it and adds and removes its members', async () => {
+  it('reads acme, edits it and removes its members', async () => {
     expect(await mismatches(tenantRoutes('read'), keys.write!, acme, 200)).toEqual([])
-    expect(await mismatches(tenantRoutes('write'), keys.write!, acme, 200)).toEqual([])
+    expect(
+      await mismatches(
+        tenantRoutes('write').filter((r) => r !== addMember()),
+        keys.write!,
+        acme,
+        200,
+      ),
+    ).toEqual([])
   })
 
   it('gets 404 for beta on every route of one tenant, reading or writing', async () => {
@@ -173,6 +184,52 @@ describe('a tenant:acme:write key', () => {
 
   it('gets 403 on every other route of the workspace: creating, deleting and batches of tenants included', async () => {
     expect(await mismatches(otherRoutes(), keys.write!, acme, 403)).toEqual([])
+  })
+})
+
+// Issue 56, item 3 (DESIGN "Decisions of 2026-12-05"): a tenant key sees and changes its tenant and
+// its members only, so it may not name any other user of the workspace; workspace:write still may.
+describe('adding a member to acme', () => {
+  const add = (who: Caller, body: unknown) =>
+    app.handle(
+      new Request(`http://localhost:8080/v1/workspaces/${ws}/tenants/${acme.id}/members`, {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/json', ...credentials(who) },
+        body: JSON.stringify(body),
+      }),
+    )
+  const answer = async (res: Response) => ({ status: res.status, body: await res.json() })
+
+  it('is refused to a tenant key for a user of the workspace outside acme, as for an id no user has', async () => {
+    const nobody = 'usr_01JNOBODYNOBODYNOBODYNOBOD'
+    const refused = {
+      status: 403,
+      body: { detail: 'Adding a user who is not a member of the tenant needs the workspace:write scope' },
+    }
+    for (const user of [users.joining, users.beta, nobody])
+      expect(await answer(await add(keys.write!, { user_id: user }))).toEqual(refused)
+    // Nothing was added: acme's members are as before.
+    const members = await send(tenantRoutes('read').find((r) => r.path.endsWith('/members/'))!, owner, acme)
+    expect(members.body.items.map((m: { user_id: string }) => m.user_id)).not.toContain(users.joining)
+    expect(members.body.items.map((m: { user_id: string }) => m.user_id)).not.toContain(users.beta)
+  })
+
+  it('answers 409 to a tenant key for a member of acme, whom it already sees', async () => {
+    expect((await add(keys.write!, { user_id: users.acme })).status).toBe(409)
+  })
+
+  it('adds any user of the workspace for a workspace:write key, naming them', async () => {
+    const workspaceKey = await keyCaller(core, ws, ['workspace:write'])
+    const added = await answer(await add(workspaceKey, { user_id: users.beta }))
+    expect(added.status).toBe(201)
+    expect(added.body).toMatchObject({ user_id: users.beta, email: 'in-beta@example.com' })
+    const gone = await send(
+      tenantRoutes('write').find((r) => r.method === 'DELETE')!,
+      owner,
+      acme,
+      users.beta,
+    )
+    expect(gone.status).toBe(200)
   })
 })
 

@@ -130,6 +130,10 @@ export function tenantMemberRoutes(core: Core, auth: AuthPlugin<Workspace>) {
         detail: {
           tags,
           summary: 'Add a user of the workspace to a tenant (404 for an unknown user, 409 for a member)',
+          description:
+            'Takes `workspace:write`. A tenant key (`tenant:<slug>:write`) reaches its tenant and its ' +
+            'members only: for it, any `user_id` that is not a member is 403, the same whether the ' +
+            'workspace has that user or not.',
         },
       },
     )
