@@ -242,6 +242,25 @@ describe('adding a member to acme', () => {
     expect(members.body.items.map((m: { user_id: string }) => m.user_id)).not.toContain(users.beta)
   })
 
+  it("answers a tenant key's read and removal of a non-member the same whether the workspace has that user or not", async () => {
+    const nobody = 'usr_01JNOBODYNOBODYNOBODYNOBOD'
+    const same = async (r: TableRoute) => {
+      const [user, none] = [
+        await send(r, keys.write!, acme, users.beta),
+        await send(r, keys.write!, acme, nobody),
+      ]
+      expect(user).toEqual(none)
+      return user.status
+    }
+    expect(await same(tenantRoutes('read').find((r) => r.path.endsWith(':user_id'))!)).toBe(404)
+    expect(await same(tenantRoutes('write').find((r) => r.method === 'DELETE')!)).toBe(200)
+    // Removing from acme left the user's membership of beta alone.
+    expect(
+      (await send(tenantRoutes('read').find((r) => r.path.endsWith(':user_id'))!, owner, beta, users.beta))
+        .status,
+    ).toBe(200)
+  })
+
   it('answers 409 to a tenant key for a member of acme, whom it already sees', async () => {
     expect((await add(keys.write!, { user_id: users.acme })).status).toBe(409)
   })
