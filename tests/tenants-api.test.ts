@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { and, asc, eq } from 'drizzle-orm'
 import { auditLog } from '../src/audit/schema'
 import { events } from '../src/events/schema'
-import { tenantMembers } from '../src/features/tenants/schema'
+import { tenantInvitations, tenantMembers } from '../src/features/tenants/schema'
 import { signUp } from '../src/identity'
 import { ManualClock } from '../src/shared/clock'
 import { type Caller, callApi, credentials, type Person, person } from './support/callers'
@@ -245,13 +245,18 @@ describe('changing and deleting a tenant', () => {
     expect((await api(owner, 'PATCH', `${tenantsOf(ws)}/ten_unknown`, { name: 'X' })).status).toBe(404)
   })
 
-  it('deletes a tenant with its memberships (tenant.deleted), idempotently; its slug is free again', async () => {
+  it('deletes a tenant with its memberships and invitations (tenant.deleted), idempotently; its slug is free again', async () => {
     const { owner, ws } = await workspaceWithOwner()
     const acme = await createTenant(owner, ws, { slug: 'acme', name: 'Acme' })
     const user = await endUser(ws)
     expect(
       (await api(owner, 'POST', `${tenantsOf(ws)}/${acme.id}/members`, { user_id: user.id })).status,
     ).toBe(201)
+    const invited = await endUser(ws)
+    expect(
+      (await api(owner, 'POST', `${tenantsOf(ws)}/${acme.id}/members/invite`, { email: invited.email }))
+        .status,
+    ).toBe(202)
     for (let i = 0; i < 2; i++) {
       const gone = await api(owner, 'DELETE', `${tenantsOf(ws)}/${acme.id}`)
       expect(gone.status).toBe(200)
@@ -261,6 +266,9 @@ describe('changing and deleting a tenant', () => {
     expect(
       await server.core.db.select().from(tenantMembers).where(eq(tenantMembers.tenantId, acme.id)),
     ).toEqual([])
+    expect(
+      await server.core.db.select().from(tenantInvitations).where(eq(tenantInvitations.tenantId, acme.id)),
+    ).toEqual([])
     const tenantEvents = (await eventsOf(ws)).filter((e) => e.type.startsWith('tenant.'))
     expect(tenantEvents.map((e) => [e.type, e.tenantId, e.data])).toEqual([
       ['tenant.created', acme.id, { tenant_id: acme.id, slug: 'acme', name: 'Acme' }],
@@ -269,6 +277,7 @@ describe('changing and deleting a tenant', () => {
     expect((await auditOf(ws)).map((a) => a.action)).toEqual([
       'tenant.created',
       'tenant.member_added',
+      'tenant.member_invited',
       'tenant.deleted',
     ])
     await createTenant(owner, ws, { slug: 'acme', name: 'Acme again' })

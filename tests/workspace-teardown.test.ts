@@ -183,6 +183,16 @@ async function fillEveryFeature(ws: string): Promise<void> {
     user_id: account.id,
   })
   expect(member.status).toBe(201)
+  // An invitation to it by email, still open.
+  const toTenant = await json(
+    owner.agent,
+    'POST',
+    `/v1/workspaces/${ws}/tenants/${tenant.body.id}/members/invite`,
+    {
+      email: 'joining@example.com',
+    },
+  )
+  expect(toTenant.status).toBe(202)
   const enrolment = await startTotpEnrolment(core, account, 'Acme')
   if (!enrolment) throw new Error('no TOTP enrolment')
   const code = new TOTP({ secret: Secret.fromBase32(enrolment.secret) }).generate({

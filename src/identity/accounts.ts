@@ -84,7 +84,7 @@ export async function findAccount(
 }
 
 export async function findAccountByEmail(
-  core: Core,
+  core: Pick<Core, 'db'>,
   instanceId: string,
   email: string,
 ): Promise<UserAccount | undefined> {

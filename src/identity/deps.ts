@@ -2,6 +2,7 @@ import type { IdpType } from '../config'
 import type { Core } from '../core'
 import type { Conn } from '../db/store'
 import type { BrandSettings } from '../shared/views/brand'
+import type { Account } from './accounts'
 import type { LoginPolicy } from './policy'
 
 /**
@@ -132,6 +133,14 @@ export interface IdentityDeps {
    * without it the claim is never released.
    */
   tenantsOf?(instanceId: string, accountId: string): Promise<string[]>
+  /**
+   * Runs as each sign-in to a workspace instance finishes, before its tokens are issued: the
+   * tenants the account's proved address was invited to are joined (DESIGN "Tenants"). Optional.
+   */
+  accountSignedIn?(
+    workspaceId: string,
+    account: Pick<Account, 'id' | 'email' | 'emailVerified'>,
+  ): Promise<void>
   /**
    * Counts a workspace instance's monthly active user as each sign-in finishes (the billing
    * feature's MAU metering: one upsert). Optional: without it nothing is metered.

@@ -11,5 +11,8 @@ export const TenantErrors = defineErrorCodes({
   USER_EMAIL_NOT_FOUND: 'No user of this workspace has this email',
   MEMBER_EXISTS: 'This user is already a member of the tenant',
   MEMBER_NOT_FOUND: 'This user is not a member of the tenant',
+  NOT_A_MEMBER_BY_ID:
+    'Adding a user who is not a member of the tenant needs the workspace:write scope; invite them by email instead',
   WORKSPACE_DELETING: 'This workspace is being deleted',
+  WORKSPACE_NOT_ACTIVE: 'This workspace is not active yet',
 })

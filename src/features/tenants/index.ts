@@ -3,11 +3,13 @@ import type { Feature } from '../feature'
 import { tenantPages } from './pages'
 import { tenantBatchRoutes, tenantMemberRoutes, tenantRoutes } from './routes'
 import { deleteWorkspaceTenants, tenantsOf } from './service'
+import { joinInvitedTenants, purgeExpiredTenantInvitations } from './service.invitations'
 
 /**
  * Tenants (DESIGN "Tenants"): a workspace's customers and their members (users of its identity
  * instance), the batch API, and the `tenants` claim the identity plane asks for. Tenant scopes are
- * the guard's (`tenantScope`); a deleted user leaves their tenants through the users feature.
+ * the guard's (`tenantScope`); a deleted user leaves their tenants through the users feature, and
+ * an address invited to a tenant joins it at its account's next sign-in.
  */
 export const feature: Feature = {
   name: 'tenants',
@@ -19,5 +21,6 @@ export const feature: Feature = {
   pages: ({ core, auth }) => tenantPages(core, auth),
   nav: [{ label: 'Tenants', path: 'tenants', place: 'workspace' }],
   teardown: deleteWorkspaceTenants,
-  identity: (core) => ({ tenantsOf: tenantsOf(core) }),
+  purges: [purgeExpiredTenantInvitations],
+  identity: (core) => ({ tenantsOf: tenantsOf(core), accountSignedIn: joinInvitedTenants(core) }),
 }

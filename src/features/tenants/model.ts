@@ -2,6 +2,7 @@ import { t } from 'elysia'
 import { resourceId } from '../../shared/formats'
 import { nameField } from '../../shared/names'
 import { nextCursorField, pageQuery } from '../../shared/pages'
+import { UserModel } from '../users/model'
 
 /** DESIGN "Tenants": a slug is 1..63 lower-case letters, digits and inner hyphens (a DNS label). */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
@@ -70,6 +71,18 @@ export namespace TenantModel {
   export const memberParams = t.Composite([params, t.Object({ user_id: resourceId() })])
 
   export const addMember = t.Object({ user_id: resourceId() }, { additionalProperties: false })
+
+  /** An invitation by email (the users' UserInvite): what a tenant key sends instead of a user id. */
+  export const invite = UserModel.invite
+  export type Invite = typeof invite.static
+
+  /** The same for every address: nothing says whether the workspace has a user with it. */
+  export const invited = t.Object({
+    email: t.String({ description: 'The address invited, normalised' }),
+    status: t.Literal('invited'),
+    expires_at: t.String({ description: 'The invitation holds for 7 days' }),
+  })
+  export type Invited = typeof invited.static
 
   export const member = t.Object({
     user_id: t.String(),

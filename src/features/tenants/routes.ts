@@ -5,6 +5,7 @@ import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { TenantModel } from './model'
 import { createTenantService, trimName } from './service'
+import { createTenantInvitationService } from './service.invitations'
 import { createTenantMemberService } from './service.members'
 
 const tags = ['tenants']
@@ -100,6 +101,7 @@ export function tenantRoutes(core: Core, auth: AuthPlugin<Workspace>) {
 /** A tenant's members: users of the workspace's identity instance. */
 export function tenantMemberRoutes(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createTenantMemberService(core)
+  const invitations = createTenantInvitationService(core)
   return new Elysia({
     name: 'tenant-member-routes',
     prefix: '/v1/workspaces/:workspace_id/tenants/:tenant_id/members',
@@ -130,6 +132,32 @@ export function tenantMemberRoutes(core: Core, auth: AuthPlugin<Workspace>) {
         detail: {
           tags,
           summary: 'Add a user of the workspace to a tenant (404 for an unknown user, 409 for a member)',
+          description:
+            'Takes `workspace:write`. A tenant key (`tenant:<slug>:write`) reaches its tenant and its ' +
+            'members only: for it, any `user_id` that is not a member is 403, the same whether the ' +
+            'workspace has that user or not; it invites by email (`POST …/members/invite`).',
+        },
+      },
+    )
+    .post(
+      '/invite',
+      async ({ workspace, actor, tenants, params, body, set }) => {
+        set.status = 202
+        return invitations.invite(workspace, actor, tenants, params.tenant_id, body)
+      },
+      {
+        params: TenantModel.params,
+        body: TenantModel.invite,
+        tenantScope: 'write',
+        response: { 202: TenantModel.invited },
+        detail: {
+          tags,
+          summary: 'Invite an address to a tenant: its user joins at their next sign-in (409 for a member)',
+          description:
+            'How a tenant key brings in someone it cannot see. The answer is the same 202 whether the ' +
+            'workspace has a user with the address or not. A user it has is mailed to sign in; anyone ' +
+            "else gets the workspace's invitation (as `POST …/users/invite`), naming the tenant. The " +
+            'account joins at its next sign-in within 7 days, once its address is proved.',
         },
       },
     )

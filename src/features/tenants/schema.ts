@@ -41,3 +41,27 @@ export const tenantMembers = table(
     index('tenant_members_user_idx').on(t.workspaceId, t.userId),
   ],
 )
+
+/**
+ * Addresses invited to a tenant by email (DESIGN "Decisions of 2026-12-05": how a tenant key adds
+ * a user it cannot see). The account with the address joins at its next sign-in once the address
+ * is proved; the row goes then, with its tenant, or at `expires_at` (the periodic purge).
+ */
+export const tenantInvitations = table(
+  'tenant_invitations',
+  {
+    tenantId: text('tenant_id').notNull(),
+    /** Normalised as accounts store it. */
+    email: text('email').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    /** Who invited (`key:…` or `user:…`): the actor of the membership the sign-in adds. */
+    invitedBy: text('invited_by').notNull(),
+    createdAt: epochMs('created_at').notNull(),
+    expiresAt: epochMs('expires_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.email] }),
+    index('tenant_invitations_email_idx').on(t.workspaceId, t.email),
+    index('tenant_invitations_expiry_idx').on(t.expiresAt),
+  ],
+)

@@ -107,7 +107,10 @@ export function createTenantMemberService(core: Core) {
     /**
      * Adds a user of the workspace (`tenant.member_added`): 404 for a user the workspace's instance
      * does not have, 409 for one already a member (as for workspace members; adding is not
-     * silently repeated, so a script learns its view was stale).
+     * silently repeated, so a script learns its view was stale). A caller reaching some tenants only
+     * (a tenant key) sees its tenants' members and no other user (DESIGN "Decisions of
+     * 2026-12-05"): it gets 409 for a member and the same 403 for anyone else, whether the
+     * workspace has that user or not.
      */
     async add(
       workspace: Workspace,
@@ -120,6 +123,15 @@ export function createTenantMemberService(core: Core) {
       return core.store.tx(async (tx) => {
         await tenantLock(tx, tenantId)
         const tenant = await reachableTenant(tx, workspace.id, reach, tenantId)
+        if (reach !== 'all') {
+          const [member] = await tx.db
+            .select()
+            .from(tenantMembers)
+            .where(membership(tenant.id, userId))
+            .limit(1)
+          if (member) throw appError(TenantErrors.MEMBER_EXISTS, 409, { loc: ['body', 'user_id'] })
+          throw appError(TenantErrors.NOT_A_MEMBER_BY_ID, 403)
+        }
         await userLock(tx, workspace.id, userId)
         const account = await findAccount(tx, workspace.id, userId)
         if (!account) throw appError(TenantErrors.USER_NOT_FOUND, 404)

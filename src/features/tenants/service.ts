@@ -13,7 +13,7 @@ import { valueErrorDetails } from '../../shared/plugins/errors'
 import type { Workspace } from '../workspaces/service'
 import { TenantErrors } from './errors'
 import { METADATA_MAX_BYTES, TenantModel } from './model'
-import { tenantMembers, tenants } from './schema'
+import { tenantInvitations, tenantMembers, tenants } from './schema'
 
 export type Tenant = typeof tenants.$inferSelect
 
@@ -304,13 +304,14 @@ export function createTenantService(core: Core) {
       })
     },
 
-    /** Deletes a tenant and its memberships (`tenant.deleted`); idempotent. */
+    /** Deletes a tenant, its memberships and invitations (`tenant.deleted`); idempotent. */
     async remove(workspace: Workspace, actor: Actor, tenantId: string): Promise<void> {
       await core.store.tx(async (tx) => {
         await tenantLock(tx, tenantId)
         const [gone] = await tx.db.delete(tenants).where(inWorkspace(workspace.id, tenantId)).returning()
         if (!gone) return
         await tx.db.delete(tenantMembers).where(eq(tenantMembers.tenantId, gone.id))
+        await tx.db.delete(tenantInvitations).where(eq(tenantInvitations.tenantId, gone.id))
         await core.emit('tenant.deleted', workspace.id, eventData(gone), { tx, tenantId: gone.id })
         await core.audit(
           {
@@ -329,8 +330,9 @@ export function createTenantService(core: Core) {
 
 export type TenantService = ReturnType<typeof createTenantService>
 
-/** Tenants' share of a workspace teardown: its tenants and their memberships. */
+/** Tenants' share of a workspace teardown: its tenants, their memberships and invitations. */
 export async function deleteWorkspaceTenants(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {
+  await core.db.delete(tenantInvitations).where(eq(tenantInvitations.workspaceId, workspaceId))
   await core.db.delete(tenantMembers).where(eq(tenantMembers.workspaceId, workspaceId))
   await core.db.delete(tenants).where(eq(tenants.workspaceId, workspaceId))
 }

@@ -48,7 +48,8 @@ export const invitedOut = (i: Invitation) => ({
   expires_at: isoTime(i.expiresAt),
 })
 
-function invitationMail(workspace: Workspace, i: Invitation) {
+/** `note`: a paragraph another feature adds (the tenant the user joins once signed in). */
+function invitationMail(workspace: Workspace, i: Invitation, note: string | undefined) {
   const expires = isoTime(i.expiresAt).slice(0, 16).replace('T', ' ')
   return {
     to: i.account.email,
@@ -56,6 +57,7 @@ function invitationMail(workspace: Workspace, i: Invitation) {
     text: [
       `You have been invited to create an account for ${i.account.email} in ${workspace.name}.`,
       '',
+      ...(note ? [note, ''] : []),
       'Choose your password by opening this link:',
       '',
       i.link,
@@ -85,6 +87,25 @@ export function createUserService(core: Core) {
       { tx },
     )
 
+  /**
+   * `invite` for another feature (a tenant inviting by email): null for a known address. `also`
+   * runs first in the invitation's transaction, its answer a paragraph the mail adds.
+   */
+  async function inviteNew(
+    workspace: Workspace,
+    actor: Actor,
+    input: UserModel.Invite,
+    also?: (tx: Conn) => Promise<string>,
+  ): Promise<Invitation | null> {
+    if (workspace.state === 'deleting') throw appError(UsersErrors.WORKSPACE_DELETING, 409)
+    if (workspace.state !== 'active') throw appError(UsersErrors.WORKSPACE_NOT_ACTIVE, 409)
+    return inviteAccount(core, workspace.id, input, async (tx, i) => {
+      const note = await also?.(tx)
+      await sendMail(core, invitationMail(workspace, i, note), { tx })
+      await record(tx, workspace, actor, 'user.invited', i.account, fieldChanges(null, who(i.account), WHO))
+    })
+  }
+
   return {
     async list(workspace: Workspace, query: { limit?: number; cursor?: string; q?: string }) {
       const limit = pageLimit(query.limit)
@@ -109,15 +130,12 @@ export function createUserService(core: Core) {
      * known address. The audit entry names the address, never the link.
      */
     async invite(workspace: Workspace, actor: Actor, input: UserModel.Invite) {
-      if (workspace.state === 'deleting') throw appError(UsersErrors.WORKSPACE_DELETING, 409)
-      if (workspace.state !== 'active') throw appError(UsersErrors.WORKSPACE_NOT_ACTIVE, 409)
-      const invitation = await inviteAccount(core, workspace.id, input, async (tx, i) => {
-        await sendMail(core, invitationMail(workspace, i), { tx })
-        await record(tx, workspace, actor, 'user.invited', i.account, fieldChanges(null, who(i.account), WHO))
-      })
+      const invitation = await inviteNew(workspace, actor, input)
       if (!invitation) throw appError(UsersErrors.EMAIL_TAKEN, 409, { loc: ['body', 'email'] })
       return { invited: invitedOut(invitation), user: userOut(invitation.account) }
     },
+
+    inviteNew,
 
     /**
      * Idempotent (SPEC): a user already gone is not an error, and records nothing; deleting one

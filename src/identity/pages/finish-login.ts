@@ -30,6 +30,7 @@ export async function finishLogin(
   await recordSignIn(c.core, account)
   if (p.instance.id !== PLATFORM) {
     await c.deps.activeUser?.(p.instance.id, account.id)
+    await c.deps.accountSignedIn?.(p.instance.id, account)
     await c.core.emit('session.started', p.instance.id, {
       user_id: account.id,
       name: account.name,
