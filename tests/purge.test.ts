@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { createCore } from '../src/core'
 import { loginRequests } from '../src/features/auth/schema'
 import { createSession, findSession } from '../src/features/auth/sessions'
+import { trySignIns } from '../src/features/try-sign-in/schema'
 import { signUp } from '../src/identity'
 import { issueAccountToken, useAccountToken } from '../src/identity/accounts'
 import { LoginThrottle, SIGN_IN_RULES } from '../src/identity/throttle'
@@ -68,6 +69,15 @@ async function loginRequest() {
   return state
 }
 
+/** A "Try sign-in" started in the dashboard: its row until the callback takes it. */
+async function trySignIn() {
+  const key = randomToken(16)
+  await t.core.db
+    .insert(trySignIns)
+    .values({ key, workspaceId: 'ws', nonce: 'n', codeVerifier: 'v', createdAt: t.core.clock.now() })
+  return key
+}
+
 describe('the purge job', () => {
   it('removes what expired or was used, and keeps what is live', async () => {
     const { core } = t
@@ -90,6 +100,7 @@ describe('the purge job', () => {
     await useAccountToken(core, 'platform', verifyToken, 'verify_email')
     await issueAccountToken(core, account, 'reset_password', 3600_000)
     const oldLogin = await loginRequest()
+    await trySignIn()
     await failOnce('acct:stale')
     for (let i = 0; i < 5; i++) await failOnce('acct:was-locked')
 
@@ -100,6 +111,7 @@ describe('the purge job', () => {
     const liveSession = await createSession(core, account.id, null)
     const liveToken = await issueAccountToken(core, account, 'reset_password', 3600_000)
     const liveLogin = await loginRequest()
+    const liveTry = await trySignIn()
     await failOnce('acct:recent')
     for (let i = 0; i < 5; i++) await failOnce('acct:locked')
 
@@ -107,6 +119,7 @@ describe('the purge job', () => {
     expect(await count('sessions')).toBe(2)
     expect(await count('account_tokens')).toBe(3)
     expect(await count('login_requests')).toBe(2)
+    expect(await count('try_sign_ins')).toBe(2)
     expect(await count('login_throttle')).toBe(4)
 
     expect(await enqueuePeriodic(core)).toBe(1)
@@ -122,6 +135,9 @@ describe('the purge job', () => {
     const logins = await core.db.select({ state: loginRequests.state }).from(loginRequests)
     expect(logins.map((l) => l.state)).toEqual([liveLogin])
     expect(logins.map((l) => l.state)).not.toContain(oldLogin)
+    expect((await core.db.select({ key: trySignIns.key }).from(trySignIns)).map((r) => r.key)).toEqual([
+      liveTry,
+    ])
     const keys = await core.store.query<{ key: string }>('SELECT key FROM login_throttle ORDER BY key')
     expect(keys.map((k) => k.key)).toEqual(['acct:locked', 'acct:recent'])
     expect(await throttle.reserve([['acct:locked', SIGN_IN_RULES.account]])).toBeGreaterThan(0)

@@ -75,8 +75,14 @@ const needsAdmin = (r: GuardedRoute) =>
   /\/audit-log/.test(r.path) ||
   (UNSAFE.has(r.method) && ADMIN_WRITES.some((p) => p.test(r.path))) ||
   (r.method === 'DELETE' && /^\/(v1|app)\/workspaces\/:workspace_id\/?$/.test(r.path))
+/**
+ * Unsafe methods that change nothing of the workspace, so a viewer may call them: each one a
+ * decision. "Try sign-in" starts a sign-in at the hosted pages, which a viewer can do at any app.
+ */
+const VIEWER_ACTIONS = new Set(['POST /app/workspaces/:workspace_id/try'])
 /** Every write (an unsafe method) needs at least workspace:write, whatever a route declares. */
-const writes = () => routes.filter(onWorkspace).filter((r) => UNSAFE.has(r.method))
+const writes = () =>
+  routes.filter(onWorkspace).filter((r) => UNSAFE.has(r.method) && !VIEWER_ACTIONS.has(routeKey(r)))
 const admins = () => routes.filter(onWorkspace).filter(needsAdmin)
 
 beforeAll(async () => {

@@ -103,6 +103,12 @@ async function fillEveryFeature(ws: string): Promise<void> {
     role: 'developer',
   })
   expect(colleague.status).toBe(201)
+  // A "Try sign-in" started from the dashboard and never finished.
+  const tried = await owner.agent.request(`/app/workspaces/${ws}/try`, {
+    method: 'POST',
+    headers: { 'hx-request': 'true', 'x-csrf-token': owner.csrf },
+  })
+  expect(tried.headers.get('hx-redirect')).toContain(`/i/${ws}/auth?`)
   // A machine key, rotated (its revocation job waits), and an exchange (a spent assertion id).
   const key = await json(owner.agent, 'POST', `/v1/workspaces/${ws}/machine-keys`, {
     name: 'ci',

@@ -16,6 +16,7 @@ import { feature as machineKeys } from './machine-keys'
 import { feature as mail } from './mail'
 import { feature as smtp } from './smtp'
 import { feature as tenants } from './tenants'
+import { feature as trySignIn } from './try-sign-in'
 import { feature as users } from './users'
 import { feature as webhooks } from './webhooks'
 import { feature as workspaces } from './workspaces'
@@ -42,6 +43,7 @@ export const features: Feature[] = [
   tenants, // a workspace's customers, their members and tenant-scoped access
   webhooks, // signed outgoing events to a workspace's endpoints
   billing, // plans, Stripe checkout and events, MAU metering and the spending cap
+  trySignIn, // the dashboard signing in at a workspace's hosted pages, to show what apps receive
 ]
 
 /** Every feature's provisioning steps (list order) and teardown steps (reverse order). */

@@ -90,4 +90,29 @@ describe('client finder', () => {
     expect(after).toBeInstanceOf(Promise)
     expect(reads.map((r) => r.ahead)).toEqual([false, true, true, false])
   })
+
+  it("answers its instance's try client from code, without a read, and reads another instance's as any id", async () => {
+    const asked: string[] = []
+    const core = {
+      clock: { now: () => 1_000_000 },
+      config: { baseUrl: 'https://gh.example', authUrlTemplate: 'https://gh.example/i/{workspace_id}' },
+    } as unknown as Core
+    const reads = {
+      ahead: () => Promise.reject(new Error('no read ahead here')),
+      now: async (_instanceId: string, clientId: string) => {
+        asked.push(clientId)
+        return null
+      },
+    }
+    const find = createClientFinder(core, ws, reads)
+    expect(find(`gatehouse-try-${ws}`)).toMatchObject({
+      client_id: `gatehouse-try-${ws}`,
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [`https://gh.example/app/workspaces/${ws}/try/callback`],
+    })
+    expect(find.remembered.get(`gatehouse-try-${ws}`)).toMatchObject({ client_id: `gatehouse-try-${ws}` })
+    const other = '7d1e2a40-5b6c-4d7e-8f90-a1b2c3d4e5f6'
+    expect(await find(`gatehouse-try-${other}`)).toBeUndefined()
+    expect(asked).toEqual([`gatehouse-try-${other}`])
+  })
 })

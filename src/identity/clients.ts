@@ -5,6 +5,7 @@ import { coalesced, gathered } from './gather'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import type { LoadedClients } from './keys'
 import { platformClients } from './platform'
+import { tryClientId, tryClientRecord } from './try-client'
 
 type Metadata = Readonly<Record<string, unknown>>
 type Found = Metadata | undefined | Promise<Metadata | undefined>
@@ -102,9 +103,10 @@ function rememberedSlot(current: (clientId: string) => Known | undefined): Clien
 
 /**
  * How one instance finds its clients: the platform's from code, a workspace's from the apps
- * feature (`source`, read live: a new app works at once). Clients found lately are remembered (a
- * lookup per token request costs more than the rest of client authentication) until the Provider
- * is dropped on a change (`core.instances`), else for MEMO_MS. A workspace's oldest clients come
+ * feature (`source`, read live: a new app works at once), but for the dashboard's try client of
+ * the instance (from code). Clients found lately are remembered (a lookup per token request costs
+ * more than the rest of client authentication) until the Provider is dropped on a change
+ * (`core.instances`), else for MEMO_MS. A workspace's oldest clients come
  * with its load (`loaded`, keys.ts) and are remembered from that read, so a cold instance's first
  * token reads no client of its own; any other is read by id.
  */
@@ -125,6 +127,13 @@ export function createClientFinder(
       remembered: rememberedSlot((clientId) => own.get(clientId)),
     })
   }
+  // The dashboard's try client of this instance (try-client.ts): from code, so never read, and
+  // answered by this instance alone (another instance's finder reads its id from the apps, and
+  // finds nothing). Made when first asked for: most instances are never tried.
+  const tryId = tryClientId(instanceId)
+  let tryKnown: Known | undefined
+  const tryClient = (): Known =>
+    (tryKnown ??= { metadata: clientMetadata(tryClientRecord(core, instanceId), false), until: Infinity })
   // A Map that grows with the clients actually used, not an LRUCache: lru-cache allocates its
   // whole capacity up front (24.5 KiB for 1,000 slots), in every Provider of the pool, where most
   // instances use one or two clients. Entries live MEMO_MS, so the bound is reached only by a
@@ -190,6 +199,7 @@ export function createClientFinder(
   }
   // A remembered client is answered without a promise of its own: this runs on every token request.
   const find = (clientId: string): Found => {
+    if (clientId === tryId) return tryClient().metadata
     if (!CLIENT_ID.test(clientId)) return undefined
     const hit = fresh(clientId)
     if (hit) return hit.metadata
@@ -204,5 +214,7 @@ export function createClientFinder(
       return metadata
     })
   }
-  return Object.assign(find, { remembered: rememberedSlot(fresh) })
+  return Object.assign(find, {
+    remembered: rememberedSlot((clientId) => (clientId === tryId ? tryClient() : fresh(clientId))),
+  })
 }

@@ -47,6 +47,9 @@ export class SecretBox {
 // One-shot: a third of createHash's cost, and it runs on every client authentication.
 export const sha256Hex = (value: string): string => hash('sha256', value, 'hex')
 
+/** The PKCE code challenge of a verifier (RFC 7636 §4.2, S256): what a relying party of ours sends. */
+export const pkceS256 = (verifier: string): string => hash('sha256', verifier, 'base64url')
+
 /**
  * A 32-byte subkey of the master key for one purpose (HKDF-SHA256, RFC 5869 §2), so no two uses
  * share a key and none needs one stored.

@@ -1,5 +1,5 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
-import { Alert, Copyable, FieldError, HxForm } from '../../shared/views/components'
+import { Alert, Copyable, FieldError, HxForm, TrySignInButton } from '../../shared/views/components'
 import { AppModel } from './model'
 import type { appOut } from './service'
 
@@ -35,7 +35,8 @@ export function AppRow({ workspaceId, app }: { workspaceId: string; app: AppView
           </div>
         ))}
       </td>
-      <td>
+      <td class="nowrap">
+        <TrySignInButton workspaceId={workspaceId} small />{' '}
         <button
           type="button"
           class="btn danger small"

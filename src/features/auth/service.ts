@@ -2,7 +2,7 @@ import { inArray, lt } from 'drizzle-orm'
 import { jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { type IdentityPlane, PLATFORM, platformClient } from '../../identity'
-import { randomToken } from '../../shared/crypto'
+import { pkceS256, randomToken } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import { createWorkspaceService } from '../workspaces/service'
 import { AuthErrors } from './errors'
@@ -68,9 +68,6 @@ async function takeLoginRequestRow(core: Core, keys: string[]): Promise<LoginReq
   return row
 }
 
-const s256 = async (verifier: string) =>
-  Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url')
-
 export interface AuthServiceDeps {
   core: Core
   identity: IdentityPlane
@@ -125,7 +122,7 @@ export function createAuthService({ core, identity }: AuthServiceDeps) {
         redirect_uri: platform.redirectUri,
         state,
         nonce,
-        code_challenge: await s256(codeVerifier),
+        code_challenge: pkceS256(codeVerifier),
         code_challenge_method: 'S256',
         resource: platform.audience,
       })

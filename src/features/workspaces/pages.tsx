@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { TrySignInButton, WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import type { NavEntry } from '../feature'
@@ -149,6 +149,14 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
                 <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
                   Settings
                 </a>
+                {w.state === 'active' ? (
+                  <>
+                    {' '}
+                    <TrySignInButton workspaceId={w.id} />
+                  </>
+                ) : (
+                  ''
+                )}
               </span>
             </div>
             <div class="panel">

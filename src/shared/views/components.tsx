@@ -294,3 +294,36 @@ export function AppendedRow({ rows, children }: PropsWithChildren<{ rows: string
     </template>
   )
 }
+
+/**
+ * "Try sign-in": a real sign-in at a workspace's hosted pages through the dashboard's own client of
+ * its instance (features/try-sign-in), ending on a page of the ID token's claims, userinfo and `amr`.
+ * One component for every page that offers it (the workspace, its apps list, an app's page). htmx
+ * posts it (with the CSRF header the shell sets) and follows HX-Redirect to the instance: a
+ * navigation, which `form-action` does not govern on a host-based issuer. A refusal shows beside it.
+ */
+export function TrySignInButton({
+  workspaceId,
+  label = 'Try sign-in',
+  small,
+}: {
+  workspaceId: string
+  label?: string
+  small?: boolean
+}) {
+  return (
+    <span class="try-sign-in">
+      <button
+        type="button"
+        class={small ? 'btn secondary small' : 'btn secondary'}
+        hx-post={`/app/workspaces/${workspaceId}/try`}
+        hx-target="next .try-sign-in-error"
+        title="Sign in at this workspace's hosted pages as your users do, and see the ID token and userinfo"
+        safe
+      >
+        {label}
+      </button>
+      <span class="try-sign-in-error"></span>
+    </span>
+  )
+}

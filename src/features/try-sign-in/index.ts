@@ -1,0 +1,14 @@
+import type { Feature } from '../feature'
+import { trySignInPages } from './pages'
+import { deleteWorkspaceTrySignIns, purgeExpiredTrySignIns } from './service'
+
+/**
+ * "Try sign-in": the dashboard signs in at a workspace's hosted pages through its instance's
+ * built-in try client, and shows what an app would receive (ID token claims, userinfo, `amr`).
+ */
+export const feature: Feature = {
+  name: 'try-sign-in',
+  pages: ({ core, auth, identity }) => trySignInPages(core, auth, identity),
+  purges: [purgeExpiredTrySignIns],
+  teardown: deleteWorkspaceTrySignIns,
+}
