@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { ApiClient } from '../api'
 import { EXIT, type ExitCode } from '../exit-codes'
-import { KeyFileError, MachineKeyAuth } from '../key-auth'
+import { KeyFileError, MachineKeyAuth, type MachineKeyAuthOptions } from '../key-auth'
 import { TOOLS } from './catalog'
 import { createMcpServer, type McpContext } from './server'
 import { allows, buildTools } from './tools'
@@ -72,27 +72,39 @@ export async function runMcp(argv: string[], env: Record<string, string | undefi
   if (refreshBeforeMs !== undefined && !(refreshBeforeMs >= 0))
     return fail(`${REFRESH_ENV} must be a number of milliseconds`, EXIT.USAGE)
 
+  let ctx: McpContext
   let auth: MachineKeyAuth
   try {
-    auth = new MachineKeyAuth(keyPath, { refreshBeforeMs })
-    await auth.exchange()
+    ;({ ctx, auth } = await openMcpContext(keyPath, { refreshBeforeMs }))
   } catch (e) {
     if (e instanceof KeyFileError) return fail(e.message, EXIT.NOT_AUTHENTICATED)
     throw e
   }
+  console.error(
+    `gatehouse mcp: ${auth.describe()} on workspace ${ctx.workspaceId}, scopes ${auth.scope}: ${ctx.tools.length} tools`,
+  )
+  return options.http ? serveHttp(ctx, host, port) : serveStdio(ctx)
+}
+
+/**
+ * What a connect does before the first message: reads the key file, exchanges it (KeyFileError
+ * when either fails), and keeps the tools its granted scopes allow.
+ */
+export async function openMcpContext(
+  keyPath: string,
+  opts: MachineKeyAuthOptions = {},
+): Promise<{ ctx: McpContext; auth: MachineKeyAuth }> {
+  const auth = new MachineKeyAuth(keyPath, opts)
+  await auth.exchange()
   const scopes = (auth.scope ?? '').split(' ').filter(Boolean)
-  const actor = `key:${auth.file.key_id}`
   const ctx: McpContext = {
     tools: buildTools(TOOLS).filter((tool) => allows(scopes, tool.spec.needs)),
     api: new ApiClient({ baseUrl: apiBaseOf(auth.file.token_url), auth }),
     workspaceId: auth.file.workspace_id,
-    actor,
+    actor: `key:${auth.file.key_id}`,
     log: (line) => console.error(JSON.stringify(line)),
   }
-  console.error(
-    `gatehouse mcp: ${auth.describe()} on workspace ${ctx.workspaceId}, scopes ${scopes.join(' ')}: ${ctx.tools.length} tools`,
-  )
-  return options.http ? serveHttp(ctx, host, port) : serveStdio(ctx)
+  return { ctx, auth }
 }
 
 /** One session over stdin and stdout, until the client closes stdin. */
