@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { TOOLS } from '../src/cli/mcp/catalog'
+import { allows } from '../src/cli/mcp/tools'
 import { AppModel } from '../src/features/apps/model'
 import { createSession, sessionCookieName } from '../src/features/auth/sessions'
 import { UserModel } from '../src/features/users/model'
@@ -330,5 +334,40 @@ describe('gatehouse mcp --http', () => {
       stderr: 'gatehouse mcp: --host 0.0.0.0 is not a loopback address; use 127.0.0.1\n',
       code: 2,
     })
+  })
+})
+
+describe('README "Agents (MCP)"', () => {
+  const readme = readFileSync(join(import.meta.dir, '../README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Agents (MCP)'), readme.indexOf('## Webhooks'))
+  /** The tool names a row of the scope table lists. */
+  const row = (scope: string) => {
+    const line = section.split('\n').find((l) => l.startsWith(`| \`${scope}\` |`))!
+    return [...line.split('|')[2]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!).sort()
+  }
+  const toolsOf = (scopes: string[]) =>
+    TOOLS.filter((t) => allows(scopes, t.needs))
+      .map((t) => t.name)
+      .sort()
+  const minus = (a: string[], b: string[]) => a.filter((x) => !b.includes(x))
+
+  it('lists what each scope lets an agent do, as the server filters its tools', () => {
+    expect(row('workspace:read')).toEqual(READ_TOOLS)
+    expect(toolsOf(['workspace:read'])).toEqual(READ_TOOLS)
+    expect(row('workspace:admin')).toEqual(minus(toolsOf(['workspace:admin']), toolsOf(['workspace:write'])))
+    expect(minus(row('workspace:write'), READ_TOOLS)).toEqual(
+      expect.arrayContaining([
+        'create_app',
+        'delete_app',
+        'create_webhook',
+        'list_webhooks',
+        'update_workspace',
+      ]),
+    )
+    expect(minus(row('workspace:write'), toolsOf(['workspace:write']))).toEqual([])
+    expect(row('tenant:<slug>:read')).toEqual(toolsOf(['tenant:acme:read']))
+    expect(row('tenant:<slug>:write')).toEqual(
+      minus(toolsOf(['tenant:acme:write']), toolsOf(['tenant:acme:read'])),
+    )
   })
 })
