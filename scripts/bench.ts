@@ -17,6 +17,7 @@
 //   provisioning                            latency: workspaces created one after another, p95 target
 //   job-claims                              jobs/s of three nodes on one PostgreSQL, exactly once (--jobs N)
 //   fuzz                                    hostile requests: no 5xx, no leaked stack
+//   mcp-connect                             latency: gatehouse mcp's connect (key read + exchange + tools/list), and a tool call vs the same API call
 // Most are throughput scenarios. `provisioning` is a latency scenario: it times a sequence of operations
 // against an absolute target and has no baseline (nor uses --seconds, --connections, --warmup or
 // --rounds), but prints in the same shape. `fuzz` sends --requests (20,000) hostile requests from
@@ -92,6 +93,7 @@ import {
   holderKey,
   machineToken,
 } from './bench/machine-keys'
+import { mcpConnectScenario } from './bench/mcp-connect'
 import { type Resident, randomTokenLoad, resident, settledResident, touchAll } from './bench/memory'
 import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
@@ -1326,6 +1328,7 @@ const scenarios: Record<string, Scenario> = {
       },
     },
   },
+  'mcp-connect': mcpConnectScenario(startGatehouse),
   fuzz: {
     kind: 'fuzz',
     description:

@@ -22,6 +22,9 @@ Commands:
   store copy --to postgres://…
                copy this stopped SQLite store (DATA_DIR) into an empty PostgreSQL database
   healthcheck  exit 0 when the server on HOST:PORT answers /healthz with 200, else 1
+  mcp [--http [--port N]]
+               a Model Context Protocol server for agents, acting with the machine key at
+               SERVICE_MACHINE_KEY_PATH (stdio, or Streamable HTTP on 127.0.0.1)
   version      print the version
 `
 
@@ -73,6 +76,11 @@ async function main(argv: string[]): Promise<number> {
       }
       if (reason) console.error(`gatehouse: healthcheck failed: ${reason}`)
       return reason ? 1 : 0
+    }
+    case 'mcp': {
+      // Loaded only here: the server's modules stay out of an agent's tool process.
+      const { runMcp } = await import('./cli/mcp')
+      return runMcp(argv.slice(1), process.env)
     }
     case 'serve': {
       const config = loadConfig()

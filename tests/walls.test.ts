@@ -19,6 +19,14 @@ describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
     }
   })
 
+  it("let the CLI (an API client) read a feature's models, and nothing else of it", () => {
+    expect(broken('cli/mcp/catalog.ts', 'features/apps/model.ts')).toEqual([])
+    for (const to of ['features/apps/service.ts', 'features/apps/routes.ts', 'features/apps/schema.ts'])
+      expect(broken('cli/mcp/catalog.ts', to)).toContain(
+        'outside src/features, features are reached only through their list (features/index.ts)',
+      )
+  })
+
   it('let them read the feature list', () => {
     for (const from of ['app.ts', 'server.ts', 'jobs/registry.ts'])
       expect(broken(from, 'features/index.ts')).toEqual([])

@@ -4,40 +4,12 @@ import type { JobQueue } from '../queue/queue'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
 import { events, webhookAttempts, webhookDeliveries, webhookRate, webhooks } from './schema'
+import type { EventType } from './types'
 
 /** The job that posts one delivery (features/webhooks/jobs.ts); its payload is the delivery id only. */
 export const DELIVER_WEBHOOK = 'webhook.deliver'
 
-/** The event types of SPEC "Outgoing webhook events". */
-export type EventType =
-  | 'user.created'
-  | 'user.updated'
-  | 'user.deleted'
-  | 'session.started'
-  | 'session.ended'
-  | 'tenant.created'
-  | 'tenant.deleted'
-  | 'plan.changed'
-  | 'subscription.past_due'
-  | 'mau.threshold_warning'
-  | 'signups_blocked'
-  /** Sent by `POST …/webhooks/{id}/test` to that endpoint only; not subscribable. */
-  | 'webhook.test'
-
-/** What a subscription may list (SPEC "Outgoing webhook events"). */
-export const SUBSCRIBABLE_EVENTS = [
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'session.started',
-  'session.ended',
-  'tenant.created',
-  'tenant.deleted',
-  'plan.changed',
-  'subscription.past_due',
-  'mau.threshold_warning',
-  'signups_blocked',
-] as const satisfies readonly EventType[]
+export { type EventType, SUBSCRIBABLE_EVENTS } from './types'
 
 export interface EmitOptions {
   tenantId?: string | null

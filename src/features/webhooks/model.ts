@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { SUBSCRIBABLE_EVENTS } from '../../events/emit'
+import { SUBSCRIBABLE_EVENTS } from '../../events/types'
 import { resourceId } from '../../shared/formats'
 import { nextCursorField } from '../../shared/pages'
 

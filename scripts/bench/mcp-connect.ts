@@ -1,0 +1,211 @@
+// `gatehouse mcp` for the bench (issue 58): what an agent waits for when it connects (the key file
+// read, the RFC 7523 exchange, tools/list), and what a tool call costs over the same API call made
+// directly with the same key's token. The fixtures come through the public API only: an owner signs
+// up on the hosted pages, creates a workspace and waits for it to be active, registers apps and
+// creates a workspace:read machine key, whose key file an agent would be given.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { MachineKeyAuth } from '../../src/cli/key-auth'
+import { openMcpContext } from '../../src/cli/mcp'
+import { createMcpServer } from '../../src/cli/mcp/server'
+import type { TestServer } from '../../tests/support/server'
+import { json, signUpUser, waitForState } from '../../tests/support/users'
+import { cpuWindow } from './cpu'
+import { type Percentiles, summarize } from './provisioning'
+
+const root = join(import.meta.dir, '../..')
+
+export interface McpFixture {
+  workspaceId: string
+  keyPath: string
+}
+
+/** An owner, an active workspace with `apps` apps and a workspace:read key file, all through the API. */
+export async function mcpFixture(origin: string, dir: string, apps: number): Promise<McpFixture> {
+  const owner = await signUpUser({ baseUrl: origin } as TestServer, {
+    email: `bench-mcp-${crypto.randomUUID()}@example.com`,
+    password: 'a long bench password 1',
+    name: 'Bench owner',
+  })
+  const expect = (what: string, res: { status: number; body: unknown }, status: number) => {
+    if (res.status !== status)
+      throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`)
+    return res.body as Record<string, unknown>
+  }
+  const ws = expect(
+    'POST /v1/workspaces',
+    await json(owner.agent, 'POST', '/v1/workspaces', { name: 'Bench' }),
+    201,
+  )
+  const workspaceId = ws.id as string
+  await waitForState(owner.agent, workspaceId, 'active', 30_000)
+  for (let i = 0; i < apps; i++)
+    expect(
+      'POST …/apps',
+      await json(owner.agent, 'POST', `/v1/workspaces/${workspaceId}/apps`, {
+        name: `App ${i}`,
+        redirect_uris: [`https://app-${i}.example.com/callback`],
+      }),
+      201,
+    )
+  const key = expect(
+    'POST …/machine-keys',
+    await json(owner.agent, 'POST', `/v1/workspaces/${workspaceId}/machine-keys`, {
+      name: 'bench agent',
+      scopes: ['workspace:read'],
+    }),
+    201,
+  )
+  const keyPath = join(dir, 'key.json')
+  writeFileSync(keyPath, JSON.stringify(key.key), { mode: 0o600 })
+  return { workspaceId, keyPath }
+}
+
+/** `gatehouse mcp` spawned by the SDK's stdio client, as an MCP client starts it. */
+function spawnedClient(keyPath: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['src/main.ts', 'mcp'],
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', SERVICE_MACHINE_KEY_PATH: keyPath },
+    stderr: 'ignore',
+  })
+  return { client: new Client({ name: 'bench', version: '1.0.0' }), transport }
+}
+
+export interface McpConnectResult {
+  /** Spawn → tools listed: the process start, its imports, the key read, the exchange, tools/list. */
+  spawned: Percentiles
+  /** In this process: the key read, the exchange and tools/list over an in-memory transport. */
+  inProcess: Percentiles
+  tools: number
+  /** list_apps through the spawned server (stdio → MCP → the API). */
+  toolCall: Percentiles
+  /** GET …/apps made directly with a token of the same key. */
+  direct: Percentiles
+}
+
+const time = async (fn: () => Promise<unknown>) => {
+  const t0 = performance.now()
+  await fn()
+  return performance.now() - t0
+}
+
+/**
+ * `connects` connects of each kind, then `calls` pairs of a list_apps tool call and the same GET
+ * made directly, alternated so that both see the same machine.
+ */
+export async function measureMcpConnect(
+  fixture: McpFixture,
+  opts: { connects: number; calls: number },
+): Promise<McpConnectResult> {
+  const spawned: number[] = []
+  let tools = 0
+  for (let i = 0; i < opts.connects; i++) {
+    const { client, transport } = spawnedClient(fixture.keyPath)
+    spawned.push(
+      await time(async () => {
+        await client.connect(transport)
+        tools = (await client.listTools()).tools.length
+      }),
+    )
+    await client.close()
+  }
+  const inProcess: number[] = []
+  for (let i = 0; i < opts.connects; i++) {
+    inProcess.push(
+      await time(async () => {
+        const { ctx } = await openMcpContext(fixture.keyPath)
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+        await createMcpServer({ ...ctx, log: () => {} }).connect(serverSide)
+        const client = new Client({ name: 'bench', version: '1.0.0' })
+        await client.connect(clientSide)
+        await client.listTools()
+        await client.close()
+      }),
+    )
+  }
+
+  const { client, transport } = spawnedClient(fixture.keyPath)
+  await client.connect(transport)
+  const auth = new MachineKeyAuth(fixture.keyPath)
+  const appsUrl = `${new URL(auth.file.token_url).origin}/v1/workspaces/${fixture.workspaceId}/apps`
+  const direct = async () => {
+    const res = await fetch(appsUrl, { headers: { authorization: `Bearer ${await auth.token()}` } })
+    if (res.status !== 200) throw new Error(`GET ${appsUrl} answered ${res.status}`)
+    await res.json()
+  }
+  const viaMcp = async () => {
+    const result = await client.callTool({ name: 'list_apps', arguments: {} })
+    if (result.isError) throw new Error(`list_apps: ${JSON.stringify(result.content)}`)
+  }
+  await direct()
+  await viaMcp()
+  const toolCall: number[] = []
+  const directCall: number[] = []
+  try {
+    for (let i = 0; i < opts.calls; i++) {
+      toolCall.push(await time(viaMcp))
+      directCall.push(await time(direct))
+    }
+  } finally {
+    await client.close()
+  }
+  return {
+    spawned: summarize(spawned),
+    inProcess: summarize(inProcess),
+    tools,
+    toolCall: summarize(toolCall),
+    direct: summarize(directCall),
+  }
+}
+
+const CONNECTS = 20
+const CALLS = 200
+const APPS = 10
+
+const ms = (p: Percentiles) =>
+  `p50 ${p.p50.toFixed(1)} ms, p95 ${p.p95.toFixed(1)} ms, max ${p.max.toFixed(1)} ms`
+
+/** The bench's `mcp-connect` scenario on a gatehouse `start` gives (SQLite, in its own process). */
+export function mcpConnectScenario(
+  start: () => Promise<{ url: string; dataDir: string; pid: number; stop(): Promise<void> }>,
+) {
+  return {
+    kind: 'latency' as const,
+    description: `gatehouse mcp with a workspace:read machine key made through the API (${APPS} apps): connect (spawned by the SDK's stdio client: process start, key file read, RFC 7523 exchange, tools/list), and a list_apps tool call against GET …/apps made directly with a token of the same key`,
+    method: `${CONNECTS} connects one after another, spawn → tools listed (the samples), then ${CONNECTS} in this process (key read + exchange + tools/list over an in-memory transport, no process start); then ${CALLS} pairs, alternated, of a list_apps call through one spawned session and the same GET made directly; overhead = tool call − direct call, at p50 and p95`,
+    // "Fails at connect within seconds": a working connect takes well under that.
+    maxP95Ms: 2_000,
+    subject: {
+      name: 'gatehouse mcp: connect',
+      async run() {
+        const gh = await start()
+        try {
+          const fixture = await mcpFixture(gh.url, gh.dataDir, APPS)
+          const done = cpuWindow(gh.pid)
+          const t0 = performance.now()
+          const r = await measureMcpConnect(fixture, { connects: CONNECTS, calls: CALLS })
+          return {
+            samples: r.spawned,
+            count: CONNECTS,
+            unit: 'connects',
+            details: [
+              `connect in process (key read + exchange + tools/list, ${r.tools} tools): ${ms(r.inProcess)}`,
+              `list_apps tool call over stdio: ${ms(r.toolCall)}`,
+              `GET …/apps directly with the key's token: ${ms(r.direct)}`,
+              `tool call overhead over the direct call: p50 ${(r.toolCall.p50 - r.direct.p50).toFixed(1)} ms, p95 ${(r.toolCall.p95 - r.direct.p95).toFixed(1)} ms`,
+            ],
+            cpu: done(),
+            seconds: (performance.now() - t0) / 1000,
+          }
+        } finally {
+          await gh.stop()
+        }
+      },
+    },
+  }
+}
