@@ -4,7 +4,7 @@ import { ManualClock } from '../src/shared/clock'
 import { Agent } from './support/browserless'
 import { clientCredentials } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
-import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
+import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, workspaceFor } from './support/users'
 
 // Issue 57 item 3 and DESIGN (checkpoint 2) "Apps": an app is read, changed (`PATCH`, AppCreate's
 // rules, `app.updated`) and its secret rotated (`rotate-secret`, `app.secret_rotated`, an optional
@@ -35,16 +35,7 @@ beforeEach(() => clock.set(Date.now()))
 
 let made = 0
 /** A workspace of its own per test: its apps are the oldest few its instance loads with its keys. */
-async function activeWorkspace(): Promise<Workspace> {
-  const created = await json(owner.agent, 'POST', '/v1/workspaces', { name: `Edits ${++made}` })
-  expect(created.status).toBe(201)
-  const active = (await waitForState(owner.agent, created.body.id, 'active')) as Workspace
-  const policy = { require_email_verification: false }
-  expect((await json(owner.agent, 'PATCH', `/v1/workspaces/${active.id}/login-policy`, policy)).status).toBe(
-    200,
-  )
-  return active
-}
+const activeWorkspace = () => workspaceFor(owner, `Edits ${++made}`)
 
 const appsPath = (w: Workspace) => `/v1/workspaces/${w.id}/apps`
 
@@ -229,6 +220,7 @@ describe('rotate-secret', () => {
     // The instance holds the client and has compared its secret before the rotation.
     expect((await oidc.clientCredentialsGrant(old)).access_token).toBeTruthy()
 
+    // No body: no grace (a malformed one is a 422, as on every route: auth-order.test.ts).
     const r = await rotate(w, app.id)
     expect(r.status).toBe(200)
     expect(r.res.headers.get('cache-control')).toBe('no-store')

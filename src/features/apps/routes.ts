@@ -61,19 +61,20 @@ export function appRoutes(core: Core, auth: AuthPlugin<Workspace>) {
       '/:app_id/rotate-secret',
       async ({ workspace, actor, params, body, set }) => {
         set.headers['cache-control'] = 'no-store'
-        return service.rotateSecret(workspace, actor, params.app_id, body?.grace_hours)
+        return service.rotateSecret(workspace, actor, params.app_id, body.grace_hours)
       },
       {
         params: AppModel.params,
-        body: t.Optional(AppModel.rotate),
+        body: AppModel.rotate,
         scope: 'workspace:write',
         response: AppModel.rotated,
         detail: {
           tags,
           summary: "Rotate a web app's client secret; the new one is shown once",
           description:
-            'The previous secret is refused at once, or accepted beside the new one until ' +
-            '`previous_secret_expires_at` when `grace_hours` (1..24) is given. 409 for spa and ' +
+            'With no body (or `{}`) the previous secret is refused at once; it is accepted ' +
+            'beside the new one until `previous_secret_expires_at` when `grace_hours` (1..24) is given. ' +
+            'The answer is `Cache-Control: no-store`. 409 for spa and ' +
             'native apps (public clients have no secret). Audited as `app.secret_rotated`.',
         },
       },
