@@ -4,7 +4,7 @@ import * as oidc from 'openid-client'
 import { Agent } from './support/browserless'
 import { clientCredentials } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
-import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, waitForState } from './support/users'
+import { type Json, json, type PlatformUser, signUpEndUser, signUpUser, workspaceFor } from './support/users'
 
 type Workspace = { id: string; auth_url: string }
 
@@ -16,17 +16,7 @@ let ws: Workspace
 const LOCAL_CB = 'http://localhost:3000/cb'
 const RP = 'https://rp.example.com'
 
-/** An active workspace of the owner's, whose end users sign up and in at once (no verified address needed). */
-async function activeWorkspace(name: string): Promise<Workspace> {
-  const created = await json(owner.agent, 'POST', '/v1/workspaces', { name })
-  expect(created.status).toBe(201)
-  const active = (await waitForState(owner.agent, created.body.id, 'active')) as Workspace
-  const policy = { require_email_verification: false }
-  expect((await json(owner.agent, 'PATCH', `/v1/workspaces/${active.id}/login-policy`, policy)).status).toBe(
-    200,
-  )
-  return active
-}
+const activeWorkspace = (name: string): Promise<Workspace> => workspaceFor(owner, name)
 
 beforeAll(async () => {
   server = await startTestServer()

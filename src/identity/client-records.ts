@@ -26,6 +26,10 @@ export function clientRecordOf(record: unknown): ClientRecord {
     clientId: r.clientId,
     name: r.name,
     clientSecretHash: typeof r.clientSecretHash === 'string' ? r.clientSecretHash : null,
+    previousSecret:
+      typeof r.previousSecretHash === 'string' && typeof r.previousSecretExpiresAt === 'number'
+        ? { hash: r.previousSecretHash, until: r.previousSecretExpiresAt }
+        : null,
     type: r.type as ClientRecord['type'],
     redirectUris: list(r.redirectUris, 'redirectUris'),
     postLogoutRedirectUris: list(r.postLogoutRedirectUris, 'postLogoutRedirectUris'),

@@ -8,6 +8,19 @@ import { platformClients } from './platform'
 import { tryClientId, tryClientRecord } from './try-client'
 
 type Metadata = Readonly<Record<string, unknown>>
+
+/**
+ * The client metadata (an extra property of oidc-provider's, `extraClientMetadata`) that carries a
+ * rotated secret's previous digest and until when it is accepted (epoch ms); the secret check
+ * (provider/index.ts, compareClientSecret) reads it. Absent without a grace.
+ */
+export const PREVIOUS_SECRET = 'previous_client_secret'
+
+/** What PREVIOUS_SECRET holds. */
+export interface PreviousSecret {
+  hash: string
+  until: number
+}
 type Found = Metadata | undefined | Promise<Metadata | undefined>
 
 /**
@@ -20,6 +33,9 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
     client_id: client.clientId,
     client_name: client.name,
     ...(confidential ? { client_secret: client.clientSecretHash } : {}),
+    ...(confidential && client.previousSecret
+      ? { [PREVIOUS_SECRET]: client.previousSecret satisfies PreviousSecret }
+      : {}),
     token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
     application_type: client.type === 'native' ? 'native' : 'web',
     redirect_uris: client.redirectUris,

@@ -24,6 +24,8 @@ export interface ClientRecord {
   name: string
   /** SHA-256 of the secret; confidential (`web`) clients only. */
   clientSecretHash: string | null
+  /** The secret before a rotation with a grace: accepted beside the new one until `until` (epoch ms). */
+  previousSecret?: { hash: string; until: number } | null
   type: ClientType
   redirectUris: string[]
   postLogoutRedirectUris: string[]

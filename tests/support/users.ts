@@ -170,6 +170,26 @@ export async function waitForState(
 }
 
 /**
+ * A new workspace of `user`'s, once active, whose end users sign up and in at once (no verified
+ * address needed).
+ */
+export async function workspaceFor(
+  user: PlatformUser,
+  name: string,
+): Promise<{ id: string; auth_url: string }> {
+  const created = await json(user.agent, 'POST', '/v1/workspaces', { name })
+  if (created.status !== 201) throw new Error(`POST /v1/workspaces answered ${created.status}`)
+  const active = (await waitForState(user.agent, created.body.id, 'active')) as {
+    id: string
+    auth_url: string
+  }
+  const policy = { require_email_verification: false }
+  const set = await json(user.agent, 'PATCH', `/v1/workspaces/${active.id}/login-policy`, policy)
+  if (set.status !== 200) throw new Error(`PATCH login-policy answered ${set.status}`)
+  return active
+}
+
+/**
  * Signs an END USER up on a workspace's hosted page through an authorization request (`authorizeUrl`),
  * stopping when the browser is sent back to the app (`redirectPrefix`); returns that URL.
  */

@@ -40,6 +40,30 @@ export namespace AppModel {
     ),
   })
 
+  /** AppCreate's fields, each optional; `app_type` only as it is (a type never changes). */
+  export const update = t.Partial(create, {
+    description: 'The fields to change, with the rules of AppCreate; `app_type` cannot change',
+  })
+
+  export const rotate = t.Object({
+    grace_hours: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: 24,
+        description: 'How long the previous secret is still accepted (0: refused at once, the default)',
+        errorMessage: { minimum: 'Use 0 to 24 hours.', maximum: 'Use 0 to 24 hours.' },
+      }),
+    ),
+  })
+
+  export const rotated = t.Object({
+    client_id: t.String(),
+    client_secret: t.String({ description: 'The new secret: shown once, never retrievable again' }),
+    previous_secret_expires_at: t.Nullable(
+      t.String({ description: 'Until when the previous secret is accepted (ISO 8601); null: no longer' }),
+    ),
+  })
+
   export const credentials = t.Object({
     id: t.String(),
     name: t.String(),
@@ -70,4 +94,5 @@ export namespace AppModel {
   })
 
   export type Create = typeof create.static
+  export type Update = typeof update.static
 }

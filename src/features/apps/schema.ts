@@ -18,6 +18,12 @@ export const apps = table(
     clientId: text('client_id').notNull(),
     /** SHA-256 of the secret (web apps only); the secret itself is shown once. */
     clientSecretHash: text('client_secret_hash'),
+    /**
+     * The secret before the last rotation (SHA-256), accepted beside the new one until
+     * `previousSecretExpiresAt` when the rotation asked for a grace; null without one.
+     */
+    previousSecretHash: text('previous_secret_hash'),
+    previousSecretExpiresAt: epochMs('previous_secret_expires_at'),
     appType: text('app_type').$type<AppType>().notNull(),
     redirectUris: json<string[]>('redirect_uris').notNull(),
     postLogoutRedirectUris: json<string[]>('post_logout_redirect_uris').notNull(),

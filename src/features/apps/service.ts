@@ -1,7 +1,9 @@
 import { and, eq } from 'drizzle-orm'
 import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
 import { issuerFor } from '../../identity'
+import { isoTime } from '../../shared/clock'
 import { randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
@@ -70,8 +72,28 @@ const listed = (r: ListRow): ListedApp => ({
   devMode: Boolean(r.devMode),
 })
 
+const HOUR_MS = 3_600_000
+
+/** The app of the workspace, or 404. */
+async function appOf(conn: Pick<Conn, 'db'>, workspaceId: string, appId: string): Promise<AppRow> {
+  const [row] = await conn.db
+    .select()
+    .from(apps)
+    .where(and(eq(apps.workspaceId, workspaceId), eq(apps.id, appId)))
+  if (!row) throw appError(AppsErrors.APP_NOT_FOUND, 404)
+  return row
+}
+
+/** An app's changes one at a time: each reads what the last one wrote. */
+async function changing(tx: Conn, workspaceId: string, appId: string): Promise<AppRow> {
+  await tx.serialize(`app:${appId}`)
+  return appOf(tx, workspaceId, appId)
+}
+
 /** OIDC applications of a workspace's Default project; every query is scoped by workspace. */
 export function createAppService(core: Core) {
+  /** Every node's instance of the workspace forgets its clients: the next request reads them again. */
+  const changed = (workspace: Workspace) => core.instances.changed(workspace.id)
   return {
     async list(workspace: Workspace) {
       const rows = await core.store.query<ListRow>(LIST, [workspace.id])
@@ -136,6 +158,101 @@ export function createAppService(core: Core) {
       }
     },
 
+    async get(workspace: Workspace, appId: string): Promise<AppView> {
+      return appOut(await appOf(core.store, workspace.id, appId))
+    },
+
+    /**
+     * Changes what AppCreate set (`app.updated`, the fields that changed): the lists are checked
+     * against the type and the development mode they will have together, so turning development
+     * mode off is refused while an http://localhost URI stays. Takes effect at the next request on
+     * every node; not a webhook event.
+     */
+    async update(
+      workspace: Workspace,
+      actor: Actor,
+      appId: string,
+      input: AppModel.Update,
+    ): Promise<AppView> {
+      if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
+      const name = input.name === undefined ? undefined : displayName(input.name)
+      const result = await core.store.tx(async (tx) => {
+        const before = await changing(tx, workspace.id, appId)
+        if (input.app_type !== undefined && input.app_type !== before.appType)
+          throw appError(AppsErrors.APP_TYPE_FIXED, 422, { loc: ['body', 'app_type'] })
+        const devMode = input.dev_mode ?? before.devMode
+        const redirectUris = input.redirect_uris ?? before.redirectUris
+        const postLogoutRedirectUris = input.post_logout_redirect_uris ?? before.postLogoutRedirectUris
+        checkRedirectUris('redirect_uris', redirectUris, before.appType, devMode)
+        checkRedirectUris('post_logout_redirect_uris', postLogoutRedirectUris, before.appType, devMode)
+        const after = { ...before, name: name ?? before.name, devMode, redirectUris, postLogoutRedirectUris }
+        const changes = fieldChanges(appOut(before), appOut(after), AUDITED)
+        if (Object.keys(changes).length === 0) return { app: appOut(before), changed: false }
+        await tx.db
+          .update(apps)
+          .set({ name: after.name, devMode, redirectUris, postLogoutRedirectUris })
+          .where(eq(apps.id, before.id))
+        await core.audit(
+          {
+            workspaceId: workspace.id,
+            actor,
+            action: 'app.updated',
+            target: { type: 'app', id: before.id },
+            changes,
+          },
+          { tx },
+        )
+        return { app: appOut(after), changed: true }
+      })
+      if (result.changed) await changed(workspace)
+      return result.app
+    },
+
+    /**
+     * A new secret for a web app (`app.secret_rotated`), shown this once. The previous one is
+     * refused at once, or accepted beside the new one for `graceHours` (up to 24) so that a
+     * deployment can switch without downtime; a secret older than the previous one is refused
+     * at once either way.
+     */
+    async rotateSecret(workspace: Workspace, actor: Actor, appId: string, graceHours = 0) {
+      if (workspace.state === 'deleting') throw appError(AppsErrors.WORKSPACE_DELETING, 409)
+      const clientSecret = randomToken(32)
+      const now = core.clock.now()
+      const graceUntil = graceHours > 0 ? now + graceHours * HOUR_MS : null
+      const row = await core.store.tx(async (tx) => {
+        const before = await changing(tx, workspace.id, appId)
+        if (before.appType !== 'web') throw appError(AppsErrors.NO_CLIENT_SECRET, 409)
+        await tx.db
+          .update(apps)
+          .set({
+            clientSecretHash: sha256Hex(clientSecret),
+            previousSecretHash: graceUntil === null ? null : before.clientSecretHash,
+            previousSecretExpiresAt: graceUntil,
+          })
+          .where(eq(apps.id, before.id))
+        await core.audit(
+          {
+            workspaceId: workspace.id,
+            actor,
+            action: 'app.secret_rotated',
+            target: { type: 'app', id: before.id },
+            changes: {
+              client_secret: { to: '(changed)' },
+              previous_secret_expires_at: { to: graceUntil === null ? null : isoTime(graceUntil) },
+            },
+          },
+          { tx },
+        )
+        return before
+      })
+      await changed(workspace)
+      return {
+        client_id: row.clientId,
+        client_secret: clientSecret,
+        previous_secret_expires_at: graceUntil === null ? null : isoTime(graceUntil),
+      }
+    },
+
     /**
      * Idempotent: deleting an app that is already gone is not an error (SPEC), and records nothing;
      * deleting one records `app.deleted`.
@@ -159,7 +276,7 @@ export function createAppService(core: Core) {
         )
       })
       // The instance forgets the client now: its next token request is refused.
-      await core.instances.changed(workspace.id)
+      await changed(workspace)
     },
   }
 }

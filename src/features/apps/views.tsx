@@ -1,9 +1,12 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
-import { Alert, Copyable, FieldError, HxForm, TrySignInButton } from '../../shared/views/components'
+import { Alert, Copyable, FieldError, HxForm, TextField, TrySignInButton } from '../../shared/views/components'
 import { AppModel } from './model'
 import type { appOut } from './service'
 
 type AppView = ReturnType<typeof appOut>
+
+export const appsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/apps`
+export const appPath = (workspaceId: string, appId: string) => `${appsPath(workspaceId)}/${appId}`
 type AppFormField = keyof AppModel.Create
 
 const emptyAppForm: FormValues<AppFormField> = {
@@ -23,7 +26,11 @@ const TYPES = [
 export function AppRow({ workspaceId, app }: { workspaceId: string; app: AppView }) {
   return (
     <tr id={`app-${app.id}`}>
-      <td safe>{app.name}</td>
+      <td>
+        <a href={appPath(workspaceId, app.id)} safe>
+          {app.name}
+        </a>
+      </td>
       <td>{app.app_type}</td>
       <td>
         <code safe>{app.client_id}</code>
@@ -83,38 +90,33 @@ export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: App
   )
 }
 
-/** The create form; re-rendered with inline errors (422) and the values kept. */
-export function AppForm({
-  workspaceId,
-  values = emptyAppForm,
-  errors = {},
-}: {
-  workspaceId: string
-  values?: FormValues<AppFormField>
-  errors?: FieldErrors<AppFormField>
-}) {
-  const action = `/app/workspaces/${workspaceId}/apps`
+/** An app's name, as the create form and an app's page ask for it. */
+export function NameField({ value, error }: { value: string; error?: string }) {
   return (
-    <HxForm id="app-form" action={action} target="#app-create" invalid={Object.keys(errors).length > 0}>
-      <label for="app-name">Name</label>
-      <input
-        id="app-name"
-        name="name"
-        type="text"
-        maxlength={String(AppModel.create.properties.name.maxLength)}
-        required
-        value={values.name}
-      />
-      <FieldError id="app-name-error" message={errors.name} />
-      <label for="app-type">Type</label>
-      <select id="app-type" name="app_type">
-        {TYPES.map(([value, label]) => (
-          <option value={value} selected={values.app_type === value}>
-            {label}
-          </option>
-        ))}
-      </select>
-      <FieldError id="app-type-error" message={errors.app_type} />
+    <TextField
+      id="app-name"
+      name="name"
+      label="Name"
+      value={value}
+      error={error}
+      required
+      maxlength={AppModel.create.properties.name.maxLength}
+    />
+  )
+}
+
+type UriField = 'redirect_uris' | 'post_logout_redirect_uris' | 'dev_mode'
+
+/** The redirect URIs and development mode, as the create form and an app's page ask for them. */
+export function UriFields({
+  values,
+  errors,
+}: {
+  values: FormValues<UriField>
+  errors: FieldErrors<UriField>
+}) {
+  return (
+    <>
       <label for="app-redirects">Redirect URIs</label>
       <textarea
         id="app-redirects"
@@ -125,7 +127,10 @@ export function AppForm({
       >
         {values.redirect_uris}
       </textarea>
-      <p class="hint">One per line. HTTPS, or http://localhost with development mode.</p>
+      <p class="hint">
+        One per line: where users are sent back after signing in. HTTPS, or http://localhost with development
+        mode.
+      </p>
       <FieldError id="app-redirects-error" message={errors.redirect_uris} />
       <label for="app-logout">Post-logout redirect URIs (optional)</label>
       <textarea id="app-logout" name="post_logout_redirect_uris" safe>
@@ -140,8 +145,40 @@ export function AppForm({
           value="true"
           checked={formField.checkbox.read(values.dev_mode)}
         />{' '}
-        <label for="app-dev">Development mode (allow http://localhost redirect URIs)</label>
+        <label for="app-dev">
+          Development mode: also allow http://localhost and http://127.0.0.1 redirect URIs, for trying the app
+          on your own computer. Turn it off before going live.
+        </label>
       </p>
+      <FieldError id="app-dev-error" message={errors.dev_mode} />
+    </>
+  )
+}
+
+/** The create form; re-rendered with inline errors (422) and the values kept. */
+export function AppForm({
+  workspaceId,
+  values = emptyAppForm,
+  errors = {},
+}: {
+  workspaceId: string
+  values?: FormValues<AppFormField>
+  errors?: FieldErrors<AppFormField>
+}) {
+  const action = `/app/workspaces/${workspaceId}/apps`
+  return (
+    <HxForm id="app-form" action={action} target="#app-create" invalid={Object.keys(errors).length > 0}>
+      <NameField value={values.name} error={errors.name} />
+      <label for="app-type">Type</label>
+      <select id="app-type" name="app_type">
+        {TYPES.map(([value, label]) => (
+          <option value={value} selected={values.app_type === value}>
+            {label}
+          </option>
+        ))}
+      </select>
+      <FieldError id="app-type-error" message={errors.app_type} />
+      <UriFields values={values} errors={errors} />
       <p>
         <button class="btn" type="submit">
           Create app
@@ -194,7 +231,10 @@ export function CredentialsReveal({
         <div class="label">Discovery URL</div>
         <Copyable label="Discovery URL" value={creds.discovery_url} />
         <p>
-          <a class="btn secondary" href={`/app/workspaces/${workspaceId}/apps`}>
+          <a class="btn" href={appPath(workspaceId, creds.id)}>
+            Quickstarts and settings
+          </a>{' '}
+          <a class="btn secondary" href={appsPath(workspaceId)}>
             Done
           </a>
         </p>

@@ -1,6 +1,7 @@
 import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { createAdapterClass } from '../adapter'
+import { PREVIOUS_SECRET } from '../clients'
 import type { IdentityDeps } from '../deps'
 import { setError } from '../errors'
 import { devicePages } from '../pages/device'
@@ -51,6 +52,8 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
     conformIdTokenClaims: false,
     scopes: SCOPES,
     responseTypes: ['code'],
+    // A rotated secret's previous digest and its grace travel with the client's metadata (clients.ts).
+    extraClientMetadata: { properties: [PREVIOUS_SECRET] },
     clientDefaults: {
       id_token_signed_response_alg: 'RS256',
       grant_types: ['authorization_code', 'refresh_token'],

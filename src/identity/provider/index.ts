@@ -5,6 +5,7 @@ import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import internals from 'oidc-provider/lib/helpers/weak_cache.js'
 import type { Core } from '../../core'
 import { hexBytes, sha256Matches } from '../../shared/crypto'
+import { PREVIOUS_SECRET, type PreviousSecret } from '../clients'
 import type { IdentityDeps } from '../deps'
 import { logoutEvents } from '../pages/logout'
 import { providerConfiguration } from './configuration'
@@ -16,6 +17,15 @@ export { current, type ServedInstance, type ServedKeys, servedInstance, serving 
 
 /** Where a Client object keeps the bytes of its stored secret digest (compareClientSecret). */
 const SECRET_DIGEST = Symbol('client secret digest')
+/** Where it keeps those of the previous secret's, in its grace after a rotation. */
+const PREVIOUS_DIGEST = Symbol('previous client secret digest')
+
+type SecretHolder = {
+  clientSecret: string
+  [PREVIOUS_SECRET]?: PreviousSecret
+  [SECRET_DIGEST]?: Uint8Array
+  [PREVIOUS_DIGEST]?: Uint8Array
+}
 
 /** The issuer the Provider is constructed with; never served (every request has its instance). */
 const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
@@ -27,7 +37,8 @@ const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
  * issuer, the signing keys and JWKS, the cookie keys and the long cookies' path, the adapter
  * (clients and payloads), the account finder, prompts, resources and session lifetime. One
  * Provider per instance held ~76 KiB each and could not hold 10,000 (README "Performance").
- * Client secrets are compared as SHA-256 digests.
+ * Client secrets are compared as SHA-256 digests; a rotated one's previous digest is accepted
+ * beside the new until its grace ends.
  */
 export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>): Provider {
   const provider = new Provider(
@@ -42,12 +53,17 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
   provider.proxy = true
   handleProviderErrors(core, provider, [devicePolling(core), logoutEvents(core)])
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
-    this: { clientSecret: string; [SECRET_DIGEST]?: Uint8Array },
+    this: SecretHolder,
     actual: string,
   ) {
     // Decoded once per Client object: a changed secret is new metadata, hence a new Client.
     this[SECRET_DIGEST] ??= hexBytes(this.clientSecret)
-    return sha256Matches(actual, this[SECRET_DIGEST])
+    if (sha256Matches(actual, this[SECRET_DIGEST])) return true
+    // A rotation's previous secret, only within the grace it asked for (the server's clock).
+    const previous = this[PREVIOUS_SECRET]
+    if (!previous || core.clock.now() >= previous.until) return false
+    this[PREVIOUS_DIGEST] ??= hexBytes(previous.hash)
+    return sha256Matches(actual, this[PREVIOUS_DIGEST])
   }
   shareProvider(provider)
   return provider

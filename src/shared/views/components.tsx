@@ -19,7 +19,7 @@ export function FieldError({ id, message }: { id: string; message?: string }) {
 }
 
 /** A button that copies `value`: public/app.js copies data-copy on click (CSP: no inline script). */
-function CopyButton({ value }: { value: string }) {
+export function CopyButton({ value }: { value: string }) {
   return (
     <button type="button" class="btn secondary small" data-copy={value}>
       Copy
@@ -143,6 +143,7 @@ export function WorkspacePage({
   w,
   user,
   heading,
+  headingId,
   title = heading,
   lead,
   children,
@@ -151,6 +152,8 @@ export function WorkspacePage({
   user: ShellUser
   /** The h1. */
   heading: string
+  /** The h1's id, for a page whose htmx answers redraw it (out of band). */
+  headingId?: string
   /** What follows the workspace's name in the title, when not the heading ("apps" for "Applications"). */
   title?: string
   lead?: JSX.Element
@@ -158,7 +161,9 @@ export function WorkspacePage({
   return (
     <Shell title={`${w.name} ${title}`} user={user} section="workspaces">
       <WorkspaceCrumb w={w} />
-      <h1 safe>{heading}</h1>
+      <h1 id={headingId} safe>
+        {heading}
+      </h1>
       {lead === undefined ? '' : <p class="lead">{lead}</p>}
       {children}
     </Shell>
