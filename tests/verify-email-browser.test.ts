@@ -259,6 +259,16 @@ describe('the poll of the waiting page', () => {
     const back = await agent.follow(go.redirect!, {}, atRp)
     expect(atRp(back.url)).toBe(true)
     expect(back.url.searchParams.get('code')).toBeTruthy()
+
+    // Ended: the browser that started it is told that it went on elsewhere; anyone else, that it expired.
+    const holder = await agent.request(pollUrl)
+    expect(holder.status).toBe(409)
+    expect(await holder.text()).toContain('<h1>Continued in another tab</h1>')
+    const other = await fetch(pollUrl)
+    expect(other.status).toBe(400)
+    const otherHtml = await other.text()
+    expect(otherHtml).toContain('<h1>Sign-in expired</h1>')
+    expect(otherHtml).not.toContain('another tab')
   })
 })
 
