@@ -3,14 +3,30 @@ import { findAccountByEmail, issueAccountToken } from '../accounts'
 import { writeError } from '../errors'
 import { issuerFor } from '../instances'
 import { type ThrottleEntry, throttleKey } from '../throttle'
+import { HTMX_PATH } from './assets'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
+import type { InteractionDetails, InteractionLinks } from './interaction'
 
 const RESET_TTL_MS = 3600_000
 /** Reset mails per address: every request takes a slot, none is given back. */
 const RESET_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
+/** The same answer whether or not the account exists: no account enumeration. */
+const SENT = 'If an account exists for that address, we sent a link to reset the password.'
 
-function ForgotPasswordPage(p: { action: string; notice?: string | null }) {
+/**
+ * A sign-in whose user asked for a reset link from it (`result.reset` of the interaction, a row of
+ * the store): `asked` until the link's tab saves a new password, `done` once it did in a browser
+ * that did not start the sign-in, where the sign-in goes back to its form (reset-password.tsx).
+ */
+export type ResetWait = 'asked' | 'done'
+
+export const resetWaitOf = (details: InteractionDetails): ResetWait | null => {
+  const reset = (details.result as { reset?: unknown } | undefined)?.reset
+  return reset === 'asked' || reset === 'done' ? reset : null
+}
+
+function ForgotPasswordPage(p: { action: string; notice?: string | null; signInUrl?: string }) {
   return (
     <Layout title="Reset your password">
       <h1>Reset your password</h1>
@@ -20,21 +36,49 @@ function ForgotPasswordPage(p: { action: string; notice?: string | null }) {
         <EmailField autocomplete="email" />
         <button type="submit">Send reset link</button>
       </form>
+      {p.signInUrl ? (
+        <div class="links">
+          <a href={p.signInUrl}>Back to sign in</a>
+        </div>
+      ) : (
+        ''
+      )}
     </Layout>
   )
 }
 
-/** Asks for a reset link (reset-password.tsx consumes it), at most a few per address. */
-export async function forgotPassword({ core, deps, throttle }: PageContext, p: PageRequest) {
+/** The page a sign-in waits on while its user resets the password: it polls as the verify page does. */
+function ResetSentPage(p: { links: InteractionLinks; htmx: string }) {
+  return (
+    <Layout title="Check your email" htmx={p.htmx}>
+      <h1>Check your email</h1>
+      <Alert kind="ok" message={SENT} />
+      <p class="sub">Open the link and choose a new password: this page then goes on by itself.</p>
+      <div hx-get={p.links.verifyUrl} hx-trigger="every 2s" hx-swap="none"></div>
+      <div class="links">
+        <a href={p.links.signInUrl}>Back to sign in</a>
+      </div>
+    </Layout>
+  )
+}
+
+/**
+ * Asks for a reset link (reset-password.tsx consumes it), at most a few per address. Asked from a
+ * sign-in (`links`, `/interaction/<uid>/forgot`), the link leads back into that interaction, whose
+ * cookie its tab then sends, and the page waits for the new password as the verify page does.
+ */
+export async function forgotPassword(
+  { core, deps, throttle }: PageContext,
+  p: PageRequest,
+  links?: InteractionLinks,
+) {
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
-  const action = `${p.prefix}/forgot-password`
+  const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
-    await send(p.res, 200, ForgotPasswordPage({ action }))
+    await send(p.res, 200, ForgotPasswordPage({ action, signInUrl: links?.signInUrl }))
     return
   }
   const email = ((await readForm(p.req)).get('email') ?? '').trim().toLowerCase()
-  // The same answer whether or not the account exists: no account enumeration.
-  const notice = 'If an account exists for that address, we sent a link to reset the password.'
   const slot: ThrottleEntry = [throttleKey('reset', p.instance.id, email), RESET_MAIL_RULE]
   if ((await throttle.reserve([slot])) === 0) {
     // Each request spends its slot, whether or not a mail goes out.
@@ -42,8 +86,9 @@ export async function forgotPassword({ core, deps, throttle }: PageContext, p: P
     const account = await findAccountByEmail(core, p.instance.id, email)
     // An invited address has its invitation (7 days): a reset link would be a way around it.
     if (account?.status === 'active') {
-      const token = await issueAccountToken(core, account, 'reset_password', RESET_TTL_MS)
-      const link = `${issuerFor(core.config, p.instance.id)}/reset-password?token=${encodeURIComponent(token)}`
+      const token = await issueAccountToken(core, account, 'reset_password', RESET_TTL_MS, links?.uid)
+      const issuer = issuerFor(core.config, p.instance.id)
+      const link = `${issuer}${links ? `/interaction/${links.uid}` : ''}/reset-password?token=${encodeURIComponent(token)}`
       await deps.sendMail(core, {
         to: account.email,
         subject: 'Reset your password',
@@ -52,5 +97,11 @@ export async function forgotPassword({ core, deps, throttle }: PageContext, p: P
       })
     }
   }
-  await send(p.res, 200, ForgotPasswordPage({ action, notice }))
+  if (!links) {
+    await send(p.res, 200, ForgotPasswordPage({ action, notice: SENT }))
+    return
+  }
+  const reset: ResetWait = 'asked'
+  await p.instance.provider.interactionResult(p.req, p.res, { reset }, { mergeWithLastSubmission: false })
+  await send(p.res, 200, ResetSentPage({ links, htmx: `${p.prefix}${HTMX_PATH}` }))
 }

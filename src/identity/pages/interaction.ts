@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors'
 import { finishExternal, startExternal } from './broker'
+import { forgotPassword } from './forgot-password'
 import { interactionGone, type PageContext, type PageRequest } from './http'
 import { linkAccount } from './link-account'
 import { interactionLinks } from './links'
@@ -37,12 +38,12 @@ export interface InteractionLinks {
 }
 
 /**
- * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/link|/passkey|/verify|/abort]`,
+ * An oidc-provider interaction (`/interaction/<uid>[/login|/signup|/mfa|/link|/passkey|/verify|/forgot|/abort]`,
  * `/idp/<idp_id>` and `/broker`): the sign-in page and its post, the sign-up page and its post, a
  * sign-in through an external IdP and its return, the proof of an existing account an IdP's identity
- * is to be linked to, the second step of a sign-in, a
- * sign-in with a passkey alone, the sign-in waiting on its address (its poll, and a new link), a
- * cancel, and the consent prompt, which is answered without a page.
+ * is to be linked to, the second step of a sign-in, a sign-in with a passkey alone, the sign-in
+ * waiting on its address (its poll, and a new link) or on a new password (a reset link asked from
+ * it), a cancel, and the consent prompt, which is answered without a page.
  */
 export async function interaction(
   c: PageContext,
@@ -57,7 +58,7 @@ export async function interaction(
     details = await provider.interactionDetails(p.req, p.res)
   } catch (e) {
     // The waiting page polls and mails a link: once its sign-in is gone it is sent to a way back.
-    if (action === 'verify' && interactionGone(e)) return verificationGone(p)
+    if (action === 'verify' && interactionGone(e)) return verificationGone(c, p, uid)
     throw e
   }
   if (details.uid !== uid)
@@ -77,6 +78,7 @@ export async function interaction(
   if (action === 'mfa') return mfaStep(c, p, details, links)
   if (action === 'link') return linkAccount(c, p, details, links)
   if (action === 'passkey') return passkeySignIn(c, p, links)
+  if (action === 'forgot') return forgotPassword(c, p, links)
   if (action === 'verify')
     return p.req.method === 'POST'
       ? resendVerification(c, p, details, links)

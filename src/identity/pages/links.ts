@@ -14,7 +14,7 @@ export async function interactionLinks(
     action: `${base}/login`,
     signUpUrl: `${base}/signup`,
     signInUrl: base,
-    forgotUrl: `${p.prefix}/forgot-password`,
+    forgotUrl: `${base}/forgot`,
     mfaUrl: `${base}/mfa`,
     linkUrl: `${base}/link`,
     passkeyUrl: p.instance.policy.mfa === 'off' ? null : `${base}/passkey`,

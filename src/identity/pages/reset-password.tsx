@@ -1,6 +1,8 @@
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import {
+  type Account,
   checkPassword,
+  findAccount,
   markEmailVerified,
   type PasswordRule,
   passwordRuleFor,
@@ -8,9 +10,13 @@ import {
   useAccountToken,
 } from '../accounts'
 import { writeError } from '../errors'
+import { interactionClaimed } from '../interaction-claims'
 import { throttleKey } from '../throttle'
 import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
+import type { ResetWait } from './forgot-password'
 import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
+import { backToTheSignIn, holdsInteraction } from './verify-continue'
+import type { VerifyPending } from './verify-email'
 
 function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRule; error?: string | null }) {
   return (
@@ -26,10 +32,15 @@ function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRul
   )
 }
 
-/** The link mailed by forgot-password.tsx: a new password, once; it signs the account out everywhere. */
-export async function resetPassword({ core, deps, throttle }: PageContext, p: PageRequest) {
+/**
+ * The link mailed by forgot-password.tsx: a new password, once; it signs the account out everywhere.
+ * Asked from sign-in `uid` (`/interaction/<uid>/reset-password`), it hands that sign-in back
+ * (`signInGoesOn`).
+ */
+export async function resetPassword(c: PageContext, p: PageRequest, uid?: string) {
+  const { core, deps, throttle } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
-  const action = `${p.prefix}/reset-password`
+  const action = `${p.prefix}${uid ? `/interaction/${uid}` : ''}/reset-password`
   // The instance's login policy says how long a password must be.
   const rule = passwordRuleFor(p.instance.policy)
   if (p.req.method !== 'POST') {
@@ -45,7 +56,7 @@ export async function resetPassword({ core, deps, throttle }: PageContext, p: Pa
     await send(p.res, 422, ResetPasswordPage({ action, rule, token, error: (e as Error).message }))
     return
   }
-  const account = await useAccountToken(core, p.instance.id, token, 'reset_password')
+  const account = await useAccountToken(core, p.instance.id, token, 'reset_password', uid)
   if (!account) {
     writeError(p.res, linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
     return
@@ -54,6 +65,7 @@ export async function resetPassword({ core, deps, throttle }: PageContext, p: Pa
   // Whoever could read the mailbox proved the address too.
   await markEmailVerified(core, account)
   await throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  if (uid) return signInGoesOn(c, p, uid, account)
   await send(
     p.res,
     200,
@@ -62,4 +74,28 @@ export async function resetPassword({ core, deps, throttle }: PageContext, p: Pa
       message: 'Your password has been changed. You can sign in with it now.',
     }),
   )
+}
+
+/**
+ * After a new password, the sign-in it was asked from goes on in the tab that started it. Only where
+ * this browser started it: the tab that waits is the one of whoever typed the address into the
+ * form, and the mailbox's owner saving a password from an unasked-for mail must not sign a stranger
+ * in. Elsewhere, the waiting tab goes back to its form, where the new password signs in.
+ */
+async function signInGoesOn(c: PageContext, p: PageRequest, uid: string, account: Account) {
+  const here = holdsInteraction(p, uid)
+  const waiting = await p.instance.provider.Interaction.find(uid)
+  // Its auth_epoch is the one after the change: the sign-in waits on that password, no older one.
+  const changed = await findAccount(c.core, p.instance.id, account.id)
+  if (waiting && changed && !(await interactionClaimed(c.core, p.instance, uid))) {
+    const verify: VerifyPending = { accountId: changed.id, epoch: changed.authEpoch, amr: ['pwd'] }
+    const reset: ResetWait = 'done'
+    waiting.result = here ? { verify } : { reset }
+    await waiting.persist()
+  }
+  await backToTheSignIn(c, p, uid, {
+    title: 'Password changed',
+    message: 'Your password has been changed.',
+    back: here ? undefined : 'Go back to the tab where you were signing in, and sign in with it there.',
+  })
 }

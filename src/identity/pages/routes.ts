@@ -31,7 +31,7 @@ interface PageRoute {
  */
 const ROUTES: PageRoute[] = [
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|link|passkey|verify|abort|broker)|\/idp\/([A-Za-z0-9_-]+))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|link|passkey|verify|forgot|abort|broker)|\/idp\/([A-Za-z0-9_-]+))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![3] ? 'idp' : m![2], m![3]),
   },
   { path: '/broker/callback', methods: ['GET'], run: (_c, p) => brokerCallback(p) },
@@ -40,11 +40,16 @@ const ROUTES: PageRoute[] = [
     methods: ['GET'],
     run: (c, p, m) => verifyEmailOfSignIn(c, p, m![1]!),
   },
+  {
+    path: /^\/interaction\/([A-Za-z0-9_-]+)\/reset-password$/,
+    methods: ['GET', 'POST'],
+    run: (c, p, m) => resetPassword(c, p, m![1]!),
+  },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
   { path: HTMX_PATH, methods: ['GET'], run: serveHtmx },
   { path: LOGO_PATH, methods: ['GET'], run: serveLogo },
-  { path: '/forgot-password', run: forgotPassword },
-  { path: '/reset-password', run: resetPassword },
+  { path: '/forgot-password', run: (c, p) => forgotPassword(c, p) },
+  { path: '/reset-password', run: (c, p) => resetPassword(c, p) },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
   { path: '/mfa', methods: ['GET', 'POST'], run: manageMfa },
 ]
