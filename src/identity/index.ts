@@ -48,12 +48,15 @@ export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
 export { accountLockRule, type ThrottleRule, throttleKey } from './throttle'
 export {
+  type AccountLinkPurpose,
   type AccountPage,
   deleteAccount,
   INVITE_TTL_MS,
   type Invitation,
   inviteAccount,
   listAccounts,
+  type ReissuedLink,
+  reissueAccountLink,
 } from './users'
 
 /** Starts the identity plane of this process; the features it needs come in `deps`. */

@@ -5,6 +5,7 @@ import { issuerFor } from '../instances'
 import { type ThrottleEntry, throttleKey } from '../throttle'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
+import { mailLeaves, NO_MAIL } from './verify-email'
 
 const RESET_TTL_MS = 3600_000
 /** Reset mails per address: every request takes a slot, none is given back. */
@@ -25,7 +26,8 @@ function ForgotPasswordPage(p: { action: string; notice?: string | null }) {
 }
 
 /** Asks for a reset link (reset-password.tsx consumes it), at most a few per address. */
-export async function forgotPassword({ core, deps, throttle }: PageContext, p: PageRequest) {
+export async function forgotPassword(c: PageContext, p: PageRequest) {
+  const { core, deps, throttle } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
@@ -33,8 +35,11 @@ export async function forgotPassword({ core, deps, throttle }: PageContext, p: P
     return
   }
   const email = ((await readForm(p.req)).get('email') ?? '').trim().toLowerCase()
-  // The same answer whether or not the account exists: no account enumeration.
-  const notice = 'If an account exists for that address, we sent a link to reset the password.'
+  // The same answer whether or not the account exists: no account enumeration. Nor does it say
+  // "sent" when no mail can leave.
+  const notice = (await mailLeaves(c, p.instance.id))
+    ? 'If an account exists for that address, we sent a link to reset the password.'
+    : NO_MAIL
   const slot: ThrottleEntry = [throttleKey('reset', p.instance.id, email), RESET_MAIL_RULE]
   if ((await throttle.reserve([slot])) === 0) {
     // Each request spends its slot, whether or not a mail goes out.

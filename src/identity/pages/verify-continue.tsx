@@ -8,7 +8,7 @@ import { interactionGone, linkExpired, type PageContext, type PageRequest, send 
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { interactionLinks } from './links'
 import { beginSecondStep, secondStep } from './mfa-interaction'
-import { verifyPendingOf, verifyPendingPage } from './verify-email'
+import { mailLeaves, verifyPendingOf, verifyPendingPage } from './verify-email'
 
 // How a sign-in waiting on its address (verify-email.tsx) goes on: the mailed link finishes it in
 // the browser that holds the interaction, and the waiting page polls the interaction to go on by
@@ -67,8 +67,11 @@ export async function continueVerified(
     return
   }
   if (!verified) {
-    const error = 'Your email is not verified yet. Open the link we sent, then continue.'
-    await send(p.res, 200, verifyPendingPage(p, account, links, { error }))
+    const mailed = await mailLeaves(c, account.instanceId)
+    const error = mailed
+      ? 'Your email is not verified yet. Open the link we sent, then continue.'
+      : 'Your email is not verified yet. Open the link the administrator gives you, then continue.'
+    await send(p.res, 200, verifyPendingPage(p, account, links, mailed, { error }))
     return
   }
   // A passkey alone ends a sign-in; a password leads to the second step, as it does at sign-in, and

@@ -325,3 +325,21 @@ export function NoMailBanner({ workspaceId }: { workspaceId?: string }) {
     </div>
   )
 }
+
+/** A working link is a credential: never kept by a cache. */
+export const NO_STORE = { 'cache-control': 'no-store' }
+
+/**
+ * A fresh invitation or verification link whose mail went nowhere, for the platform administrator
+ * to copy and hand over by other means.
+ */
+export function HandOverLink({ email, link, expiresAt }: { email: string; link: string; expiresAt: string }) {
+  return (
+    <>
+      <CopyField id="handover-link" label={`Link for ${email}`} value={link} />
+      <p class="hint" safe>
+        {`Hand it to ${email} yourself: it works once, until ${expiresAt.slice(0, 16).replace('T', ' ')} UTC. Any link made before no longer works.`}
+      </p>
+    </>
+  )
+}
