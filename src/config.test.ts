@@ -94,22 +94,25 @@ describe('loadConfig', () => {
 describe('DEV_OUTBOX', () => {
   const devOutbox = (env: Record<string, string>) => loadConfig({ DATA_DIR: tempDir(), ...env }).devOutbox
 
-  it('is off by default: HOST listens on every interface', () => {
+  it("is on by default with a loopback BASE_URL and no SMTP, whatever HOST is (the README's npm start)", () => {
     expect(loadConfig({ DATA_DIR: tempDir() }).host).toBe('0.0.0.0')
-    expect(devOutbox({})).toBe(false)
-    expect(devOutbox({ HOST: '::' })).toBe(false)
-    expect(devOutbox({ HOST: '192.168.1.5', BASE_URL: 'http://localhost:8080' })).toBe(false)
+    expect(devOutbox({})).toBe(true)
+    for (const HOST of ['0.0.0.0', '::', '192.168.1.5', '127.0.0.1', '::1', 'localhost'])
+      expect(devOutbox({ HOST, BASE_URL: 'http://localhost:8080' })).toBe(true)
+    expect(devOutbox({ BASE_URL: 'http://127.0.0.1:8080' })).toBe(true)
+    expect(devOutbox({ BASE_URL: 'http://[::1]:8080' })).toBe(true)
   })
 
-  it('is on by default when HOST and BASE_URL are loopback and no SMTP is set', () => {
-    for (const HOST of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) expect(devOutbox({ HOST })).toBe(true)
-    expect(devOutbox({ HOST: '127.0.0.1', SMTP_URL: 'smtp://127.0.0.1:2525' })).toBe(false)
+  it('is off by default with a public BASE_URL or an SMTP server', () => {
     expect(devOutbox({ HOST: '127.0.0.1', BASE_URL: 'https://auth.example.com' })).toBe(false)
+    expect(devOutbox({ BASE_URL: 'http://localhost.example.com' })).toBe(false)
+    expect(devOutbox({ HOST: '0.0.0.0', SMTP_URL: 'smtp://127.0.0.1:2525' })).toBe(false)
   })
 
   it('follows an explicit true or false', () => {
     expect(devOutbox({ HOST: '0.0.0.0', DEV_OUTBOX: 'true' })).toBe(true)
     expect(devOutbox({ HOST: '127.0.0.1', DEV_OUTBOX: 'false' })).toBe(false)
+    expect(devOutbox({ HOST: '0.0.0.0', BASE_URL: 'http://localhost:8080', DEV_OUTBOX: 'false' })).toBe(false)
   })
 })
 

@@ -426,11 +426,13 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Mail carries sign-in and reset links, so the dev outbox is on by default only on a developer's
- * machine: listening on loopback, a loopback BASE_URL and no SMTP. `DEV_OUTBOX` overrides.
+ * The dev outbox is on by default where the links it keeps can only work on the developer's own
+ * machine: a loopback BASE_URL without SMTP (DESIGN "Dev outbox"), whatever HOST binds (the README's
+ * `npm start` listens on 0.0.0.0). Only the platform administrator's session reads it. `DEV_OUTBOX`
+ * overrides.
  */
-function devOutboxDefault(host: string, baseUrl: string, smtpUrl: string | null): boolean {
-  return !smtpUrl && isLoopbackHost(host) && isLoopbackHost(new URL(baseUrl).hostname)
+function devOutboxDefault(baseUrl: string, smtpUrl: string | null): boolean {
+  return !smtpUrl && isLoopbackHost(new URL(baseUrl).hostname)
 }
 
 function cidrList(env: Env, name: string): Cidr[] {
@@ -532,7 +534,7 @@ export function loadConfig(env: Env = process.env): Config {
     // A directory we cannot change (a read-only mount) is the operator's to secure.
   }
 
-  const devOutbox = bool(env, 'DEV_OUTBOX') ?? devOutboxDefault(host, baseUrl, smtpUrl)
+  const devOutbox = bool(env, 'DEV_OUTBOX') ?? devOutboxDefault(baseUrl, smtpUrl)
 
   return {
     baseUrl,

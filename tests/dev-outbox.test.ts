@@ -82,3 +82,40 @@ describe('the dev outbox of a local install', () => {
     expect(JSON.stringify(stored)).not.toMatch(/verify-email/)
   })
 })
+
+describe('the dashboard of a local install', () => {
+  const home = async (u: PlatformUser) => {
+    const res = await u.agent.request('/app/')
+    expect(res.status).toBe(200)
+    return res.text()
+  }
+
+  it('links the administrator to the dev outbox with the number of mails it holds', async () => {
+    const held = await eventually('the verification mails in the outbox', async () => {
+      const body = (await (await admin.agent.request('/dev/outbox.json')).json()) as OutboxMail[]
+      return body.length >= 2 ? body.length : undefined
+    })
+    expect(await home(admin)).toContain(`<a id="dev-outbox-link" href="/dev/outbox">Dev outbox (${held})</a>`)
+  })
+
+  it('shows no dev outbox link to an account that is not the administrator', async () => {
+    const page = await home(user)
+    expect(page).not.toContain('Dev outbox')
+    expect(page).not.toContain('/dev/outbox')
+  })
+
+  it('tells the first account it administers the install, with a badge; the second is told nothing', async () => {
+    const first = await home(admin)
+    expect(first).toContain(
+      '<span class="badge admin" title="This account administers this Gatehouse install">Administrator</span>',
+    )
+    expect(first).toContain('This account administers this Gatehouse install')
+    const second = await home(user)
+    expect(second).not.toContain('Administrator')
+    expect(second).not.toContain('administers this Gatehouse install')
+  })
+
+  it('shows no banner: mail leaves (for the outbox)', async () => {
+    expect(await home(admin)).not.toContain('id="mail-banner"')
+  })
+})

@@ -77,7 +77,7 @@ describe('Settings → Members in the dashboard', () => {
     await page.getByLabel('Email').fill('grace@example.com')
     await page.getByLabel('Role', { exact: true }).selectOption('viewer')
     await page.getByRole('button', { name: 'Add member' }).click()
-    await page.getByText('Invitation sent to grace@example.com').waitFor()
+    await page.getByText('Invitation to grace@example.com queued for sending.').waitFor()
     await settled(page)
     const grace = page.locator('#member-rows tr', { hasText: 'grace@example.com' })
     expect(await grace.locator('.badge').textContent()).toBe('invited')
@@ -112,7 +112,7 @@ describe('Settings → Members in the dashboard', () => {
     // An invitation is cancelled the same way.
     await page.getByLabel('Email').fill('temp@example.com')
     await page.getByRole('button', { name: 'Add member' }).click()
-    await page.getByText('Invitation sent to temp@example.com').waitFor()
+    await page.getByText('Invitation to temp@example.com queued for sending.').waitFor()
     await settled(page)
     page.once('dialog', (d) => d.accept())
     await page.getByRole('button', { name: 'Cancel the invitation of temp@example.com' }).click()

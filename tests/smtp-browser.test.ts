@@ -62,14 +62,16 @@ afterAll(async () => {
 })
 
 describe('Settings → SMTP in the dashboard', () => {
-  it("is linked from the workspace settings and shows the platform's server in effect", async () => {
+  it("is linked from the workspace settings and shows the platform's default in effect: the dev outbox here", async () => {
     ;({ page, errors } = await signedInPage(server.baseUrl, ownerUser))
     acceptConfirmations(page, confirmations)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/settings`)
     await page.getByRole('link', { name: 'SMTP' }).click()
     await page.waitForURL(smtpUrl)
     await page.getByRole('heading', { name: 'SMTP', level: 1 }).waitFor()
-    expect(await page.locator('#smtp-in-effect').textContent()).toContain("The platform's mail server")
+    expect(await page.locator('#smtp-in-effect').textContent()).toContain(
+      "No mail server: the platform has none (SMTP_URL is unset), so this workspace's mail is kept in the development outbox",
+    )
     expect(await page.getByLabel('Password (optional)').getAttribute('type')).toBe('password')
     expect(await page.getByRole('button', { name: "Revert to the platform's server" }).count()).toBe(0)
   })
@@ -135,7 +137,9 @@ describe('Settings → SMTP in the dashboard', () => {
     expect(await press("Revert to the platform's server", '/revert')).toBe(200)
     expect(confirmations.at(-1)).toContain("Go back to the platform's mail server?")
     await page.getByText("Back to the platform's mail server.").waitFor()
-    expect(await page.locator('#smtp-in-effect').textContent()).toContain("The platform's mail server")
+    expect(await page.locator('#smtp-in-effect').textContent()).toContain(
+      "No mail server: the platform has none (SMTP_URL is unset), so this workspace's mail is kept in the development outbox",
+    )
     expect((await inEffect()).provider).toBe('platform')
     expect(errors).toEqual([])
   })

@@ -104,6 +104,12 @@ export interface WorkspaceState {
  */
 export interface IdentityDeps {
   sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
+  /**
+   * Whether mail of a workspace (null: the platform's) goes anywhere now (a mail server, or the
+   * dev outbox), so a page never says "we sent a link" for one that is dropped. Optional: without
+   * it mail is taken to leave.
+   */
+  mailLeaves?(workspaceId: string | null): Promise<boolean>
   clients: ClientSource
   /**
    * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:

@@ -49,12 +49,15 @@ export { deleteInstanceData } from './teardown'
 export { accountLockRule, type ThrottleRule, throttleKey } from './throttle'
 export { tryClient } from './try-client'
 export {
+  type AccountLinkPurpose,
   type AccountPage,
   deleteAccount,
   INVITE_TTL_MS,
   type Invitation,
   inviteAccount,
   listAccounts,
+  type ReissuedLink,
+  reissueAccountLink,
 } from './users'
 
 /** Starts the identity plane of this process; the features it needs come in `deps`. */

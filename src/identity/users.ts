@@ -25,6 +25,8 @@ import { accounts, accountTokens } from './schema'
 
 /** How long an invitation link works (DESIGN "Users": 7 days). */
 export const INVITE_TTL_MS = 7 * 24 * 3600_000
+/** How long an email verification link works. */
+export const VERIFY_TTL_MS = 24 * 3600_000
 
 export interface AccountPage {
   items: UserAccount[]
@@ -266,4 +268,60 @@ export async function recordSignIn(core: Core, account: Account): Promise<void> 
     .update(accounts)
     .set({ lastSignInAt: core.clock.now() })
     .where(and(eq(accounts.instanceId, account.instanceId), eq(accounts.id, account.id)))
+}
+
+/** What a fresh link of an account is for: accepting its invitation, or proving its address. */
+export type AccountLinkPurpose = 'invite' | 'verify_email'
+
+/** A link made by reissueAccountLink. */
+export interface ReissuedLink {
+  account: UserAccount
+  purpose: AccountLinkPurpose
+  link: string
+  expiresAt: number
+}
+
+/**
+ * A fresh single-use link of a workspace account whose mail went nowhere, to be handed over by
+ * other means (the users feature decides who may ask): its invitation while it is `invited`, else
+ * its email verification while its address is unproved. Tokens are stored hashed, so the link is
+ * a new one, and the unused ones of that purpose stop working. `record` runs in the same
+ * transaction (the audit entry). Null when the account is unknown or needs neither.
+ */
+export async function reissueAccountLink(
+  core: Core,
+  instanceId: string,
+  accountId: string,
+  record: (tx: Conn, account: UserAccount, purpose: AccountLinkPurpose) => Promise<unknown>,
+): Promise<ReissuedLink | null> {
+  if (instanceId === PLATFORM) throw new Error('the platform instance has no links to hand over')
+  const token = randomToken(32)
+  const now = core.clock.now()
+  return core.store.tx(async (tx) => {
+    const [account] = await tx.db
+      .select()
+      .from(accounts)
+      .where(and(eq(accounts.instanceId, instanceId), eq(accounts.id, accountId)))
+      .limit(1)
+    const purpose: AccountLinkPurpose | null =
+      account?.status === 'invited' ? 'invite' : account && !account.emailVerified ? 'verify_email' : null
+    if (!account || !purpose) return null
+    await tx.db
+      .delete(accountTokens)
+      .where(
+        and(
+          eq(accountTokens.accountId, account.id),
+          eq(accountTokens.purpose, purpose),
+          isNull(accountTokens.usedAt),
+        ),
+      )
+    const expiresAt = now + (purpose === 'invite' ? INVITE_TTL_MS : VERIFY_TTL_MS)
+    await tx.db
+      .insert(accountTokens)
+      .values({ tokenHash: sha256Hex(token), instanceId, accountId: account.id, purpose, expiresAt })
+    await record(tx, account, purpose)
+    const page = purpose === 'invite' ? 'accept-invite' : 'verify-email'
+    const link = `${issuerFor(core.config, instanceId)}/${page}?token=${encodeURIComponent(token)}`
+    return { account, purpose, link, expiresAt }
+  })
 }

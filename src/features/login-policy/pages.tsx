@@ -4,6 +4,7 @@ import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
+import { mailLeaves } from '../mail/service'
 import type { Workspace } from '../workspaces/service'
 import { LoginPolicyModel } from './model'
 import { createLoginPolicyService } from './service'
@@ -54,7 +55,11 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
           page(
             principal,
             w,
-            <LoginPolicyForm workspaceId={w.id} values={policyValues(await service.get(w))} />,
+            <LoginPolicyForm
+              workspaceId={w.id}
+              values={policyValues(await service.get(w))}
+              mailLeaves={await mailLeaves(core, w.id)}
+            />,
           ),
         ),
       { params, scope: 'workspace:read', ...views },
@@ -63,10 +68,16 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
       path,
       async ({ principal, actor, workspace: w, body, request }) => {
         const saved = await policyForm.submit(body, (input) => service.update(w, actor, input))
+        const leaves = await mailLeaves(core, w.id)
         const form = saved.ok ? (
-          <LoginPolicyForm workspaceId={w.id} values={policyValues(saved.result)} saved />
+          <LoginPolicyForm workspaceId={w.id} values={policyValues(saved.result)} saved mailLeaves={leaves} />
         ) : (
-          <LoginPolicyForm workspaceId={w.id} values={saved.values} errors={saved.errors} />
+          <LoginPolicyForm
+            workspaceId={w.id}
+            values={saved.values}
+            errors={saved.errors}
+            mailLeaves={leaves}
+          />
         )
         // htmx swaps the form in place; a browser without script gets the whole page again.
         const body_ = request.headers.get('hx-request') === 'true' ? form : page(principal, w, form)

@@ -45,6 +45,20 @@ const MFA: [LoginPolicyModel.View['mfa'], string][] = [
   ['required', 'Required: every user sets one up at their next sign-in'],
 ]
 
+/** A verified email is required and no mail can go out: nobody new gets through on their own. */
+function VerificationWarning({ workspaceId }: { workspaceId: string }) {
+  return (
+    <div id="verification-warning">
+      <Alert kind="warn">
+        This workspace cannot send mail, so no verification link reaches a new user: they cannot finish
+        signing in. Set up a mail server in{' '}
+        <a href={`/app/workspaces/${workspaceId}/settings/smtp`}>Settings → SMTP</a>, turn this off, or have
+        the platform administrator copy each user's verification link from the Users page.
+      </Alert>
+    </div>
+  )
+}
+
 const id = (field: PolicyField) => `policy-${field.replaceAll('_', '-')}`
 
 /** The full policy form; re-rendered with inline errors (422) or with a confirmation once saved. */
@@ -53,13 +67,17 @@ export function LoginPolicyForm({
   values,
   errors = {},
   saved = false,
+  mailLeaves,
 }: {
   workspaceId: string
   values: FormValues<PolicyField>
   errors?: FieldErrors<PolicyField>
   saved?: boolean
+  /** Whether the workspace's mail goes anywhere: a required verification without it strands every new user. */
+  mailLeaves: boolean
 }) {
   const action = `/app/workspaces/${workspaceId}/settings/login-policy`
+  const stranded = !mailLeaves && formField.checkbox.read(values.require_email_verification)
   return (
     <form id="login-policy-form" method="post" action={action} hx-post={action} hx-swap="outerHTML">
       {Object.keys(errors).length ? <Alert kind="error">Some fields need attention.</Alert> : ''}
@@ -86,6 +104,11 @@ export function LoginPolicyForm({
             {hint}
           </p>
           <FieldError id={`${id(field)}-error`} message={errors[field]} />
+          {field === 'require_email_verification' && stranded ? (
+            <VerificationWarning workspaceId={workspaceId} />
+          ) : (
+            ''
+          )}
         </>
       ))}
       <label for={id('mfa')}>Multi-factor authentication</label>

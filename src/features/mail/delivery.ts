@@ -4,32 +4,33 @@ import { brandingForMail } from '../branding/service'
 import { sendThroughWorkspaceSmtp } from '../smtp/service'
 import { keepInDevOutbox } from './outbox'
 import { type MailBrand, PLATFORM_BRAND, renderMailHtml } from './render'
+import { mailRoute } from './route'
 import type { MailMessage } from './service'
 
 /**
- * Sends a mail now (the `mail.send` job calls this). Throws on failure so the job is retried; the
- * error never holds an SMTP password. A workspace's mail goes through its own SMTP server when it
- * has an active one; any other mail through the platform's (SMTP_URL). Without SMTP, the mail goes
- * to the dev outbox when it is on (config.devOutbox), else it is dropped with a warning. It goes
- * as text and HTML, the HTML in its workspace's brand. The log never gets its text: that is where
- * the links are.
+ * Sends a mail now (the `mail.send` job calls this) by the route mailRoute finds then: the
+ * workspace's own SMTP server, the platform's (SMTP_URL), the dev outbox, or nowhere (dropped with
+ * a warning). Throws on failure so the job is retried; the error never holds an SMTP password. It
+ * goes as text and HTML, the HTML in its workspace's brand. The log never gets its text: that is
+ * where the links are.
  */
 export async function deliverMail(core: Core, plain: MailMessage): Promise<void> {
   const msg = await branded(core, plain)
-  if (msg.workspaceId && (await sendThroughWorkspaceSmtp(core, msg.workspaceId, msg))) return
-  const { smtpUrl, smtpFrom } = core.config
-  if (!smtpUrl) {
-    if (!core.config.devOutbox) {
+  const route = await mailRoute(core, msg.workspaceId)
+  switch (route.via) {
+    case 'workspace':
+      return sendThroughWorkspaceSmtp(core, route.provider, msg)
+    case 'none':
       core.log.warn('mail not delivered: set SMTP_URL', { to: msg.to, subject: msg.subject })
       return
-    }
-    await keepInDevOutbox(core, msg)
-    core.log.info('mail kept in the dev outbox', { to: msg.to, subject: msg.subject })
-    return
+    case 'outbox':
+      await keepInDevOutbox(core, msg)
+      core.log.info('mail kept in the dev outbox', { to: msg.to, subject: msg.subject })
+      return
   }
   try {
-    await sendThroughUrl(smtpUrl, {
-      from: smtpFrom,
+    await sendThroughUrl(route.smtpUrl, {
+      from: core.config.smtpFrom,
       to: msg.to,
       subject: msg.subject,
       text: msg.text,

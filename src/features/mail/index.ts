@@ -2,7 +2,7 @@ import type { Feature } from '../feature'
 import { mailSend } from './jobs'
 import { deleteWorkspaceMail, purgeExpiredMail } from './outbox'
 import { devOutboxRoutes } from './routes'
-import { sendMail } from './service'
+import { mailLeaves, sendMail } from './service'
 
 /** The one mail path (a durable job per mail), and the development outbox when no SMTP is set. */
 export const feature: Feature = {
@@ -11,5 +11,5 @@ export const feature: Feature = {
   teardown: deleteWorkspaceMail,
   purges: [purgeExpiredMail],
   jobs: () => [mailSend],
-  identity: () => ({ sendMail }),
+  identity: (core) => ({ sendMail, mailLeaves: (workspaceId) => mailLeaves(core, workspaceId) }),
 }

@@ -1,4 +1,4 @@
-import { desc, eq } from 'drizzle-orm'
+import { count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { deleteInBatches } from '../../db/purge'
 import { newId } from '../../shared/ids'
@@ -62,4 +62,11 @@ export async function latestDevMails(core: Core, limit: number): Promise<DevMail
     text: core.secrets.open(m.text, outboxContext(m.id)),
     html: m.html === null ? null : core.secrets.open(m.html, outboxContext(m.id)),
   }))
+}
+
+/** How many mails the dev outbox holds (those older than a day are deleted first). */
+export async function countDevMails(core: Core): Promise<number> {
+  await purgeDevOutbox(core)
+  const [row] = await core.db.select({ n: count() }).from(devOutbox)
+  return Number(row?.n ?? 0)
 }

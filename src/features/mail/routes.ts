@@ -6,6 +6,7 @@ import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { latestDevMails } from './outbox'
 import { outboxPage } from './outbox-page'
+import { isAdminSession } from './service'
 
 const LIMIT = 50
 
@@ -25,7 +26,7 @@ const notInApiDocs = { detail: { hide: true } }
  * dashboard session may read it. Anyone else signed in gets 404, as if it did not exist.
  */
 function requireAdminSession(principal: Principal): void {
-  if (principal.via !== 'session' || !principal.account.isPlatformAdmin) {
+  if (!isAdminSession(principal)) {
     throw new AppError('NOT_FOUND', 404, 'Not Found')
   }
 }

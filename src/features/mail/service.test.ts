@@ -117,7 +117,7 @@ describe('the mail.send job', () => {
   })
 
   it('drops the mail with a warning, and logs no link, when neither SMTP nor the dev outbox is on', async () => {
-    const core = await testCore({ HOST: '0.0.0.0' })
+    const core = await testCore({ DEV_OUTBOX: 'false' })
     const id = await sendMail(core, mail)
     await runnerFor(core).drain()
     expect((await jobRow(core, id)).status).toBe('done')

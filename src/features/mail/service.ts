@@ -1,6 +1,11 @@
 import type { Core } from '../../core'
 import type { EnqueueOptions } from '../../queue/queue'
+import type { Principal } from '../../shared/plugins/auth'
 import { MAIL_SEND, sealMail } from './jobs'
+import { countDevMails } from './outbox'
+import { type MailRoute, mailRoute } from './route'
+
+export { type MailRoute, mailRoute } from './route'
 
 export interface MailMessage {
   to: string
@@ -24,3 +29,56 @@ export function sendMail(
     tx: opts.tx,
   })
 }
+
+/** Whether mail of the workspace (null: the platform's) goes anywhere now, or is dropped. */
+export const mailLeaves = async (core: Core, workspaceId: string | null | undefined) =>
+  (await mailRoute(core, workspaceId)).via !== 'none'
+
+/** What became of a mail just queued, as a page tells it: never "sent" for one that goes nowhere. */
+export const mailFate = (via: MailRoute['via']) =>
+  via === 'none'
+    ? 'not sent'
+    : via === 'outbox'
+      ? 'kept in the dev outbox (no mail server is set)'
+      : 'queued for sending'
+
+/**
+ * What became of an invitation mail just queued, in truth: queued, kept in the dev outbox, or not
+ * sent, and then who can hand its link over.
+ */
+export function invitationOutcome(email: string, mail: MailState): string {
+  const invitation = `Invitation to ${email} ${mailFate(mail.via)}`
+  if (mail.via !== 'none') return `${invitation}. The link works for 7 days.`
+  return `${invitation}: this workspace cannot send mail. ${
+    mail.canCopy
+      ? 'Use "Copy link" on its row and hand the link over yourself.'
+      : 'Ask the platform administrator for its link.'
+  }`
+}
+
+/** The platform administrator's dashboard session: who reads the dev outbox and may be handed mailed links. */
+export const isAdminSession = (p: Principal) =>
+  p.kind === 'user' && p.via === 'session' && p.account.isPlatformAdmin
+
+/**
+ * How a workspace's mail leaves now, as its pages tell it, and whether `principal` may be handed a
+ * fresh link of its mail (an invitation, an email verification) to pass on by other means: only
+ * the platform administrator's session, and only while that mail goes nowhere. Nobody else is
+ * ever shown a working link.
+ */
+export interface MailState {
+  via: MailRoute['via']
+  canCopy: boolean
+}
+
+export async function mailStateOf(core: Core, principal: Principal, workspaceId: string): Promise<MailState> {
+  const { via } = await mailRoute(core, workspaceId)
+  return { via, canCopy: via === 'none' && isAdminSession(principal) }
+}
+
+export const mayCopyMailedLinks = async (core: Core, principal: Principal, workspaceId: string) =>
+  (await mailStateOf(core, principal, workspaceId)).canCopy
+
+/** The mails the dev outbox holds now, for the administrator's link to it; null when it is off. */
+export const devOutboxSize = async (core: Core): Promise<number | null> =>
+  core.config.devOutbox ? countDevMails(core) : null

@@ -89,7 +89,7 @@ const providersOf = (core: Pick<Core, 'db'>, workspaceId: string) =>
   core.db.select().from(smtpProviders).where(eq(smtpProviders.workspaceId, workspaceId))
 
 /** The workspace's active custom provider, or undefined while the platform default is in effect. */
-async function activeProvider(
+export async function activeProvider(
   core: Pick<Core, 'db'>,
   workspaceId: string,
 ): Promise<SmtpProvider | undefined> {
@@ -134,17 +134,15 @@ async function recordOutcome(core: Core, id: string, failure: SmtpFailure | null
 }
 
 /**
- * The mail feature's share: sends a mail of `workspaceId` through its active custom provider and
- * records the outcome on it. False when the workspace has none (the platform default is in
- * effect); throws SmtpFailure when the server did not take the mail, so the job is retried.
+ * The mail feature's share: sends a mail through a workspace's active custom provider (the mail
+ * route found it) and records the outcome on it; throws SmtpFailure when the server did not take
+ * the mail, so the job is retried.
  */
 export async function sendThroughWorkspaceSmtp(
   core: Core,
-  workspaceId: string,
+  provider: SmtpProvider,
   mail: Omit<SmtpMail, 'from'>,
-): Promise<boolean> {
-  const provider = await activeProvider(core, workspaceId)
-  if (!provider) return false
+): Promise<void> {
   try {
     await sendThrough(core, provider, {
       to: mail.to,
@@ -157,7 +155,6 @@ export async function sendThroughWorkspaceSmtp(
     throw e
   }
   await recordOutcome(core, provider.id, null)
-  return true
 }
 
 /** What the dashboard shows of a provider beside its settings: how its last deliveries went. */

@@ -1,5 +1,6 @@
 import type { FormState, FormValues } from '../../shared/forms'
 import { Alert, FieldError, HxForm, TextField } from '../../shared/views/components'
+import type { MailRoute } from '../mail/service'
 import type { SmtpModel } from './model'
 import type { SmtpHealth } from './service'
 
@@ -24,17 +25,48 @@ export const smtpValues = (v: SmtpModel.View): FormValues<SmtpField> => ({
   from_name: v.provider === 'custom' ? (v.from_name ?? '') : '',
 })
 
+/** Where the platform default sends, in truth: its server, the dev outbox, or nowhere. */
+function PlatformDefault({ via, sender }: { via: MailRoute['via']; sender: string }) {
+  if (via === 'outbox')
+    return (
+      <p>
+        No mail server: the platform has none (<code>SMTP_URL</code> is unset), so this workspace's mail is
+        kept in the development outbox, which only the platform administrator reads. Set up this workspace's
+        server below to send it.
+      </p>
+    )
+  if (via === 'none')
+    return (
+      <p>
+        <strong>No mail server: this workspace's mail is not sent.</strong> The platform has none (
+        <code>SMTP_URL</code> is unset) and its development outbox is off. Set up this workspace's server
+        below.
+      </p>
+    )
+  return (
+    <p>
+      The platform's mail server, sending as <code safe>{sender}</code>.
+    </p>
+  )
+}
+
 /** Which server the workspace's mail goes through now, and how its last deliveries went. */
-function InEffect({ view, health }: { view: SmtpModel.View; health: SmtpHealth | null }) {
+function InEffect({
+  view,
+  health,
+  via,
+}: {
+  view: SmtpModel.View
+  health: SmtpHealth | null
+  via: MailRoute['via']
+}) {
   const sender = view.from_name ? `${view.from_name} <${view.from_address}>` : view.from_address
   const failing = health?.lastErrorAt && (!health.lastSuccessAt || health.lastErrorAt > health.lastSuccessAt)
   return (
     <div class="panel" id="smtp-in-effect">
       <h2>In effect</h2>
       {view.provider === 'platform' ? (
-        <p>
-          The platform's mail server, sending as <code safe>{sender}</code>.
-        </p>
+        <PlatformDefault via={via} sender={sender} />
       ) : (
         <p>
           This workspace's server <code safe>{`${view.host}:${view.port}`}</code>, sending as{' '}
@@ -213,10 +245,13 @@ export function SmtpSection({
   form,
   saved = false,
   reverted = false,
+  via,
 }: {
   workspaceId: string
   view: SmtpModel.View
   health: SmtpHealth | null
+  /** How the workspace's mail leaves now (mailRoute). */
+  via: MailRoute['via']
   canAdmin: boolean
   form?: FormState<SmtpField>
   saved?: boolean
@@ -231,7 +266,7 @@ export function SmtpSection({
       ) : (
         ''
       )}
-      <InEffect view={view} health={health} />
+      <InEffect view={view} health={health} via={via} />
       {canAdmin ? (
         <>
           <div class="panel">

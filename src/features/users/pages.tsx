@@ -3,9 +3,17 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import { listPageQuery, listPageUrl } from '../../shared/pages'
-import type { AuthPlugin } from '../../shared/plugins/auth'
-import { Pager, SearchForm, WorkspacePage } from '../../shared/views/components'
+import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
+import {
+  HandOverLink,
+  NO_STORE,
+  NoMailBanner,
+  Pager,
+  SearchForm,
+  WorkspacePage,
+} from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
+import { mailStateOf } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
@@ -27,7 +35,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
     .use(auth)
     .get(
       '/app/workspaces/:workspace_id/users',
-      async ({ principal, workspace: w, query }) => {
+      async ({ principal, scopes, workspace: w, query }) => {
         const q = query.q?.trim() ?? ''
         const page = await service.list(w, { q, cursor: query.cursor })
         const mfa = await service.mfaOf(
@@ -35,6 +43,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
           page.items.map((u) => u.id),
         )
         const path = usersPath(w.id)
+        const mail = await mailStateOf(core, principal, w.id)
         return html(
           <WorkspacePage
             w={w}
@@ -43,6 +52,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
             title="users"
             lead="The people who sign in to this workspace's apps."
           >
+            {mail.via === 'none' ? <NoMailBanner workspaceId={w.id} /> : ''}
             <div class="panel">
               <SearchForm prefix="user" action={path} q={q} placeholder="Email or name" />
               <p
@@ -50,7 +60,13 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
                 id="user-count"
                 safe
               >{`${page.total} ${page.total === 1 ? 'user' : 'users'}${q ? ' found' : ''}`}</p>
-              <UserTable workspaceId={w.id} users={page.items} mfa={mfa} q={q} />
+              <UserTable
+                workspaceId={w.id}
+                users={page.items}
+                mfa={mfa}
+                q={q}
+                canCopy={mail.canCopy && holdsScope(scopes, 'workspace:admin')}
+              />
               <Pager
                 nextId="users-next"
                 first={query.cursor ? listPageUrl(path, { q }) : null}
@@ -73,14 +89,16 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
     )
     .post(
       '/app/workspaces/:workspace_id/users/invite',
-      async ({ workspace, actor, body }) => {
+      async ({ workspace, principal, scopes, actor, body }) => {
         try {
           const sent = await inviteForm.submit(body, (input) => service.invite(workspace, actor, input))
           if (!sent.ok) {
             const { values, errors } = sent
             return html(<InviteForm workspaceId={workspace.id} values={values} errors={errors} />, 422)
           }
-          return html(<Invited workspaceId={workspace.id} user={sent.result.user} />)
+          const { via, canCopy } = await mailStateOf(core, principal, workspace.id)
+          const mail = { via, canCopy: canCopy && holdsScope(scopes, 'workspace:admin') }
+          return html(<Invited workspaceId={workspace.id} user={sent.result.user} mail={mail} />)
         } catch (e) {
           // A known address is a 409 at the email field: shown there like a rule it breaks.
           if (!(e instanceof AppError) || e.code !== UsersErrors.EMAIL_TAKEN.code) throw e
@@ -99,6 +117,16 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
         return html('')
       },
       { params: UserModel.params, scope: 'workspace:write', ...views },
+    )
+    .post(
+      '/app/workspaces/:workspace_id/users/:user_id/link',
+      async ({ workspace, principal, actor, params: p }) =>
+        html(
+          <HandOverLink {...(await service.issueLink(workspace, { principal, actor }, p.user_id))} />,
+          200,
+          NO_STORE,
+        ),
+      { params: UserModel.params, scope: 'workspace:admin', ...views },
     )
     .delete(
       '/app/workspaces/:workspace_id/users/:user_id/mfa',

@@ -9,14 +9,15 @@ import {
   inviteAccount,
   listAccounts,
   type MfaSummary,
+  reissueAccountLink,
   resetAccountMfa,
   type UserAccount,
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
-import { appError } from '../../shared/errors'
+import { appError, notFound } from '../../shared/errors'
 import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
-import type { Actor } from '../../shared/plugins/auth'
-import { sendMail } from '../mail/service'
+import type { Actor, Principal } from '../../shared/plugins/auth'
+import { mayCopyMailedLinks, sendMail } from '../mail/service'
 import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
@@ -147,6 +148,28 @@ export function createUserService(core: Core) {
         await removeUserFromTenants(tx, workspace.id, userId)
         await record(tx, workspace, actor, 'user.deleted', account, fieldChanges(who(account), null, WHO))
       })
+    },
+
+    /**
+     * A fresh link of a user whose mail went nowhere, for the platform administrator to hand over
+     * (404 for anyone else, as if there were none): their invitation while `invited`, else their
+     * email verification while unverified. Audited as `user.invitation_link_issued` or
+     * `user.verification_link_issued`, never with the link; any earlier link of it stops working.
+     */
+    async issueLink(workspace: Workspace, by: { principal: Principal; actor: Actor }, userId: string) {
+      if (!(await mayCopyMailedLinks(core, by.principal, workspace.id))) throw notFound('User')
+      const issued = await reissueAccountLink(core, workspace.id, userId, (tx, account, purpose) =>
+        record(
+          tx,
+          workspace,
+          by.actor,
+          purpose === 'invite' ? 'user.invitation_link_issued' : 'user.verification_link_issued',
+          account,
+          {},
+        ),
+      )
+      if (!issued) throw appError(UsersErrors.USER_NOT_FOUND, 404)
+      return { email: issued.account.email, link: issued.link, expiresAt: isoTime(issued.expiresAt) }
     },
 
     /**

@@ -1,6 +1,7 @@
 import type { MfaSummary } from '../../identity'
 import type { FieldErrors, FormValues } from '../../shared/forms'
 import { AppendedRow, FieldError, HxForm, RowsTable } from '../../shared/views/components'
+import { invitationOutcome, type MailState } from '../mail/service'
 import { UserModel } from './model'
 
 type UserFormField = keyof UserModel.Invite
@@ -22,10 +23,13 @@ export function UserRow({
   workspaceId,
   user,
   mfa,
+  canCopy,
 }: {
   workspaceId: string
   user: UserModel.Out
   mfa?: MfaSummary
+  /** Offer a fresh link of an unverified user (the platform administrator, while mail goes nowhere). */
+  canCopy: boolean
 }) {
   const factors = factorsText(mfa)
   const path = `${usersPath(workspaceId)}/${user.id}`
@@ -47,6 +51,23 @@ export function UserRow({
       </td>
       <td safe>{when(user.last_sign_in_at)}</td>
       <td class="actions">
+        {canCopy && !user.email_verified ? (
+          <>
+            <button
+              type="button"
+              class="btn secondary small"
+              hx-post={`${path}/link`}
+              hx-target={`#user-note-${user.id}`}
+              hx-swap="innerHTML"
+              hx-confirm={`Make a new ${user.status === 'invited' ? 'invitation' : 'verification'} link for ${who}? Any link made before stops working.`}
+              aria-label={`Copy the ${user.status === 'invited' ? 'invitation' : 'verification'} link of ${who}`}
+            >
+              Copy link
+            </button>{' '}
+          </>
+        ) : (
+          ''
+        )}
         <button
           type="button"
           class="btn secondary small"
@@ -80,11 +101,13 @@ export function UserTable({
   users,
   mfa,
   q,
+  canCopy,
 }: {
   workspaceId: string
   users: UserModel.Out[]
   mfa?: Map<string, MfaSummary>
   q: string
+  canCopy: boolean
 }) {
   const empty = q ? `No user's email or name starts with “${q}”.` : 'No users yet. Invite one below.'
   return (
@@ -94,7 +117,7 @@ export function UserTable({
       empty={users.length ? null : empty}
     >
       {users.map((user) => (
-        <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} />
+        <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} canCopy={canCopy} />
       ))}
     </RowsTable>
   )
@@ -110,7 +133,8 @@ export function InviteForm({
   workspaceId: string
   values?: FormValues<UserFormField>
   errors?: FieldErrors<UserFormField>
-  sent?: string
+  /** Whom an invitation just went to, and how its mail left. */
+  sent?: { email: string; mail: MailState }
 }) {
   return (
     <HxForm
@@ -118,7 +142,7 @@ export function InviteForm({
       action={`${usersPath(workspaceId)}/invite`}
       target="#user-invite"
       invalid={Object.keys(errors).length > 0}
-      done={sent && `Invitation sent to ${sent}. The link works for 7 days.`}
+      done={sent && invitationOutcome(sent.email, sent.mail)}
     >
       <label for="invite-email">Email</label>
       <input
@@ -143,12 +167,20 @@ export function InviteForm({
 }
 
 /** After an invitation: the emptied form with a note, and the new row joining the table. */
-export function Invited({ workspaceId, user }: { workspaceId: string; user: UserModel.Out }) {
+export function Invited({
+  workspaceId,
+  user,
+  mail,
+}: {
+  workspaceId: string
+  user: UserModel.Out
+  mail: MailState
+}) {
   return (
     <>
-      <InviteForm workspaceId={workspaceId} sent={user.email} />
+      <InviteForm workspaceId={workspaceId} sent={{ email: user.email, mail }} />
       <AppendedRow rows="user-rows">
-        <UserRow workspaceId={workspaceId} user={user} />
+        <UserRow workspaceId={workspaceId} user={user} canCopy={mail.canCopy} />
       </AppendedRow>
     </>
   )

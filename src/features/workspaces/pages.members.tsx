@@ -3,8 +3,9 @@ import type { Core } from '../../core'
 import { AppError, appError, type ErrorCode } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { HandOverLink, NO_STORE, NoMailBanner, WorkspacePage } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
+import { mailStateOf } from '../mail/service'
 import { MemberErrors } from './errors'
 import { MemberModel, WorkspaceModel } from './model'
 import type { Workspace } from './service'
@@ -42,12 +43,13 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
 
   type Form = Parameters<typeof MembersSection>[0]['form']
   /** The table and the add form, as they are now: the page's body, and what an add redraws. */
-  const section = async (w: Workspace, viewer: Viewer, form?: Form) => (
+  const section = async (w: Workspace, viewer: Viewer, principal: Principal, form?: Form) => (
     <MembersSection
       workspaceId={w.id}
       items={await service.list(w)}
       viewer={viewer}
       now={core.clock.now()}
+      mail={await mailStateOf(core, principal, w.id)}
       form={form}
     />
   )
@@ -71,7 +73,7 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
       '/app/workspaces/:workspace_id/settings/members',
       async ({ principal, workspace: w }) => {
         const viewer = await viewerOf(w, principal)
-        const items = await service.list(w)
+        const mail = await mailStateOf(core, principal, w.id)
         return html(
           <WorkspacePage
             w={w}
@@ -80,7 +82,14 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
             title="members"
             lead="The people who manage this workspace, and what each may do."
           >
-            <MembersSection workspaceId={w.id} items={items} viewer={viewer} now={core.clock.now()} />
+            {mail.via === 'none' ? <NoMailBanner workspaceId={w.id} /> : ''}
+            <MembersSection
+              workspaceId={w.id}
+              items={await service.list(w)}
+              viewer={viewer}
+              now={core.clock.now()}
+              mail={mail}
+            />
             <div class="panel">
               <h2>Roles</h2>
               <dl class="facts">
@@ -104,8 +113,11 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
         try {
           const sent = await addForm.submit(body, (input) => service.add(w, { principal, actor }, input))
           if (!sent.ok)
-            return html(await section(w, viewer, { values: sent.values, errors: sent.errors }), 422)
-          return html(await section(w, viewer, { done: sent.result }))
+            return html(
+              await section(w, viewer, principal, { values: sent.values, errors: sent.errors }),
+              422,
+            )
+          return html(await section(w, viewer, principal, { done: sent.result }))
         } catch (e) {
           if (
             !refused(e, [
@@ -117,7 +129,10 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
             throw e
           const values = { email: sentText(body, 'email'), role: sentText(body, 'role') }
           const field = e.code === MemberErrors.OWNER_ONLY.code ? 'role' : 'email'
-          return html(await section(w, viewer, { values, errors: { [field]: `${e.message}.` } }), e.status)
+          return html(
+            await section(w, viewer, principal, { values, errors: { [field]: `${e.message}.` } }),
+            e.status,
+          )
         }
       },
       { params, scope: 'workspace:admin', ...views },
@@ -158,6 +173,14 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
         return html('')
       },
       { params: MemberModel.params, scope: 'workspace:admin', ...views },
+    )
+    .post(
+      '/app/workspaces/:workspace_id/settings/members/invitations/:invitation_id/link',
+      async ({ principal, actor, workspace: w, params: p }) => {
+        const issued = await service.issueInvitationLink(w, { principal, actor }, p.invitation_id)
+        return html(<HandOverLink {...issued} />, 200, NO_STORE)
+      },
+      { params: MemberModel.invitationParams, scope: 'workspace:admin', ...views },
     )
     .delete(
       '/app/workspaces/:workspace_id/settings/members/invitations/:invitation_id',

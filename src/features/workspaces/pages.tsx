@@ -3,10 +3,11 @@ import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { TrySignInButton, WorkspacePage } from '../../shared/views/components'
-import { Shell } from '../../shared/views/layout'
+import { NoMailBanner, TrySignInButton, WorkspacePage } from '../../shared/views/components'
+import { ADMINISTERS, Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import type { NavEntry } from '../feature'
+import { devOutboxSize, mailLeaves } from '../mail/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
 import { createMemberService } from './service.members'
@@ -23,6 +24,30 @@ const params = WorkspaceModel.params
 const createForm = defineForm(WorkspaceModel.create, { name: formField.text })
 /** Typed exactly as the API compares it: untrimmed, so "Acme " is not "Acme". */
 const deleteForm = defineForm(WorkspaceModel.remove, { confirm: { read: (raw) => raw } })
+
+/**
+ * The administrator's part of the home page: that this account administers the install (the
+ * first one signed up), and the dev outbox with the mails it holds, when it is on.
+ */
+function AdminPanel({ outbox }: { outbox: number | null }) {
+  return (
+    <div class="panel" id="admin-panel">
+      <p>
+        <strong>{`${ADMINISTERS}.`}</strong> The first account signed up administers it: it alone reads the
+        development outbox and may copy invitation and verification links when no mail can be sent.
+      </p>
+      {outbox === null ? (
+        ''
+      ) : (
+        <p>
+          No mail server is set: mail is kept in the{' '}
+          <a id="dev-outbox-link" href="/dev/outbox" safe>{`Dev outbox (${outbox})`}</a> instead of being
+          sent.
+        </p>
+      )}
+    </div>
+  )
+}
 
 /** Settings sections that later releases fill in. */
 const SETTINGS = ['Email (SMTP)', 'Branding', 'Billing']
@@ -50,8 +75,11 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
       async ({ principal }) => {
         const items = await service.list(principal.account.id)
         const user = shellUser(principal)
+        // The outbox holds every account's links: its size and its link are the administrator's alone.
+        const outbox = user.admin ? await devOutboxSize(core) : null
         return html(
           <Shell title="Home" user={user} section="home">
+            {(await mailLeaves(core, null)) ? '' : <NoMailBanner />}
             <div class="row">
               <div>
                 <h1 safe>{`Welcome${user.name ? `, ${user.name}` : ''}`}</h1>
@@ -61,6 +89,7 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
                 New workspace
               </a>
             </div>
+            {user.admin ? <AdminPanel outbox={outbox} /> : ''}
             <WorkspaceCards items={items} />
             {items.some((w) => w.state === 'active') ? (
               <div class="panel">

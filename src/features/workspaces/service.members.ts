@@ -1,4 +1,5 @@
 import { and, asc, eq, ne } from 'drizzle-orm'
+import type { FieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import {
@@ -11,10 +12,10 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { randomToken, sha256Hex } from '../../shared/crypto'
-import { appError } from '../../shared/errors'
+import { appError, notFound } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import type { Actor, Principal } from '../../shared/plugins/auth'
-import { sendMail } from '../mail/service'
+import { mayCopyMailedLinks, sendMail } from '../mail/service'
 import { MemberErrors } from './errors'
 import type { MemberModel } from './model'
 import { type MemberRole, memberInvitations, workspaceMembers, workspaces } from './schema'
@@ -54,6 +55,8 @@ const invitationOut = (i: MemberInvitation): MemberModel.Out => ({
 /** The acceptance page: the token in the query string, which the access log never writes. */
 export const invitationPath = (token: string) => `/app/invitation?token=${encodeURIComponent(token)}`
 
+const invitationUrl = (core: Core, token: string) => `${core.config.baseUrl}${invitationPath(token)}`
+
 function invitationMail(core: Core, workspace: Workspace, i: MemberInvitation, token: string, by: Principal) {
   const inviter = by.kind === 'user' ? by.account.name || by.account.email : 'An administrator'
   const expires = isoTime(i.expiresAt).slice(0, 16).replace('T', ' ')
@@ -65,7 +68,7 @@ function invitationMail(core: Core, workspace: Workspace, i: MemberInvitation, t
       '',
       `Open this link to accept. Without a Gatehouse account yet, create one with ${i.email} on the way:`,
       '',
-      `${core.config.baseUrl}${invitationPath(token)}`,
+      invitationUrl(core, token),
       '',
       `The link works once, until ${expires} UTC. If you did not expect this invitation, ignore this email.`,
     ].join('\n'),
@@ -131,6 +134,16 @@ async function handOver(tx: Conn, workspaceId: string, leaving: string): Promise
  * audited, never emitted (SPEC "Events": role changes are in the audit log only).
  */
 export function createMemberService(core: Core) {
+  /** A change's audit entry, in its transaction: who did it to which member or invitation. */
+  const record = (
+    tx: Conn,
+    workspace: Workspace,
+    by: Caller,
+    action: string,
+    target: { type: 'member' | 'member_invitation'; id: string },
+    changes: FieldChanges,
+  ) => core.audit({ workspaceId: workspace.id, actor: by.actor, action, target, changes }, { tx })
+
   return {
     /** Members in the order they joined, then pending invitations (expired ones too, until cancelled). */
     async list(workspace: Workspace): Promise<MemberModel.Out[]> {
@@ -203,15 +216,13 @@ export function createMemberService(core: Core) {
           if (!added) throw appError(MemberErrors.MEMBER_EXISTS, 409, { loc: ['body', 'email'] })
           // Invited before they had an account: the membership supersedes the link.
           await tx.db.delete(memberInvitations).where(existing)
-          await core.audit(
-            {
-              workspaceId: workspace.id,
-              actor: by.actor,
-              action: 'member.added',
-              target: { type: 'member', id: account.id },
-              changes: { role: { to: input.role } },
-            },
-            { tx },
+          await record(
+            tx,
+            workspace,
+            by,
+            'member.added',
+            { type: 'member', id: account.id },
+            { role: { to: input.role } },
           )
           return memberOut(added, account)
         }
@@ -235,15 +246,13 @@ export function createMemberService(core: Core) {
           .returning()
         if (!invitation) throw new Error('the invitation was not written')
         await sendMail(core, invitationMail(core, workspace, invitation, token, by.principal), { tx })
-        await core.audit(
-          {
-            workspaceId: workspace.id,
-            actor: by.actor,
-            action: 'member.invited',
-            target: { type: 'member_invitation', id: invitation.id },
-            changes: { email: { to: email }, role: { to: input.role } },
-          },
-          { tx },
+        await record(
+          tx,
+          workspace,
+          by,
+          'member.invited',
+          { type: 'member_invitation', id: invitation.id },
+          { email: { to: email }, role: { to: input.role } },
         )
         return invitationOut(invitation)
       })
@@ -273,15 +282,13 @@ export function createMemberService(core: Core) {
           .set({ role, updatedAt: now })
           .where(memberIs(workspace.id, accountId))
           .returning()
-        await core.audit(
-          {
-            workspaceId: workspace.id,
-            actor: by.actor,
-            action: 'member.role_changed',
-            target: { type: 'member', id: accountId },
-            changes: { role: { from: member.role, to: role } },
-          },
-          { tx },
+        await record(
+          tx,
+          workspace,
+          by,
+          'member.role_changed',
+          { type: 'member', id: accountId },
+          { role: { from: member.role, to: role } },
         )
         return updated!
       })
@@ -304,16 +311,51 @@ export function createMemberService(core: Core) {
           await handOver(tx, workspace.id, accountId)
         }
         await tx.db.delete(workspaceMembers).where(memberIs(workspace.id, accountId))
-        await core.audit(
-          {
-            workspaceId: workspace.id,
-            actor: by.actor,
-            action: 'member.removed',
-            target: { type: 'member', id: accountId },
-            changes: { role: { from: member.role } },
-          },
-          { tx },
+        await record(
+          tx,
+          workspace,
+          by,
+          'member.removed',
+          { type: 'member', id: accountId },
+          { role: { from: member.role } },
         )
+      })
+    },
+
+    /**
+     * A fresh link of a pending invitation, for the platform administrator to hand over while the
+     * workspace's mail goes nowhere (`member.invitation_link_issued`); 404 for anyone else, as if
+     * there were none. Links are stored hashed, so this is a new one, valid 7 days from now: any
+     * link made before stops working.
+     */
+    async issueInvitationLink(
+      workspace: Workspace,
+      by: Caller,
+      invitationId: string,
+    ): Promise<{ email: string; link: string; expiresAt: string }> {
+      if (!(await mayCopyMailedLinks(core, by.principal, workspace.id))) throw notFound('Invitation')
+      const token = randomToken(32)
+      const now = core.clock.now()
+      return core.store.tx(async (tx) => {
+        const [renewed] = await tx.db
+          .update(memberInvitations)
+          .set({ tokenHash: sha256Hex(token), expiresAt: now + INVITE_TTL_MS })
+          .where(and(eq(memberInvitations.workspaceId, workspace.id), eq(memberInvitations.id, invitationId)))
+          .returning()
+        if (!renewed) throw notFound('Invitation')
+        await record(
+          tx,
+          workspace,
+          by,
+          'member.invitation_link_issued',
+          { type: 'member_invitation', id: renewed.id },
+          { email: { to: renewed.email } },
+        )
+        return {
+          email: renewed.email,
+          link: invitationUrl(core, token),
+          expiresAt: isoTime(renewed.expiresAt),
+        }
       })
     },
 
@@ -325,15 +367,13 @@ export function createMemberService(core: Core) {
           .where(and(eq(memberInvitations.workspaceId, workspace.id), eq(memberInvitations.id, invitationId)))
           .returning()
         if (!gone) return
-        await core.audit(
-          {
-            workspaceId: workspace.id,
-            actor: by.actor,
-            action: 'member.invitation_cancelled',
-            target: { type: 'member_invitation', id: gone.id },
-            changes: { email: { from: gone.email }, role: { from: gone.role } },
-          },
-          { tx },
+        await record(
+          tx,
+          workspace,
+          by,
+          'member.invitation_cancelled',
+          { type: 'member_invitation', id: gone.id },
+          { email: { from: gone.email }, role: { from: gone.role } },
         )
       })
     },

@@ -1,5 +1,6 @@
 import type { FieldErrors, FormValues } from '../../shared/forms'
 import { FieldError, HxForm } from '../../shared/views/components'
+import { invitationOutcome, type MailState } from '../mail/service'
 import { MemberModel } from './model'
 import type { MemberRole } from './schema'
 
@@ -112,13 +113,16 @@ export function InvitationRow({
   member,
   viewer,
   now,
+  canCopy,
 }: {
   workspaceId: string
   member: MemberModel.Out
   viewer: Viewer
   now: number
+  canCopy: boolean
 }) {
   const expired = Date.parse(member.expires_at ?? '') <= now
+  const path = `${membersPath(workspaceId)}/invitations/${member.invitation_id}`
   return (
     <tr id={`invitation-${member.invitation_id}`}>
       <td safe>{member.email}</td>
@@ -135,11 +139,27 @@ export function InvitationRow({
       </td>
       <td safe>{day(member.created_at)}</td>
       <td class="actions">
+        {canCopy && canManage(viewer) ? (
+          <>
+            <button
+              type="button"
+              class="btn secondary small"
+              hx-post={`${path}/link`}
+              hx-target={`#invitation-link-${member.invitation_id}`}
+              hx-confirm={`Make a new link for ${member.email}? Any link made before stops working.`}
+              aria-label={`Copy the invitation link of ${member.email}`}
+            >
+              Copy link
+            </button>{' '}
+          </>
+        ) : (
+          ''
+        )}
         {canManage(viewer) ? (
           <button
             type="button"
             class="btn secondary small"
-            hx-delete={`${membersPath(workspaceId)}/invitations/${member.invitation_id}`}
+            hx-delete={path}
             hx-target="closest tr"
             hx-swap="outerHTML swap:200ms"
             hx-confirm={`Cancel the invitation of ${member.email}? Its link stops working.`}
@@ -150,6 +170,7 @@ export function InvitationRow({
         ) : (
           ''
         )}
+        <div id={`invitation-link-${member.invitation_id}`}></div>
       </td>
     </tr>
   )
@@ -160,11 +181,13 @@ export function MemberTable({
   items,
   viewer,
   now,
+  mail,
 }: {
   workspaceId: string
   items: MemberModel.Out[]
   viewer: Viewer
   now: number
+  mail: MailState
 }) {
   return (
     <table>
@@ -183,7 +206,13 @@ export function MemberTable({
           m.status === 'active' ? (
             <MemberRow workspaceId={workspaceId} member={m} viewer={viewer} />
           ) : (
-            <InvitationRow workspaceId={workspaceId} member={m} viewer={viewer} now={now} />
+            <InvitationRow
+              workspaceId={workspaceId}
+              member={m}
+              viewer={viewer}
+              now={now}
+              canCopy={mail.canCopy}
+            />
           ),
         )}
       </tbody>
@@ -193,6 +222,12 @@ export function MemberTable({
 
 const emptyAdd: FormValues<AddField> = { email: '', role: 'developer' }
 
+/** What an add did: a member now, or an invitation whose mail went out, or not. */
+const addedText = (done: MemberModel.Out, mail: MailState) =>
+  done.status === 'active'
+    ? `${done.email} is now a member (${done.role}).`
+    : invitationOutcome(done.email, mail)
+
 /** The add form; re-rendered with inline errors (422, 409, 403) and the values kept, or emptied with a note. */
 export function AddMemberForm({
   workspaceId,
@@ -200,12 +235,14 @@ export function AddMemberForm({
   values = emptyAdd,
   errors = {},
   done,
+  mail,
 }: {
   workspaceId: string
   viewer: Viewer
   values?: FormValues<AddField>
   errors?: FieldErrors<AddField>
   done?: MemberModel.Out
+  mail: MailState
 }) {
   const action = membersPath(workspaceId)
   return (
@@ -215,13 +252,7 @@ export function AddMemberForm({
       target="#members"
       swap="outerHTML"
       invalid={Object.keys(errors).length > 0}
-      done={
-        done
-          ? done.status === 'active'
-            ? `${done.email} is now a member (${done.role}).`
-            : `Invitation sent to ${done.email}. The link works for 7 days.`
-          : undefined
-      }
+      done={done ? addedText(done, mail) : undefined}
     >
       <label for="member-email">Email</label>
       <input
@@ -258,18 +289,20 @@ export function MembersSection({
   items,
   viewer,
   now,
+  mail,
   form,
 }: {
   workspaceId: string
   items: MemberModel.Out[]
   viewer: Viewer
   now: number
+  mail: MailState
   form?: { values?: FormValues<AddField>; errors?: FieldErrors<AddField>; done?: MemberModel.Out }
 }) {
   return (
     <div id="members">
       <div class="panel">
-        <MemberTable workspaceId={workspaceId} items={items} viewer={viewer} now={now} />
+        <MemberTable workspaceId={workspaceId} items={items} viewer={viewer} now={now} mail={mail} />
       </div>
       {canManage(viewer) ? (
         <div class="panel">
@@ -278,7 +311,7 @@ export function MembersSection({
             Someone with a Gatehouse account joins at once. Anyone else gets an email invitation; its link
             works once, for 7 days.
           </p>
-          <AddMemberForm workspaceId={workspaceId} viewer={viewer} {...form} />
+          <AddMemberForm workspaceId={workspaceId} viewer={viewer} mail={mail} {...form} />
         </div>
       ) : (
         ''

@@ -7,6 +7,7 @@ import { HTMX_PATH } from './assets'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { mailLeaves, NO_MAIL } from './verify-email'
 
 const RESET_TTL_MS = 3600_000
 /** Reset mails per address: every request takes a slot, none is given back. */
@@ -48,11 +49,11 @@ function ForgotPasswordPage(p: { action: string; notice?: string | null; signInU
 }
 
 /** The page a sign-in waits on while its user resets the password: it polls as the verify page does. */
-function ResetSentPage(p: { links: InteractionLinks; htmx: string }) {
+function ResetSentPage(p: { links: InteractionLinks; htmx: string; notice: string }) {
   return (
     <Layout title="Check your email" htmx={p.htmx}>
       <h1>Check your email</h1>
-      <Alert kind="ok" message={SENT} />
+      <Alert kind="ok" message={p.notice} />
       <p class="sub">Open the link and choose a new password: this page then goes on by itself.</p>
       <div hx-get={p.links.verifyUrl} hx-trigger="every 2s" hx-swap="none"></div>
       <div class="links">
@@ -67,11 +68,8 @@ function ResetSentPage(p: { links: InteractionLinks; htmx: string }) {
  * sign-in (`links`, `/interaction/<uid>/forgot`), the link leads back into that interaction, whose
  * cookie its tab then sends, and the page waits for the new password as the verify page does.
  */
-export async function forgotPassword(
-  { core, deps, throttle }: PageContext,
-  p: PageRequest,
-  links?: InteractionLinks,
-) {
+export async function forgotPassword(c: PageContext, p: PageRequest, links?: InteractionLinks) {
+  const { core, deps, throttle } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
@@ -79,6 +77,9 @@ export async function forgotPassword(
     return
   }
   const email = ((await readForm(p.req)).get('email') ?? '').trim().toLowerCase()
+  // The same answer whether or not the account exists: no account enumeration. Nor does it say
+  // "sent" when no mail can leave.
+  const notice = (await mailLeaves(c, p.instance.id)) ? SENT : NO_MAIL
   const slot: ThrottleEntry = [throttleKey('reset', p.instance.id, email), RESET_MAIL_RULE]
   if ((await throttle.reserve([slot])) === 0) {
     // Each request spends its slot, whether or not a mail goes out.
@@ -98,10 +99,10 @@ export async function forgotPassword(
     }
   }
   if (!links) {
-    await send(p.res, 200, ForgotPasswordPage({ action, notice: SENT }))
+    await send(p.res, 200, ForgotPasswordPage({ action, notice }))
     return
   }
   const reset: ResetWait = 'asked'
   await p.instance.provider.interactionResult(p.req, p.res, { reset }, { mergeWithLastSubmission: false })
-  await send(p.res, 200, ResetSentPage({ links, htmx: `${p.prefix}${HTMX_PATH}` }))
+  await send(p.res, 200, ResetSentPage({ links, htmx: `${p.prefix}${HTMX_PATH}`, notice }))
 }

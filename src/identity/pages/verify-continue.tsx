@@ -10,7 +10,7 @@ import { resetWaitOf } from './forgot-password'
 import { linkExpired, type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginSecondStep, secondStep } from './mfa-interaction'
-import { verifyPendingOf, verifyPendingPage } from './verify-email'
+import { mailLeaves, verifyPendingOf, verifyPendingPage } from './verify-email'
 
 // How a sign-in waiting on a mailed link (its address, verify-email.tsx; a new password,
 // reset-password.tsx) goes on: in the tab that started it, which polls the interaction and goes on
@@ -98,8 +98,11 @@ export async function continueVerified(
     return
   }
   if (!verified) {
-    const error = 'Your email is not verified yet. Open the link we sent, then continue.'
-    await send(p.res, 200, verifyPendingPage(p, account, links, { error }))
+    const mailed = await mailLeaves(c, account.instanceId)
+    const error = mailed
+      ? 'Your email is not verified yet. Open the link we sent, then continue.'
+      : 'Your email is not verified yet. Open the link the administrator gives you, then continue.'
+    await send(p.res, 200, verifyPendingPage(p, account, links, mailed, { error }))
     return
   }
   // The tab that polls and the link's "Continue here instead" may both come here: one goes on.

@@ -3,13 +3,13 @@ import { type Account, findAccount, issueAccountToken, markEmailVerified, useAcc
 import { writeError } from '../errors'
 import { issuerFor } from '../instances'
 import { minutesText, type ThrottleEntry, throttleKey } from '../throttle'
+import { VERIFY_TTL_MS } from '../users'
 import { HTMX_PATH } from './assets'
 import { DonePage } from './components'
 import type { Amr } from './finish-login'
 import { linkExpired, mailWorkspace, type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 
-const VERIFY_TTL_MS = 24 * 3600_000
 /** Verification mails per address: every mail takes a slot, none is given back. */
 const VERIFY_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
 
@@ -59,6 +59,14 @@ export async function mailVerification(
   })
 }
 
+/** Whether the instance's mail goes anywhere now: a page never says it sent a link that is dropped. */
+export const mailLeaves = async ({ deps }: PageContext, instanceId: string) =>
+  (await deps.mailLeaves?.(mailWorkspace(instanceId))) ?? true
+
+/** Told instead of "we sent a link" when no mail can leave: who can help. */
+export const NO_MAIL =
+  'This service cannot send email yet, so no link went out. Ask its administrator for help.'
+
 /** A verification mail for the sign-in, at most a few per address: how long to wait, or 0 once sent. */
 async function sendVerification(c: PageContext, account: Account, links: InteractionLinks): Promise<number> {
   const slot: ThrottleEntry = [throttleKey('verify', account.instanceId, account.email), VERIFY_MAIL_RULE]
@@ -77,16 +85,26 @@ function VerifyPendingPage(p: {
   email: string
   links: InteractionLinks
   htmx: string
+  /** Whether the link could go out at all (no mail path: it did not). */
+  mailed: boolean
   notice?: string
   error?: string
 }) {
   return (
     <Layout title="Verify your email" htmx={p.htmx}>
       <h1>Check your email</h1>
-      <p class="sub">
-        This app needs a verified email address. We sent a link to <strong safe>{p.email}</strong>: open it on
-        any device, and this page continues by itself.
-      </p>
+      {p.mailed ? (
+        <p class="sub">
+          This app needs a verified email address. We sent a link to <strong safe>{p.email}</strong>: open it
+          on any device, and this page continues by itself.
+        </p>
+      ) : (
+        <p class="sub">
+          This app needs a verified email address, but it cannot send email yet: we could not send you a link
+          at <strong safe>{p.email}</strong>. Ask the app's administrator for your verification link; once you
+          have opened it, this page continues by itself.
+        </p>
+      )}
       <div hx-get={p.links.verifyUrl} hx-trigger="every 2s" hx-swap="none"></div>
       <Alert kind="ok" message={p.notice} />
       <Alert kind="error" message={p.error} />
@@ -107,8 +125,9 @@ export const verifyPendingPage = (
   p: PageRequest,
   account: Account,
   links: InteractionLinks,
+  mailed: boolean,
   message: { notice?: string; error?: string } = {},
-) => VerifyPendingPage({ email: account.email, links, htmx: `${p.prefix}${HTMX_PATH}`, ...message })
+) => VerifyPendingPage({ email: account.email, links, htmx: `${p.prefix}${HTMX_PATH}`, mailed, ...message })
 
 /**
  * Where a sign-in (or sign-up) of an unverified address ends when the login policy requires a
@@ -134,7 +153,7 @@ export async function askToVerify(
   await send(
     p.res,
     200,
-    verifyPendingPage(p, account, links, {
+    verifyPendingPage(p, account, links, await mailLeaves(c, account.instanceId), {
       error:
         wait > 0
           ? `We sent links recently. Check your inbox, or ask again in ${minutesText(wait)}.`
@@ -161,8 +180,13 @@ export async function resendVerification(
     })
     return
   }
+  const mailed = await mailLeaves(c, account.instanceId)
   if (account.emailVerified) {
-    await send(p.res, 200, verifyPendingPage(p, account, links, { notice: 'Your email is verified.' }))
+    await send(
+      p.res,
+      200,
+      verifyPendingPage(p, account, links, mailed, { notice: 'Your email is verified.' }),
+    )
     return
   }
   const wait = await sendVerification(c, account, links)
@@ -173,9 +197,12 @@ export async function resendVerification(
       p,
       account,
       links,
+      mailed,
       wait > 0
         ? { error: `Too many links asked for. Try again in ${minutesText(wait)}.` }
-        : { notice: 'We sent a new link. It is valid for 24 hours.' },
+        : mailed
+          ? { notice: 'We sent a new link. It is valid for 24 hours.' }
+          : { error: NO_MAIL },
     ),
   )
 }

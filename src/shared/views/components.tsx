@@ -332,3 +332,52 @@ export function TrySignInButton({
     </span>
   )
 }
+
+/**
+ * The banner of a page whose mail goes nowhere (no SMTP server for it and no dev outbox), with the
+ * fix: the platform's mail (`workspaceId` absent) or one workspace's, which its own server fixes too.
+ */
+export function NoMailBanner({ workspaceId }: { workspaceId?: string }) {
+  return (
+    <div id="mail-banner">
+      <Alert kind="warn">
+        {workspaceId ? (
+          <>
+            <strong>This workspace's mail is not sent:</strong> neither it nor the platform has a mail server,
+            and the development outbox is off, so invitations, email verification and password resets go
+            nowhere. Set up this workspace's server in{' '}
+            <a href={`/app/workspaces/${workspaceId}/settings/smtp`}>Settings → SMTP</a>, or set{' '}
+            <code>SMTP_URL</code> on the server. Until then the platform administrator copies invitation and
+            verification links from the Members and Users pages.
+          </>
+        ) : (
+          <>
+            <strong>Mail is not sent:</strong> this install has no mail server (<code>SMTP_URL</code> is
+            unset) and its development outbox is off, so sign-up verification, invitations and password resets
+            go nowhere. Set <code>SMTP_URL</code> (and <code>SMTP_FROM</code>) and restart; on a development
+            machine, leave <code>DEV_OUTBOX</code> unset to keep mail in the outbox. Until then the
+            administrator copies invitation and verification links from a workspace's Members and Users pages.
+          </>
+        )}
+      </Alert>
+    </div>
+  )
+}
+
+/** A working link is a credential: never kept by a cache. */
+export const NO_STORE = { 'cache-control': 'no-store' }
+
+/**
+ * A fresh invitation or verification link whose mail went nowhere, for the platform administrator
+ * to copy and hand over by other means.
+ */
+export function HandOverLink({ email, link, expiresAt }: { email: string; link: string; expiresAt: string }) {
+  return (
+    <>
+      <CopyField id="handover-link" label={`Link for ${email}`} value={link} />
+      <p class="hint" safe>
+        {`Hand it to ${email} yourself: it works once, until ${expiresAt.slice(0, 16).replace('T', ' ')} UTC. Any link made before no longer works.`}
+      </p>
+    </>
+  )
+}

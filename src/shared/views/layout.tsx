@@ -4,7 +4,12 @@ export interface ShellUser {
   name: string
   email: string
   csrf: string
+  /** The platform administrator (the install's first account): the top bar says so. */
+  admin?: boolean
 }
+
+/** Who administers this install, on the administrator's own top bar and home page. */
+export const ADMINISTERS = 'This account administers this Gatehouse install'
 
 // htmx 2 does not swap 4xx/5xx by default: swap 422 (forms re-rendered with their errors) and
 // other errors into the target too, so problems show in the page, never as a silent no-op.
@@ -59,6 +64,13 @@ export function Shell({ title, user, section, children }: PropsWithChildren<Shel
                 </nav>
                 <div class="user">
                   <span safe>{user.name || user.email}</span>
+                  {user.admin ? (
+                    <span class="badge admin" title={ADMINISTERS}>
+                      Administrator
+                    </span>
+                  ) : (
+                    ''
+                  )}
                   <form method="post" action="/v1/auth/logout">
                     <input type="hidden" name="_csrf" value={user.csrf} />
                     <button class="btn secondary small" type="submit">

@@ -17,5 +17,10 @@ export const navigate = (request: Request, to: string) =>
 /** The signed-in person a page's shell shows (the guard admits no machine key on a page). */
 export const shellUser = (p: Principal): ShellUser =>
   p.kind === 'user'
-    ? { name: p.account.name, email: p.account.email, csrf: p.session?.csrfToken ?? '' }
+    ? {
+        name: p.account.name,
+        email: p.account.email,
+        csrf: p.session?.csrfToken ?? '',
+        admin: p.account.isPlatformAdmin,
+      }
     : { name: p.id, email: '', csrf: '' }
