@@ -104,4 +104,17 @@ describe('with instances by host', () => {
       expect(text).not.toContain(first)
     }
   })
+
+  it('serves the icon its hosted pages link on their own host, whatever the instance', async () => {
+    const ws = await activeWorkspace(byHost.core)
+    for (const host of [
+      `${ws}.auth.example.test`,
+      '7f1c6e2a-0000-4000-8000-000000000000.auth.example.test',
+    ]) {
+      const icon = await fetch(`${byHost.url}/public/favicon.svg`, { headers: { host } })
+      expect(icon.status).toBe(200)
+      expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await icon.text()).toStartWith('<svg')
+    }
+  })
 })

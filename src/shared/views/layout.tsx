@@ -38,6 +38,7 @@ export function Shell({ title, user, section, children }: PropsWithChildren<Shel
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="htmx-config" content={HTMX_CONFIG} />
           <title safe>{`${title} · Gatehouse`}</title>
+          <link rel="icon" type="image/svg+xml" href="/public/favicon.svg" />
           <link rel="stylesheet" href="/public/app.css" />
           <script src="/public/htmx.min.js" defer></script>
           <script src="/public/app.js" defer></script>
