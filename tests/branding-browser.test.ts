@@ -70,20 +70,20 @@ describe('Settings → Branding in the dashboard', () => {
   })
 
   it('previews the colours as they are typed and warns, live, when white text on the primary is below 4.5:1', async () => {
-    await page.getByLabel('Primary colour').fill('#ffee00')
+    await page.getByLabel('Primary colour', { exact: true }).fill('#ffee00')
     await page.locator('#branding-contrast-primary').waitFor({ state: 'visible' })
     expect(await page.locator('#branding-contrast-primary').textContent()).toContain('1.2')
     expect(await styleOf(page, '#branding-preview-button', 'background-color')).toBe(rgb('#ffee00'))
-    await page.getByLabel('Background colour').fill('#fdf6e3')
+    await page.getByLabel('Background colour', { exact: true }).fill('#fdf6e3')
     expect(await styleOf(page, '#branding-preview', 'background-color')).toBe(rgb('#fdf6e3'))
     await page.getByLabel('Display name').fill('Preview name')
     expect(await page.locator('#branding-preview-name').textContent()).toBe('Preview name')
-    await page.getByLabel('Primary colour').fill('#0b5fff')
+    await page.getByLabel('Primary colour', { exact: true }).fill('#0b5fff')
     await page.locator('#branding-contrast-primary').waitFor({ state: 'hidden' })
   })
 
   it('refuses a bad colour and an http link next to their fields, keeping what was typed (422)', async () => {
-    await page.getByLabel('Text colour').fill('blue')
+    await page.getByLabel('Text colour', { exact: true }).fill('blue')
     await page.getByLabel('Privacy policy URL').fill('http://acme.example/privacy')
     expect(await send('Save branding', '/settings/branding')).toBe(422)
     expect(await page.locator('#branding-text-color-error').textContent()).toBe(
@@ -98,7 +98,7 @@ describe('Settings → Branding in the dashboard', () => {
 
   it('saves the branding', async () => {
     await page.getByLabel('Display name').fill(NAME)
-    await page.getByLabel('Text colour').fill('#222222')
+    await page.getByLabel('Text colour', { exact: true }).fill('#222222')
     await page.getByLabel('Privacy policy URL').fill('https://acme.example/privacy')
     await page.getByLabel('Terms URL').fill('https://acme.example/terms')
     expect(await send('Save branding', '/settings/branding')).toBe(200)

@@ -38,6 +38,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'mau.threshold_warning',
   'signups_blocked',
 ] as const satisfies readonly EventType[]
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number]
 
 export interface EmitOptions {
   tenantId?: string | null

@@ -17,6 +17,10 @@ const HTMX_CONFIG = JSON.stringify({
   defaultSwapStyle: 'innerHTML',
   // The CSP allows no inline style element; the indicator classes are not used.
   includeIndicatorStyles: false,
+  // Settling copies these attributes from an element to its redrawn self with setAttribute; a
+  // `style` attribute (one the CSSOM set, e.g. the branding preview's colours) is inline style the
+  // CSP refuses, so it is left out. Scripts set styles again after a swap where they need them.
+  attributesToSettle: ['class', 'width', 'height'],
 })
 
 export interface ShellProps {
