@@ -145,3 +145,13 @@ describe('Settings → Audit log', () => {
     await expectCleanPage()
   })
 })
+
+describe("the workspace's issuer URL in a browser", () => {
+  it('is a page naming the workspace with its documents linked, accessible and 375 px wide', async () => {
+    await page.goto(`${server.baseUrl}/i/${ws}`)
+    await page.getByRole('heading', { name: 'Acme' }).waitFor()
+    await page.getByRole('link', { name: 'OpenID configuration (discovery)' }).waitFor()
+    await page.getByRole('link', { name: 'Signing keys (JWKS)' }).waitFor()
+    await expectCleanPage()
+  })
+})
