@@ -69,6 +69,21 @@ function previewBranding() {
 document.addEventListener('input', (event) => {
   if (event.target instanceof HTMLInputElement && event.target.form?.id === 'branding-form') previewBranding()
 })
+// Each colour's picker (<input type="color" data-hex-for="<hex field id>">) and its hex field follow
+// each other; the hex field is what the form sends. An empty or unfinished hex shows the platform's.
+document.addEventListener('input', (event) => {
+  const input = event.target
+  if (!(input instanceof HTMLInputElement)) return
+  if (input.type === 'color' && input.dataset.hexFor) {
+    const hex = document.getElementById(input.dataset.hexFor)
+    if (!(hex instanceof HTMLInputElement)) return
+    hex.value = input.value
+    hex.dispatchEvent(new Event('input', { bubbles: true }))
+    return
+  }
+  const picker = input.id ? document.querySelector(`input[type=color][data-hex-for="${input.id}"]`) : null
+  if (picker instanceof HTMLInputElement) picker.value = hexColour(input.value, picker.dataset.platform)
+})
 document.addEventListener('DOMContentLoaded', previewBranding)
 document.addEventListener('htmx:afterSettle', previewBranding)
 

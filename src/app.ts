@@ -8,17 +8,25 @@ import type { NodeLock } from './db/serve-lock'
 import { type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
 import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
+import {
+  API_TAGS,
+  apiDescription,
+  type SecurityRequirement,
+  securityOf,
+  securitySchemes,
+} from './shared/api-document'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import type { NodeWarnings } from './shared/node-warnings'
 import { nurseryPacer } from './shared/nursery'
-import { authPlugin } from './shared/plugins/auth'
+import { authPlugin, guardOf, tenantLevelOf } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { addressLimitPlugin, controlPlaneLimit } from './shared/plugins/rate-limit'
 import { requestIdFor, requestLogPlugin } from './shared/plugins/request-log'
 import { securityHeadersPlugin } from './shared/plugins/security-headers'
 import { baseSecurityHeaders } from './shared/security-headers'
+import { sessionCookieFor } from './shared/session-cookie'
 import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
 export interface AppDeps {
@@ -68,22 +76,27 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     )
     .use(
       withLiteralColons(
-        withOptionalBodies(
+        withSecurity(
           () => routes(),
-          openapi({
-            // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
-            provider: null,
-            path: '/docs',
-            specPath: '/openapi.json',
-            documentation: {
-              info: {
-                title: 'Gatehouse API',
-                version: VERSION,
-                description: 'Control plane of the Gatehouse authentication platform.',
+          withOptionalBodies(
+            () => routes(),
+            openapi({
+              // /docs is ours (features/docs): the plugin's page loads Scalar from a CDN.
+              provider: null,
+              path: '/docs',
+              specPath: '/openapi.json',
+              documentation: {
+                info: {
+                  title: 'Gatehouse API',
+                  version: VERSION,
+                  description: apiDescription(core.config.rateLimits),
+                },
+                tags: API_TAGS,
+                components: { securitySchemes: securitySchemes(sessionCookieFor(core.config.baseUrl)) },
               },
-            },
-            exclude: { paths: ['/docs', '/openapi.json'] },
-          }),
+              exclude: { paths: ['/docs', '/openapi.json'] },
+            }),
+          ),
         ),
       ),
     )
@@ -100,7 +113,28 @@ export type App = ReturnType<typeof createApp>
 interface DocumentedRoute {
   method: string
   path: string
-  hooks: { body?: TSchema }
+  hooks: { body?: TSchema; transform?: unknown }
+}
+
+type DocumentPaths<O> = Record<string, Record<string, O>>
+const pathsOf = <O>(response: unknown): DocumentPaths<O> =>
+  (response as { paths?: DocumentPaths<O> } | null)?.paths ?? {}
+const documentPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
+
+/**
+ * Each operation's security, read from what the auth guard asks of its route (the route scope
+ * registry), so the document cannot drift from what the server enforces.
+ */
+function withSecurity(routes: () => readonly DocumentedRoute[], openapiPlugin: AnyElysia) {
+  return new Elysia({ name: 'openapi-security' })
+    .onAfterHandle(({ response }) => {
+      const paths = pathsOf<{ security?: SecurityRequirement[] }>(response)
+      for (const r of routes()) {
+        const op = paths[documentPath(r.path)]?.[r.method.toLowerCase()]
+        if (op) op.security = securityOf(guardOf(r.hooks), tenantLevelOf(r.hooks), r.method, r.path)
+      }
+    })
+    .use(openapiPlugin)
 }
 
 /**
@@ -110,11 +144,10 @@ interface DocumentedRoute {
 function withOptionalBodies(routes: () => readonly DocumentedRoute[], openapiPlugin: AnyElysia) {
   return new Elysia({ name: 'openapi-optional-bodies' })
     .onAfterHandle(({ response }) => {
-      type Operation = { requestBody?: { required?: boolean } }
-      const paths = (response as { paths?: Record<string, Record<string, Operation>> } | null)?.paths ?? {}
+      const paths = pathsOf<{ requestBody?: { required?: boolean } }>(response)
       for (const r of routes()) {
         if (!r.hooks.body || !TypeGuard.IsOptional(r.hooks.body)) continue
-        const op = paths[r.path.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()]
+        const op = paths[documentPath(r.path)]?.[r.method.toLowerCase()]
         if (op?.requestBody) op.requestBody.required = false
       }
     })
@@ -128,8 +161,7 @@ function withOptionalBodies(routes: () => readonly DocumentedRoute[], openapiPlu
 function withLiteralColons(openapiPlugin: AnyElysia) {
   return new Elysia({ name: 'openapi-literal-colons' })
     .onAfterHandle(({ response }) => {
-      type Operation = { parameters?: { name: string; in: string }[] }
-      const paths = (response as { paths?: Record<string, Record<string, Operation>> } | null)?.paths ?? {}
+      const paths = pathsOf<{ parameters?: { name: string; in: string }[] }>(response)
       for (const path of Object.keys(paths)) {
         const literals = [...path.matchAll(/[^/]\{(\w+)\}/g)].map((m) => m[1])
         if (!literals.length) continue

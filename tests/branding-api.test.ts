@@ -296,7 +296,9 @@ describe('branding', () => {
     expect(csp).toContain(cspHash(style))
     expect(csp).not.toContain('unsafe-inline')
     const view = (await api(owner, 'GET', brandingOf(ws))).body
-    expect(csp).toContain(`img-src ${server.baseUrl}/i/${ws}/branding/logo;`)
+    // The logo is served on the page's own origin, like the icon the layout links.
+    expect(csp).toContain(`img-src 'self';`)
+    expect(view.logo_url).toStartWith(`${server.baseUrl}/i/${ws}/branding/logo?`)
     expect(html).toContain(`src="${view.logo_url}"`)
     expect(html).toContain('href="https://acme.example/privacy?a=1&b=%222%22"')
 

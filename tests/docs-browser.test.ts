@@ -14,6 +14,86 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
+type Requirement = Record<string, string[]>
+interface Operation {
+  tags?: string[]
+  security?: Requirement[]
+}
+interface ApiDocument {
+  info: { version: string; description: string }
+  tags: { name: string; description: string }[]
+  components: { securitySchemes: Record<string, Record<string, string>> }
+  paths: Record<string, Record<string, Operation>>
+}
+
+describe('/openapi.json', () => {
+  let doc: ApiDocument
+  beforeAll(async () => {
+    doc = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as ApiDocument
+  })
+  const op = (path: string, method: string) => doc.paths[path]![method]!
+
+  it('declares bearer tokens and the session cookie with its CSRF header', () => {
+    expect(doc.info.version).toBe('0.1.0')
+    expect(doc.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
+      session: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'gh_session' }),
+      csrf: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-CSRF-Token' }),
+    })
+  })
+
+  it("gives each route the security its guard asks: a workspace's scope, CSRF on writes, none when open", () => {
+    expect(op('/v1/workspaces/{workspace_id}/apps/', 'get').security).toEqual([
+      { bearer: ['workspace:read'] },
+      { session: [] },
+    ])
+    expect(op('/v1/workspaces/{workspace_id}/apps/', 'post').security).toEqual([
+      { bearer: ['workspace:write'] },
+      { session: [], csrf: [] },
+    ])
+    expect(op('/v1/workspaces/{workspace_id}/machine-keys/', 'post').security![0]).toEqual({
+      bearer: ['workspace:admin'],
+    })
+    // A tenant key reaches its tenant's routes too.
+    expect(op('/v1/workspaces/{workspace_id}/tenants/{tenant_id}', 'get').security).toEqual([
+      { bearer: ['workspace:read'] },
+      { bearer: ['tenant:{slug}:read'] },
+      { session: [] },
+    ])
+    expect(op('/v1/auth/me', 'get').security).toEqual([{ bearer: [] }, { session: [] }])
+    for (const [path, method] of [
+      ['/v1/auth/device/start', 'post'],
+      ['/v1/auth/login', 'get'],
+      ['/v1/auth/token', 'post'],
+      ['/v1/webhooks/payments', 'post'],
+      ['/healthz', 'get'],
+    ] as const)
+      expect({ path, security: op(path, method).security }).toEqual({ path, security: [] })
+  })
+
+  it('opens with how to authenticate, the errors and the rate limits', () => {
+    const { description } = doc.info
+    expect(description).toMatch(/^## Authentication$/m)
+    expect(description).toContain('Authorization: Bearer')
+    expect(description).toContain('X-CSRF-Token')
+    expect(description).toMatch(/^## Errors$/m)
+    expect(description).toContain('{"detail"')
+    expect(description).toMatch(/^## Rate limits$/m)
+    expect(description).toContain('Retry-After')
+  })
+
+  it('orders its tags as a reader would: signing in and workspaces first, the dashboard pages last', () => {
+    const names = doc.tags.map((t) => t.name)
+    expect(names.slice(0, 3)).toEqual(['auth', 'workspaces', 'members'])
+    expect(names.at(-1)).toBe('views')
+    for (const t of doc.tags) expect(t.description.length).toBeGreaterThan(0)
+    const used = new Set(
+      Object.values(doc.paths).flatMap((ops) => Object.values(ops).flatMap((o) => o.tags ?? [])),
+    )
+    expect([...used].filter((t) => !names.includes(t))).toEqual([])
+  })
+})
+
 describe('/docs', () => {
   it('is a small page that runs no inline script and loads the reference from this server', async () => {
     const res = await fetch(`${server.baseUrl}/docs`)

@@ -81,6 +81,55 @@ describe("a cold instance's discovery and JWKS", () => {
   })
 })
 
+describe('the issuer URL itself', () => {
+  it('shows a browser the workspace, escaped, with its discovery and JWKS links', async () => {
+    const ws = await activeWorkspace(server.core)
+    await server.core.db
+      .update(workspaces)
+      .set({ name: '<img src=x onerror=alert(1)> & Co' })
+      .where(eq(workspaces.id, ws))
+    const issuer = issuerFor(server.core.config, ws)
+    for (const url of [issuer, `${issuer}/`]) {
+      const res = await fetch(url, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toStartWith('text/html')
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
+      const html = await res.text()
+      expect(html).not.toContain('<img src=x')
+      expect(html).toContain('&lt;img src=x onerror=alert(1)&gt; &amp; Co')
+      expect(html).toContain(`href="${issuer}/.well-known/openid-configuration"`)
+      expect(html).toContain(`href="${issuer}/jwks"`)
+      expect(html).not.toContain('Not found')
+    }
+  })
+
+  it('points an API client at the documents, in JSON', async () => {
+    const ws = await activeWorkspace(server.core)
+    const issuer = issuerFor(server.core.config, ws)
+    const res = await fetch(issuer, { headers: { accept: 'application/json' } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toStartWith('application/json')
+    expect(await res.json()).toEqual({
+      issuer,
+      openid_configuration: `${issuer}/.well-known/openid-configuration`,
+      jwks_uri: `${issuer}/jwks`,
+    })
+  })
+
+  it('is the same not-found as before for an unknown or a workspace that is not active', async () => {
+    const gone = await activeWorkspace(server.core)
+    await server.core.db.update(workspaces).set({ state: 'deleting' }).where(eq(workspaces.id, gone))
+    for (const id of [gone, '7f1c6e2a-0000-4000-8000-00000000abcd']) {
+      const page = await fetch(`${issuerFor(server.core.config, id)}/`, { headers: { accept: 'text/html' } })
+      expect(page.status).toBe(404)
+      expect(await page.text()).toContain('There is no identity instance at this address.')
+      const api = await fetch(issuerFor(server.core.config, id), { headers: { accept: 'application/json' } })
+      expect(api.status).toBe(404)
+      expect(await api.json()).toEqual({ detail: 'Identity instance not found' })
+    }
+  })
+})
+
 describe('with instances by host', () => {
   let byHost: TestServer
   beforeAll(async () => {
@@ -102,6 +151,19 @@ describe('with instances by host', () => {
       expect(doc.issuer).toBe(`https://${instanceId}.auth.example.test`)
       expect(doc.jwks_uri).toBe(`https://${instanceId}.auth.example.test/jwks`)
       expect(text).not.toContain(first)
+    }
+  })
+
+  it('serves the icon its hosted pages link on their own host, whatever the instance', async () => {
+    const ws = await activeWorkspace(byHost.core)
+    for (const host of [
+      `${ws}.auth.example.test`,
+      '7f1c6e2a-0000-4000-8000-000000000000.auth.example.test',
+    ]) {
+      const icon = await fetch(`${byHost.url}/public/favicon.svg`, { headers: { host } })
+      expect(icon.status).toBe(200)
+      expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await icon.text()).toStartWith('<svg')
     }
   })
 })

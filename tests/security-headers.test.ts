@@ -144,6 +144,23 @@ describe('control plane security headers', () => {
     expect(htmx.headers.get('cache-control')).toBe('public, max-age=86400')
     expect(htmx.headers.get('x-content-type-options')).toBe('nosniff')
   })
+
+  it('serve an SVG favicon that the dashboard and the hosted pages link, and their policies allow', async () => {
+    const icon = await get('/public/favicon.svg')
+    expect(icon.status).toBe(200)
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml')
+    expect(icon.headers.get('cache-control')).toBe('public, max-age=86400')
+    expect(icon.headers.get('x-ratelimit-limit')).toBeNull()
+    expect(await icon.text()).toStartWith('<svg xmlns="http://www.w3.org/2000/svg"')
+    const link = '<link rel="icon" type="image/svg+xml" href="/public/favicon.svg"/>'
+    const dashboard = await get('/app/signed-out')
+    expect(await dashboard.text()).toContain(link)
+    const hosted = await get('/i/platform/forgot-password')
+    expect(await hosted.text()).toContain(link)
+    expect(directives(hosted)['img-src']).toEqual(["'self'"])
+    const shell = await owner.agent.request('/app/workspaces')
+    expect(await shell.text()).toContain(link)
+  })
 })
 
 describe('identity plane security headers', () => {

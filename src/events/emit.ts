@@ -9,7 +9,7 @@ import type { EventType } from './types'
 /** The job that posts one delivery (features/webhooks/jobs.ts); its payload is the delivery id only. */
 export const DELIVER_WEBHOOK = 'webhook.deliver'
 
-export { type EventType, SUBSCRIBABLE_EVENTS } from './types'
+export { type EventType, SUBSCRIBABLE_EVENTS, type SubscribableEvent } from './types'
 
 export interface EmitOptions {
   tenantId?: string | null

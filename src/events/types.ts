@@ -31,3 +31,4 @@ export const SUBSCRIBABLE_EVENTS = [
   'mau.threshold_warning',
   'signups_blocked',
 ] as const satisfies readonly EventType[]
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number]

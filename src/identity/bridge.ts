@@ -4,6 +4,7 @@ import type { Core } from '../core'
 import { isStoreUnavailable, loggable } from '../db/store'
 import { logRequest } from '../shared/plugins/request-log'
 import { drawnWithBrand } from '../shared/views/brand'
+import { FAVICON_PATH } from '../shared/views/hosted-layout'
 import {
   BODY_TOO_LARGE,
   errorResponse,
@@ -15,6 +16,7 @@ import {
 } from './errors'
 import { type Finish, inject } from './inject'
 import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
+import { faviconResponse } from './pages/assets'
 import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
 import { serving } from './provider'
@@ -283,6 +285,7 @@ export class IdentityBridge {
     id: string,
   ): Promise<Response> {
     const { instanceId } = route.target
+    if (route.path === FAVICON_PATH && request.method === 'GET') return faviconResponse()
     const exempt = documentAt(route.path)
     const document = request.method === 'GET' ? exempt : null
     if (document) {

@@ -62,7 +62,7 @@ function preference(accept: string, type: string): { q: number; at: number } {
  * Whether a client prefers an HTML page to JSON (RFC 9110 §12.5.1: by q, then by the order it
  * lists them). A browser names text/html first; an OAuth client names JSON or nothing.
  */
-function prefersHtml(accept: string): boolean {
+export function prefersHtml(accept: string): boolean {
   const html = preference(accept, 'text/html')
   const json = preference(accept, 'application/json')
   return html.q > json.q || (html.q === json.q && html.q > 0 && html.at < json.at)

@@ -15,24 +15,19 @@ import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
  * set on its response (lib/helpers/script_src_sha.js), so the bridge sets it before dispatching.
  * A branded instance's policy (`Instance.csp`) adds the hash of its colours' style element.
  */
-export const identityCsp = (brand: Pick<HostedBrand, 'styleHash' | 'logoUrl'> | null = null) =>
+export const identityCsp = (brand: Pick<HostedBrand, 'styleHash'> | null = null) =>
   cspOf({
     'default-src': ["'none'"],
     // A branded instance's colours are one more style element, allowed by its own hash.
     'style-src': brand?.styleHash ? [LAYOUT_STYLE_HASH, brand.styleHash] : [LAYOUT_STYLE_HASH],
-    // Its logo alone, by its exact path (a query never counts): not even the favicon the browser
-    // asks for by itself, which the plane does not serve.
-    ...(brand?.logoUrl ? { 'img-src': [logoSource(brand.logoUrl)] } : {}),
+    // Images of the page's own origin only: the platform's icon the layout links (FAVICON_PATH) and a
+    // branded instance's logo, both served there however instances are addressed (by path or host).
+    'img-src': ["'self'"],
     'script-src': ["'self'", AUTO_LOGOUT_SCRIPT_HASH, WEBAUTHN_SCRIPT_HASH],
     'connect-src': ["'self'"],
     'frame-ancestors': ["'none'"],
     'base-uri': ["'none'"],
   })
-
-const logoSource = (logoUrl: string) => {
-  const url = new URL(logoUrl)
-  return `${url.origin}${url.pathname}`
-}
 
 export const IDENTITY_CSP = identityCsp()
 

@@ -15,3 +15,7 @@ declare module '*/public/app.js' {
   const path: string
   export default path
 }
+declare module '*.svg' {
+  const path: string
+  export default path
+}

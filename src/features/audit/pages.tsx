@@ -4,10 +4,11 @@ import { AppError } from '../../shared/errors'
 import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
+import { createMachineKeyService } from '../machine-keys/service'
 import type { Workspace } from '../workspaces/service'
 import { AuditModel } from './model'
 import { type AuditFilters, createAuditLogService } from './service'
-import { AuditFilterForm, AuditResults } from './views'
+import { AuditFilterForm, AuditResults, type FilterChoices } from './views'
 
 const views = { detail: { tags: ['views'] } }
 
@@ -22,12 +23,13 @@ const EMPTY_PAGE: AuditModel.List = { items: [], total: 0, next_cursor: null }
 /** Settings → Audit log: the entries, filtered and paged, and their CSV download. */
 export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
   const service = createAuditLogService(core)
+  const keys = createMachineKeyService(core)
 
   /** The entries for the query; a refused filter shows as a message above an empty table (422). */
   async function results(w: Workspace, filters: AuditFilters, cursor?: string) {
     try {
       const page = await service.list(w.id, { ...filters, cursor })
-      const names = await service.actorNames(page.items)
+      const names = await service.actorNames(page.items.map((i) => i.actor))
       const body = (
         <AuditResults workspaceId={w.id} filters={filters} page={page} names={names} cursor={cursor} />
       )
@@ -47,6 +49,14 @@ export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
       )
       return { body, status: 422 }
     }
+  }
+
+  /** The filters' choices: the log's actors by name (a member's, a key's) and its actions. */
+  async function filterChoices(w: Workspace): Promise<FilterChoices> {
+    const { actors, actions } = await service.filterChoices(w.id)
+    const names = await service.actorNames(actors)
+    for (const key of await keys.list(w)) names.set(`key:${key.id}`, `${key.name} (machine key)`)
+    return { actors: actors.map((value) => ({ value, label: names.get(value) ?? value })), actions }
   }
 
   return new Elysia({ name: 'audit-log-pages' }).use(auth).get(
@@ -73,7 +83,7 @@ export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
           }
         >
           <div class="panel">
-            <AuditFilterForm workspaceId={w.id} filters={filters} />
+            <AuditFilterForm workspaceId={w.id} filters={filters} choices={await filterChoices(w)} />
           </div>
           <div class="panel">{body}</div>
         </WorkspacePage>,

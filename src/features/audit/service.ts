@@ -168,10 +168,23 @@ export function createAuditLogService(core: Core) {
     },
 
     /** How the dashboard names each actor: a member's name or email; a key (or an account gone) by its id. */
-    async actorNames(items: AuditModel.Item[]): Promise<Map<string, string>> {
-      const ids = [...new Set(items.flatMap((i) => (i.actor.startsWith('user:') ? [i.actor.slice(5)] : [])))]
+    async actorNames(actors: readonly string[]): Promise<Map<string, string>> {
+      const ids = [...new Set(actors.flatMap((a) => (a.startsWith('user:') ? [a.slice(5)] : [])))]
       const accounts = await findAccounts(core, PLATFORM, ids)
       return new Map(accounts.map((a) => [`user:${a.id}`, a.name || a.email]))
+    },
+
+    /**
+     * What the dashboard's filters offer: every actor and every action the workspace's log holds
+     * (a member who never acted has nothing to find), sorted. One pass over the workspace's index.
+     */
+    async filterChoices(workspaceId: string): Promise<{ actors: string[]; actions: string[] }> {
+      const rows = await core.db
+        .selectDistinct({ actor: auditLog.actor, action: auditLog.action })
+        .from(auditLog)
+        .where(eq(auditLog.workspaceId, workspaceId))
+      const sorted = (values: string[]) => [...new Set(values)].sort()
+      return { actors: sorted(rows.map((r) => r.actor)), actions: sorted(rows.map((r) => r.action)) }
     },
   }
 }

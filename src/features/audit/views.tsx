@@ -25,6 +25,39 @@ const csvHref = (workspaceId: string, filters: AuditFilters) =>
   `/v1/workspaces/${workspaceId}/audit-log${queryOf(filters, { format: 'csv' })}`
 
 const when = (iso: string) => iso.slice(0, 19).replace('T', ' ')
+
+/** Browsers and systems a user agent is named by, most specific first (Edge and Opera say Chrome too). */
+const BROWSERS: [RegExp, string][] = [
+  [/\bEdg\/(\d+)/, 'Edge'],
+  [/\bOPR\/(\d+)/, 'Opera'],
+  [/\bFirefox\/(\d+)/, 'Firefox'],
+  [/\bHeadlessChrome\/(\d+)/, 'Headless Chrome'],
+  [/\bChrome\/(\d+)/, 'Chrome'],
+  [/\bVersion\/(\d+)[.\d]* (?:Mobile\/\S+ )?Safari\//, 'Safari'],
+]
+const SYSTEMS: [RegExp, string][] = [
+  [/\bAndroid\b/, 'Android'],
+  [/\b(?:iPhone|iPad)\b/, 'iOS'],
+  [/\bCrOS\b/, 'ChromeOS'],
+  [/\bWindows\b/, 'Windows'],
+  [/\bMac OS X\b/, 'macOS'],
+  [/\bLinux\b/, 'Linux'],
+]
+const UA_SHOWN = 40
+
+/**
+ * A user agent as a person reads it: `Firefox 128 on Linux`; anything else (a CLI, a script) cut to
+ * UA_SHOWN characters. The whole string is the cell's title.
+ */
+export function shortUserAgent(ua: string): string {
+  for (const [pattern, browser] of BROWSERS) {
+    const version = pattern.exec(ua)?.[1]
+    if (!version) continue
+    const system = SYSTEMS.find(([p]) => p.test(ua))?.[1]
+    return system ? `${browser} ${version} on ${system}` : `${browser} ${version}`
+  }
+  return ua.length > UA_SHOWN ? `${ua.slice(0, UA_SHOWN - 1)}…` : ua
+}
 const shown = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value))
 
 /** What an entry changed: a line per field, `before → after`. */
@@ -114,8 +147,8 @@ function EntryRow({
       <td>
         <span safe>{e.ip ?? '—'}</span>
         {e.user_agent ? (
-          <p class="hint" safe>
-            {e.user_agent}
+          <p class="hint user-agent" title={e.user_agent} safe>
+            {shortUserAgent(e.user_agent)}
           </p>
         ) : (
           ''
@@ -173,37 +206,39 @@ export function AuditResults({
           Download CSV
         </a>
       </div>
-      <table>
-        <thead>
-          <tr>
-            <th>When (UTC)</th>
-            <th>Actor</th>
-            <th>Action</th>
-            <th>Target</th>
-            <th>From</th>
-            <th>Changes</th>
-          </tr>
-        </thead>
-        <tbody id="audit-rows">
-          {page.items.length === 0 ? (
-            <tr id="audit-empty">
-              <td colspan="6" class="empty">
-                {filtered ? 'No entry matches these filters.' : 'Nothing has been recorded yet.'}
-              </td>
+      <div class="table-scroll">
+        <table class="audit">
+          <thead>
+            <tr>
+              <th>When (UTC)</th>
+              <th>Actor</th>
+              <th>Action</th>
+              <th>Target</th>
+              <th>From</th>
+              <th>Changes</th>
             </tr>
-          ) : (
-            ''
-          )}
-          {page.items.map((entry) => (
-            <EntryRow
-              workspaceId={workspaceId}
-              filters={filters}
-              entry={entry}
-              name={names.get(entry.actor)}
-            />
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody id="audit-rows">
+            {page.items.length === 0 ? (
+              <tr id="audit-empty">
+                <td colspan="6" class="empty">
+                  {filtered ? 'No entry matches these filters.' : 'Nothing has been recorded yet.'}
+                </td>
+              </tr>
+            ) : (
+              ''
+            )}
+            {page.items.map((entry) => (
+              <EntryRow
+                workspaceId={workspaceId}
+                filters={filters}
+                entry={entry}
+                name={names.get(entry.actor)}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
       {older || cursor ? (
         <p class="row">
           {cursor ? <SwapLink href={newest} text="Newest entries" /> : <span></span>}
@@ -216,10 +251,105 @@ export function AuditResults({
   )
 }
 
+/** What the actor and action filters offer (the log's own actors and actions). */
+export interface FilterChoices {
+  actors: { value: string; label: string }[]
+  actions: string[]
+}
+
+/** An action's family (`app` of `app.created`), which the filter also offers whole (`app.*`). */
+const familyOf = (action: string) => action.split('.')[0]!
+
+/**
+ * A choice of one filter: any, or one of `children`; a value none of them holds (a shared link's,
+ * `member.invitation.*`) stays chosen, as it was given.
+ */
+function ChoiceField({
+  name,
+  label,
+  any,
+  value,
+  offered,
+  children,
+}: {
+  name: 'actor' | 'action'
+  label: string
+  any: string
+  value: string
+  /** The values `children` offer. */
+  offered: string[]
+  children: JSX.Element[]
+}) {
+  return (
+    <div>
+      <label for={`audit-${name}`} safe>
+        {label}
+      </label>
+      <select id={`audit-${name}`} name={name}>
+        <option value="" safe>
+          {any}
+        </option>
+        {value && !offered.includes(value) ? (
+          <option value={value} selected safe>
+            {value}
+          </option>
+        ) : (
+          ''
+        )}
+        {children}
+      </select>
+    </div>
+  )
+}
+
+function ActorChoice({ choices, value }: { choices: FilterChoices['actors']; value: string }) {
+  return (
+    <ChoiceField name="actor" label="Actor" any="Anyone" value={value} offered={choices.map((c) => c.value)}>
+      {choices.map((c) => (
+        <option value={c.value} selected={c.value === value} safe>
+          {c.label}
+        </option>
+      ))}
+    </ChoiceField>
+  )
+}
+
+/** The actions by family: each family whole (`app.*`), then its actions. */
+function ActionChoice({ actions, value }: { actions: string[]; value: string }) {
+  const families = [...new Set(actions.map(familyOf))]
+  const offered = [...families.map((f) => `${f}.*`), ...actions]
+  return (
+    <ChoiceField name="action" label="Action" any="Any action" value={value} offered={offered}>
+      {families.map((family) => (
+        <optgroup label={family}>
+          <option value={`${family}.*`} selected={value === `${family}.*`} safe>
+            {`Every ${family.replaceAll('_', ' ')} action`}
+          </option>
+          {actions
+            .filter((a) => familyOf(a) === family)
+            .map((a) => (
+              <option value={a} selected={a === value} safe>
+                {a}
+              </option>
+            ))}
+        </optgroup>
+      ))}
+    </ChoiceField>
+  )
+}
+
 /** The filters: a GET form, so a filtered list has a URL to share; htmx redraws only the entries. */
-export function AuditFilterForm({ workspaceId, filters }: { workspaceId: string; filters: AuditFilters }) {
+export function AuditFilterForm({
+  workspaceId,
+  filters,
+  choices,
+}: {
+  workspaceId: string
+  filters: AuditFilters
+  choices: FilterChoices
+}) {
   const path = auditPagePath(workspaceId)
-  const field = (name: (typeof FILTERS)[number], label: string, placeholder: string) => (
+  const field = (name: 'since' | 'until', label: string, placeholder: string) => (
     <div>
       <label for={`audit-${name}`} safe>
         {label}
@@ -245,8 +375,8 @@ export function AuditFilterForm({ workspaceId, filters }: { workspaceId: string;
       hx-swap="outerHTML"
       hx-push-url="true"
     >
-      {field('actor', 'Actor', 'user:… or key:…')}
-      {field('action', 'Action', 'app.created or app.*')}
+      <ActorChoice choices={choices.actors} value={filters.actor?.trim() ?? ''} />
+      <ActionChoice actions={choices.actions} value={filters.action?.trim() ?? ''} />
       {field('since', 'Since (UTC)', '2025-01-31T09:00')}
       {field('until', 'Until (UTC)', '2025-02-01')}
       <div>

@@ -3,15 +3,15 @@ import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { type Account, PLATFORM } from '../../identity'
 import { randomToken, sha256Hex } from '../../shared/crypto'
+import { sessionCookieFor } from '../../shared/session-cookie'
 import { sessions } from './schema'
 
 export const SESSION_TTL_MS = 7 * 24 * 3600_000
 /** How long a started login (its state, nonce and PKCE verifier) may be finished. */
 export const LOGIN_REQUEST_TTL_MS = 10 * 60_000
 
-/** `__Host-` binds the cookie to this origin (Secure, Path=/, no Domain) when served over https. */
-export const sessionCookieName = (core: Core) =>
-  core.config.baseUrl.startsWith('https:') ? '__Host-gh_session' : 'gh_session'
+/** The session cookie's name on this server (`__Host-` over https). */
+export const sessionCookieName = (core: Core) => sessionCookieFor(core.config.baseUrl)
 
 export interface SessionView {
   idHash: string

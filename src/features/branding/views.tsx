@@ -11,6 +11,13 @@ export type BrandingField = keyof BrandingModel.Update
 /** The hosted pages' own colours: what an unset field looks like. */
 const PLATFORM = { primary: '#4f46e5', background: '#f3f4f8', text: '#1f2330' }
 
+type ColourField = 'primary_color' | 'background_color' | 'text_color'
+const PLATFORM_OF: Record<ColourField, keyof typeof PLATFORM> = {
+  primary_color: 'primary',
+  background_color: 'background',
+  text_color: 'text',
+}
+
 export const brandingValues = (v: BrandingModel.View): FormValues<BrandingField> => ({
   display_name: v.display_name ?? '',
   primary_color: v.primary_color ?? '',
@@ -128,8 +135,21 @@ function BrandingForm({
       {...more}
     />
   )
-  const colour = (name: 'primary_color' | 'background_color' | 'text_color', label: string, hint: string) =>
-    field(name, label, hint, { maxlength: 7, placeholder: '#rrggbb' })
+  // The hex field is what the form sends; the picker beside it (no name) only fills it in, and
+  // public/app.js keeps the two in step.
+  const colour = (name: ColourField, label: string, hint: string) => (
+    <div class="colour-field">
+      {field(name, label, hint, { maxlength: 7, placeholder: '#rrggbb' })}
+      <input
+        type="color"
+        id={`branding-${name.replaceAll('_', '-')}-picker`}
+        aria-label={`${label} picker`}
+        value={colourOr(values[name], PLATFORM[PLATFORM_OF[name]])}
+        data-hex-for={`branding-${name.replaceAll('_', '-')}`}
+        data-platform={PLATFORM[PLATFORM_OF[name]]}
+      />
+    </div>
+  )
   const link = (name: 'privacy_policy_url' | 'terms_url', label: string, hint: string, path: string) =>
     field(name, label, hint, { maxlength: 2000, placeholder: `https://example.com/${path}` })
   return (

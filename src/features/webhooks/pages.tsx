@@ -57,6 +57,7 @@ export function webhookPages(core: Core, auth: AuthPlugin<Workspace>) {
       workspaceId={w.id}
       items={(await service.list(w)).items}
       rates={await webhookSuccessRates(core, w)}
+      billing={core.config.billing.stripe !== null}
       {...extra}
     />
   )

@@ -1,4 +1,4 @@
-import { SUBSCRIBABLE_EVENTS } from '../../events/emit'
+import { SUBSCRIBABLE_EVENTS, type SubscribableEvent } from '../../events/emit'
 import type { FieldErrors, FormValues } from '../../shared/forms'
 import { Alert, Copyable, EmptyState, FieldError, HxForm, Pager } from '../../shared/views/components'
 import type { WebhookModel } from './model'
@@ -123,17 +123,47 @@ function EndpointTable({
 
 const emptyCreate: FormValues<CreateField> = { url: '', description: '', events: '' }
 
+/** What each event type means, in plain words (SPEC "Outgoing webhook events"). */
+const EVENT_DESCRIPTIONS: Record<SubscribableEvent, string> = {
+  'user.created': 'A new user completed signup.',
+  'user.updated': "A user's email, name or attributes changed.",
+  'user.deleted': 'A user was deleted, by an admin or by themselves.',
+  'session.started': 'A user signed in.',
+  'session.ended': 'A user signed out, or their session expired.',
+  'tenant.created': 'A tenant is created in the workspace.',
+  'tenant.deleted': 'A tenant is deleted.',
+  'plan.changed': 'The workspace changed plan.',
+  'subscription.past_due': 'A payment failed; the workspace is in its grace period.',
+  'mau.threshold_warning': 'Monthly active users crossed 80%, 95% or 100% of the plan.',
+  signups_blocked: 'The spending cap was reached; new signups are blocked.',
+}
+
+/**
+ * Sent only by billing: the form leaves them out while billing is off (no Stripe), when they can
+ * never fire. The API still takes them, so a subscription made ahead of billing keeps working.
+ */
+const BILLING_EVENTS: ReadonlySet<SubscribableEvent> = new Set([
+  'plan.changed',
+  'subscription.past_due',
+  'mau.threshold_warning',
+  'signups_blocked',
+])
+
 /** The checkboxes are sent as one `events` field per box ticked; the form keeps them one a line. */
 function CreateWebhookForm({
   workspaceId,
+  billing,
   values = emptyCreate,
   errors = {},
 }: {
   workspaceId: string
+  /** Whether billing is on: its events are offered only then. */
+  billing: boolean
   values?: FormValues<CreateField>
   errors?: FieldErrors<CreateField>
 }) {
   const ticked = new Set(values.events.split('\n'))
+  const offered = SUBSCRIBABLE_EVENTS.filter((type) => billing || !BILLING_EVENTS.has(type))
   return (
     <HxForm
       id="webhook-create"
@@ -163,19 +193,25 @@ function CreateWebhookForm({
         placeholder="Billing service"
       />
       <FieldError id="webhook-description-error" message={errors.description} />
-      <fieldset id="webhook-events">
+      <fieldset id="webhook-events" class="checks">
         <legend class="label">Events to send</legend>
-        {SUBSCRIBABLE_EVENTS.map((type) => (
-          <p class="check">
+        {offered.map((type) => (
+          <div class="check">
             <input
               id={`webhook-event-${type}`}
               name="events"
               type="checkbox"
               value={type}
               checked={ticked.has(type)}
-            />{' '}
-            <label for={`webhook-event-${type}`}>{type}</label>
-          </p>
+              aria-describedby={`webhook-event-${type}-about`}
+            />
+            <label for={`webhook-event-${type}`}>
+              <code>{type}</code>
+            </label>
+            <p class="hint" id={`webhook-event-${type}-about`} safe>
+              {EVENT_DESCRIPTIONS[type]}
+            </p>
+          </div>
         ))}
       </fieldset>
       <FieldError id="webhook-events-error" message={errors.events} />
@@ -212,12 +248,15 @@ export function WebhooksSection({
   items,
   rates,
   created,
+  billing,
   form,
 }: {
   workspaceId: string
   items: WebhookModel.Out[]
   rates: Map<string, SuccessRate>
   created?: Created
+  /** Whether billing is on (Stripe configured): the form offers its events only then. */
+  billing: boolean
   form?: { values?: FormValues<CreateField>; errors?: FieldErrors<CreateField> }
 }) {
   return (
@@ -228,7 +267,7 @@ export function WebhooksSection({
       </div>
       <div class="panel">
         <h2>Add an endpoint</h2>
-        <CreateWebhookForm workspaceId={workspaceId} {...form} />
+        <CreateWebhookForm workspaceId={workspaceId} billing={billing} {...form} />
       </div>
     </div>
   )

@@ -1,4 +1,5 @@
 import htmx from '../../../node_modules/htmx.org/dist/htmx.min.js' with { type: 'file' }
+import favicon from '../../../public/favicon.svg' with { type: 'file' }
 import type { PageContext, PageRequest } from './http'
 
 /** Where an instance serves htmx, below its prefix. */
@@ -16,3 +17,13 @@ export async function serveHtmx(_c: PageContext, p: PageRequest) {
   })
   p.res.end(await Bun.file(htmx).bytes())
 }
+
+/**
+ * The platform's icon at the path the hosted layout links (FAVICON_PATH), for a host-based issuer,
+ * whose pages ask their own host for it; on a path-based one the control plane answers that path.
+ * Answered before any instance is looked up or counted: a static asset, exempt like the dashboard's.
+ */
+export const faviconResponse = () =>
+  new Response(Bun.file(favicon), {
+    headers: { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400' },
+  })

@@ -9,6 +9,7 @@ import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
+import { issuerHome } from './issuer'
 import { serveLogo } from './logo'
 import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
@@ -26,8 +27,8 @@ interface PageRoute {
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
  * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
  * links' pages, a signed-in user's two-step verification (`/mfa`), the htmx of the pages that
- * poll, and the workspace's logo. The device and logout pages are oidc-provider's, drawn by device.tsx
- * and logout.tsx.
+ * poll, the workspace's logo, and a page at the issuer URL itself. The device and logout pages are
+ * oidc-provider's, drawn by device.tsx and logout.tsx.
  */
 const ROUTES: PageRoute[] = [
   {
@@ -52,6 +53,7 @@ const ROUTES: PageRoute[] = [
   { path: '/reset-password', run: (c, p) => resetPassword(c, p) },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
   { path: '/mfa', methods: ['GET', 'POST'], run: manageMfa },
+  { path: '/', methods: ['GET'], run: issuerHome },
 ]
 
 function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {

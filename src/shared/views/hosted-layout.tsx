@@ -21,6 +21,13 @@ code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px
 .legal{margin:20px 0 0;font-size:12px;display:flex;gap:14px;justify-content:center}
 `
 
+/**
+ * The platform's icon, served by the control plane (`/public`, not rate limited). Root-relative: on a
+ * path-based issuer it is the control plane's own origin; a host-based instance serves the same file
+ * at that path (identity/pages/assets.ts).
+ */
+export const FAVICON_PATH = '/public/favicon.svg'
+
 /** Lets the inline `<style>` below through a Content-Security-Policy without 'unsafe-inline'. */
 export const LAYOUT_STYLE_HASH = cspHash(STYLE)
 
@@ -86,6 +93,7 @@ export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="robots" content="noindex" />
           <title safe>{brand?.displayName ? `${title} · ${brand.displayName}` : title}</title>
+          <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
           <style>{STYLE}</style>
           {brand?.style ? <style safe>{brand.style}</style> : ''}
           {htmx ? (

@@ -22,6 +22,10 @@ const HTMX_CONFIG = JSON.stringify({
   defaultSwapStyle: 'innerHTML',
   // The CSP allows no inline style element; the indicator classes are not used.
   includeIndicatorStyles: false,
+  // Settling copies these attributes from an element to its redrawn self with setAttribute; a
+  // `style` attribute (one the CSSOM set, e.g. the branding preview's colours) is inline style the
+  // CSP refuses, so it is left out. Scripts set styles again after a swap where they need them.
+  attributesToSettle: ['class', 'width', 'height'],
 })
 
 export interface ShellProps {
@@ -43,6 +47,7 @@ export function Shell({ title, user, section, children }: PropsWithChildren<Shel
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <meta name="htmx-config" content={HTMX_CONFIG} />
           <title safe>{`${title} · Gatehouse`}</title>
+          <link rel="icon" type="image/svg+xml" href="/public/favicon.svg" />
           <link rel="stylesheet" href="/public/app.css" />
           <script src="/public/htmx.min.js" defer></script>
           <script src="/public/app.js" defer></script>
