@@ -1,5 +1,12 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
-import { Alert, Copyable, FieldError, HxForm, TextField, TrySignInButton } from '../../shared/views/components'
+import {
+  Alert,
+  Copyable,
+  FieldError,
+  HxForm,
+  TextField,
+  TrySignInButton,
+} from '../../shared/views/components'
 import { AppModel } from './model'
 import type { appOut } from './service'
 
