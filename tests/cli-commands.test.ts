@@ -146,7 +146,7 @@ describe('gatehouse workspaces, apps, keys, tenants and audit', () => {
     expect(apps.items.map((a: Json) => a.name)).toEqual(['Shop'])
   })
 
-  it('creates tenants from a batch file; a batch with a failed item exits 1 with its results', async () => {
+  it('creates tenants from a batch file; a batch on stdin with a failed item exits 1 with its results', async () => {
     const file = join(work, 'tenants.json')
     writeFileSync(
       file,
@@ -160,14 +160,11 @@ describe('gatehouse workspaces, apps, keys, tenants and audit', () => {
     const tenants = (await api('GET', `/v1/workspaces/${workspaceId}/tenants`)).body.items
     expect(tenants.map((t: Json) => t.slug).sort()).toEqual(['north', 'south'])
 
-    writeFileSync(
-      file,
-      JSON.stringify([
-        { slug: 'north', name: 'Again' },
-        { slug: 'east', name: 'East' },
-      ]),
-    )
-    const partial = await cli(['tenants', 'batch', file, '-w', workspaceId, '--json'])
+    const again = JSON.stringify([
+      { slug: 'north', name: 'Again' },
+      { slug: 'east', name: 'East' },
+    ])
+    const partial = await runCli(['tenants', 'batch', '-', '-w', workspaceId, '--json'], env, again)
     expect(partial.code).toBe(1)
     expect(JSON.parse(partial.stdout)).toMatchObject({ created: 1, failed: 1 })
     expect(partial.stderr).toBe('gatehouse: 1 of 2 tenants failed\n')

@@ -88,7 +88,7 @@ export function zshCompletion(program: Command): string {
   )
   const cases = all.map(
     (n) =>
-      `    "${n.path}") subcommands=(${n.subcommands.map((s) => zshEntry(s.name, s.description)).join(' ')}); options=(${n.options.join(' ')}) ;;`,
+      `    "${n.path}") subcommands=(${n.subcommands.map((s) => zshEntry(s.name, s.description)).join(' ')}); flags=(${n.options.join(' ')}) ;;`,
   )
   return `#compdef ${name}
 # zsh completion for ${name}: eval "$(${name} completion zsh)" in ~/.zshrc (after compinit)
@@ -97,12 +97,13 @@ ${walkWords(all, 'words', '2', 'CURRENT')}
   case "\${words[CURRENT-1]}" in
 ${values.join('\n')}
   esac
-  local -a subcommands options
+  # Not "options": zsh's own parameter of that name holds the shell's options.
+  local -a subcommands flags
   case "$cmd" in
 ${cases.join('\n')}
   esac
   if [[ "\${words[CURRENT]}" == -* ]]; then
-    compadd -- $options
+    compadd -- $flags
   else
     _describe -t commands '${name} command' subcommands
   fi

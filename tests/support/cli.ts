@@ -5,12 +5,14 @@ const root = join(import.meta.dir, '../..')
 
 /**
  * Runs `bun src/main.ts …` to the end with exactly `env` (plus PATH: nothing else of the test's
- * environment leaks into the child) and returns what an operator would see.
+ * environment leaks into the child), `stdin` as its input if given, and returns what an operator
+ * would see.
  */
-export async function runCli(args: string[], env: Record<string, string>) {
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string) {
   const proc = Bun.spawn([process.execPath, 'src/main.ts', ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
+    stdin: stdin === undefined ? null : Buffer.from(stdin),
     stdout: 'pipe',
     stderr: 'pipe',
   })
