@@ -92,4 +92,16 @@ describe('the single executable', () => {
     expect(migrate.stdout.toString()).toContain('migrations applied')
     expect(statSync(join(cwd, 'state', 'gatehouse.db')).size).toBeGreaterThan(0)
   })
+
+  it('carries the API client: its commands answer, and exit 3 with no login', () => {
+    const env = { PATH: process.env.PATH ?? '', GATEHOUSE_CONFIG_DIR: tempDir('gatehouse-config-') }
+    const help = Bun.spawnSync([exe, 'workspaces', 'create', '--help'], { env })
+    expect(help.exitCode).toBe(0)
+    expect(help.stdout.toString()).toContain('$ gatehouse workspaces create "Acme"')
+    const whoami = Bun.spawnSync([exe, 'whoami', '--base-url', url], { env, stderr: 'pipe' })
+    expect(whoami.exitCode).toBe(3)
+    expect(whoami.stderr.toString()).toBe(
+      `gatehouse: not logged in to ${url}: run \`gatehouse login\`, or pass --key-file\n`,
+    )
+  })
 })

@@ -12,3 +12,13 @@ export const EXIT = {
 } as const
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
+
+/** A failure the CLI itself reports: one line on stderr, and the exit code a script reads. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.ERROR,
+  ) {
+    super(message)
+  }
+}

@@ -58,9 +58,23 @@ export async function deviceTokens(
     device_code: string
     verification_uri_complete: string
   }
+  await approveDevice(agent, started.verification_uri_complete)
+  const poll = await fetch(`${server.baseUrl}/v1/auth/device/poll`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ device_code: started.device_code }),
+  })
+  const body = (await poll.json()) as { status: string; access_token?: string; refresh_token?: string }
+  if (body.status !== 'complete' || !body.access_token)
+    throw new Error(`device poll: ${JSON.stringify(body)}`)
+  return { access_token: body.access_token, refresh_token: body.refresh_token }
+}
+
+/** Approves a device flow's code as its person would, with an agent holding a platform session. */
+export async function approveDevice(agent: Agent, verificationUriComplete: string): Promise<void> {
   // verification_uri_complete answers a self-submitting form (the browser posts the code), then the
   // confirmation page with op.deviceConfirmForm ("Allow").
-  let page = await agent.follow(started.verification_uri_complete)
+  let page = await agent.follow(verificationUriComplete)
   let html = await page.res.text()
   if (html.includes('Submitting Callback')) {
     page = await agent.submit(html, page.url, '/device', {})
@@ -73,15 +87,6 @@ export async function deviceTokens(
   if (!(await approved.res.text()).includes('Device connected')) {
     throw new Error(`device approval did not finish (${approved.res.status} ${approved.url})`)
   }
-  const poll = await fetch(`${server.baseUrl}/v1/auth/device/poll`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ device_code: started.device_code }),
-  })
-  const body = (await poll.json()) as { status: string; access_token?: string; refresh_token?: string }
-  if (body.status !== 'complete' || !body.access_token)
-    throw new Error(`device poll: ${JSON.stringify(body)}`)
-  return { access_token: body.access_token, refresh_token: body.refresh_token }
 }
 
 /** A parsed JSON response body: tests assert its shape, so it is not typed further. */

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { ApiClient } from '../api'
@@ -15,12 +14,12 @@ export const REFRESH_ENV = 'GATEHOUSE_MCP_REFRESH_BEFORE_MS'
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 const DEFAULT_PORT = 8765
 
-const USAGE = `Usage: gatehouse mcp [--http [--port N] [--host 127.0.0.1]]
-
-A Model Context Protocol server acting with the machine key whose key file ${KEY_PATH_ENV} names.
-It exchanges the key at start (and again before each token expires) and lists the tools its scopes
-allow. Over stdio by default; --http serves Streamable HTTP at http://127.0.0.1:${DEFAULT_PORT}/mcp
-(loopback only).`
+/** The options of `gatehouse mcp`, as commander read them. */
+export interface McpOptions {
+  http?: boolean
+  port?: string
+  host?: string
+}
 
 const fail = (message: string, code: ExitCode): ExitCode => {
   console.error(`gatehouse mcp: ${message}`)
@@ -38,26 +37,7 @@ export function apiBaseOf(tokenUrl: string): string {
  * revoked or expired key ends here, within seconds, naming the file and why), and serves the
  * tools its granted scopes allow until the client goes away.
  */
-export async function runMcp(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  let options: { http?: boolean; port?: string; host?: string; help?: boolean }
-  try {
-    ;({ values: options } = parseArgs({
-      args: argv,
-      options: {
-        http: { type: 'boolean' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }))
-  } catch (e) {
-    return fail(`${(e as Error).message}\n\n${USAGE}`, EXIT.USAGE)
-  }
-  if (options.help) {
-    console.log(USAGE)
-    return EXIT.OK
-  }
+export async function runMcp(options: McpOptions, env: Record<string, string | undefined>): Promise<number> {
   const host = options.host ?? '127.0.0.1'
   const port = Number(options.port ?? DEFAULT_PORT)
   if (!options.http && (options.port || options.host))
