@@ -1622,6 +1622,9 @@ async function memoryNode(
     `${name}: created ${created.length} workspaces through the API in ${took.toFixed(1)} s (${(created.length / took).toFixed(1)}/s, ${CREATION_CONCURRENCY} at a time, each until active, then its web app)`,
   )
   printSetup(`${name}'s workspaces`, api)
+  // What the creation left behind (its job thread's provisioning, the control plane's pages of the
+  // store): part of what the node holds before any instance is loaded.
+  console.log(`${name} node after the creation: ${mib((await settledResident(gh.pid, 30)).at)} settled`)
   const firstOfProcess = await touchAll(created.slice(0, PROCESS_WARMUP_WORKSPACES), concurrency, gh.pid)
   console.log(
     `${name}: the process's first ${PROCESS_WARMUP_WORKSPACES} workspaces (its code compiled meanwhile; not counted below): first token ${fmtMs(firstOfProcess.firstToken)}`,
