@@ -29,24 +29,28 @@
 // and reports the median round's rate; then one round on one SQLite node (JOB_WORKERS=2) for comparison.
 // `sign-in` runs whole hosted sign-ins (scripts/bench/sign-in.ts: GET /auth, the sign-in page, the
 // form post, the resume, the redirect with a code) for --seconds (default 10) over --connections
-// (default: CPUs × 2) flows, one seeded end-user account each (every password correct: the throttle
-// counts failures, and attempts in flight per client address, so at most 29 connections), against
-// the bound of argon2id itself: verifies of the very hash those accounts carry (made by the
-// product's own sign-up, scripts/bench/setup.ts), as many at once as there are CPUs, in a child
-// process (scripts/bench/hash-bound.ts). Its ratio is the share of the sign-in path's time hashing.
+// (default: CPUs × 2) flows, one end-user account each, signed up on the hosted pages (every
+// password correct: the throttle counts failures, and attempts in flight per client address, so at
+// most 29 connections), against the bound of argon2id itself: verifies of a hash of the same
+// password made by the product's own sign-up (scripts/bench/setup.ts), as many at once as there are
+// CPUs, in a child process (scripts/bench/hash-bound.ts). Its ratio is the share of the sign-in path's time hashing.
 // The PostgreSQL scenarios start a throwaway cluster (scripts/pg-cluster.ts: Debian's postgresql,
 // initdb in a temp folder, fsync off, as `npm test` uses) and give every server a fresh database
 // copied from a migrated template; its CPU (postmaster and backends) is printed as `database` and
-// counted in the server's CPU per request. The servers run as child processes: this process's
-// tables are declared for one dialect (src/db/columns.ts), so a PostgreSQL server is seeded by a
-// child (scripts/bench/seed.ts) started with its env.
-// `machine-key-exchange` creates a machine key through the product's API (a seeded dashboard session
+// counted in the server's CPU per request.
+// Fixtures are made as users make them, through the running server's public API (scripts/bench/
+// api.ts), on either store alike: a platform account signed up on the hosted pages (its dashboard
+// session), workspaces created and polled until active (the job worker provisions them), web apps,
+// end users signed up on a workspace's hosted pages. Every answer of the setup is counted by status
+// and printed (`setup of … through the API`); any 5xx fails the run. Until 2026-12-05 the bench
+// wrote them straight into the store, and never saw provisioning fail under load (issue 56).
+// `machine-key-exchange` creates a machine key through the product's API (the dashboard session
 // of the workspace's owner) and spends one assertion per exchange (jti is single use): they are
 // signed before each load, outside its window, in a pool sized from the rate the last load reached
 // (scripts/bench/machine-keys.ts), so signing takes no CPU from the measured load. Its baseline is a
 // bare Bun.serve handler doing only what any exchange must: verify the ES256 assertion and sign an
 // ES256 token, with jose (scripts/bench/baseline-machine-exchange.ts). `scoped-read-machine-vs-session`
-// seeds both sides alike (a session, a workspace with apps, a machine key exchanged once) and reads
+// sets both sides up alike (a session, a workspace with apps, a machine key exchanged once) and reads
 // the apps with the key's access token (subject) or the session cookie (baseline).
 // Servers run as separate processes on loopback, each with its own env (never this process's
 // DATABASE_URL: SQLite in a temp DATA_DIR unless a scenario gives a database; rate limits on, at
@@ -73,6 +77,7 @@ import { SQL } from 'bun'
 import { decodeProtectedHeader } from 'jose'
 import { SIGN_IN_RULES } from '../src/identity/throttle'
 import { type FuzzReport, formatReport, loadRoutes, runFuzz } from '../tests/support/fuzz'
+import { Api } from './bench/api'
 import { BENCH_JOB_KIND } from './bench/bench-jobs'
 import {
   type Check,
@@ -98,16 +103,13 @@ import { type Resident, randomTokenLoad, resident, settledResident, touchAll } f
 import { measureProvisioning, type Percentiles, summarize } from './bench/provisioning'
 import {
   BENCH_RATE_LIMITS,
+  type BenchSession,
   type BenchWorkspace,
   basicAuth,
   benchServerEnv,
   freePort,
   libraryHeaders,
   productPasswordHash,
-  seedAccounts,
-  seedSession,
-  seedWorkspace,
-  seedWorkspaces,
 } from './bench/setup'
 import { type SignInTarget, signInOnce } from './bench/sign-in'
 import { runDeliveries } from './bench/webhooks'
@@ -471,25 +473,9 @@ async function freshPostgresDatabase(): Promise<{ url: string; postmaster: numbe
   return { url: await cluster.createDatabase(undefined, { template: TEMPLATE }), postmaster: cluster.pid }
 }
 
-/**
- * Seeds the store of the server started with `env` from a child process started with that env
- * (scripts/bench/seed.ts), so it works on either dialect; prints what seed.ts printed.
- */
-async function seedInChild<T>(env: Record<string, string>, args: string[]): Promise<T> {
-  const proc = Bun.spawn([BUN, 'scripts/bench/seed.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ])
-  if (code !== 0) throw new Error(`seed.ts ${args.join(' ')} failed (exit ${code}):\n${err.slice(-2000)}`)
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '') as T
-}
+/** Prints what setting `what` up asked of the server's API, by status (a 5xx has thrown already). */
+const printSetup = (what: string, api: Api) =>
+  console.log(`  setup of ${what} through the API: ${api.statuses}`)
 
 /** GETs of one URL. */
 const getTarget = (url: string, pid: number, stop: () => Promise<void>): Target => ({
@@ -552,7 +538,7 @@ interface Answer {
 const answers = new Map<string, Promise<Answer>>()
 
 /**
- * What a warm workspace instance of a fresh Gatehouse answers at `path` (seeded as the subject is:
+ * What a warm workspace instance of a fresh Gatehouse answers at `path` (set up as the subject is:
  * same fixtures, same code), fetched once per run before the first baseline needs it: the
  * baseline then serves the same bytes (only the issuer's port and the keys differ, not the size).
  */
@@ -660,8 +646,10 @@ const bareExchange: Side = {
 async function gatehouseWithOwnedWorkspace(apps: number, env: Record<string, string> = {}) {
   const gh = await startGatehouse({ env })
   try {
-    const session = await seedSession(gh.env)
-    const ws = await seedWorkspace(gh.env, { ownerId: session.accountId, apps })
+    const api = new Api(gh.url)
+    const session = await api.signUpOwner()
+    const ws = await api.createWorkspace(session, { apps })
+    printSetup('the workspace', api)
     return { gh, session, ws }
   } catch (e) {
     await gh.stop()
@@ -719,18 +707,18 @@ async function startAppsList(
 }
 
 /**
- * A Gatehouse with one active workspace (keys, a web app) whose Provider is built and warm. On
- * SQLite by default, seeded from this process; `store: 'postgres'`: on a fresh database of this
- * run's cluster. `seedInChild` seeds through seed.ts as a PostgreSQL server must be (so that both
- * sides of a comparison are set up alike).
+ * A Gatehouse with one active workspace (keys, a web app) whose Provider is built and warm, made
+ * through its API by a platform account signed up on its hosted pages (`more`: what else the
+ * scenario makes through it). On SQLite by default; `store: 'postgres'`: on a fresh database of this
+ * run's cluster.
  */
 async function gatehouseWithWorkspace(
   path: string,
   opts: {
     store?: 'sqlite' | 'postgres'
-    seedInChild?: boolean
     redirectUri?: string
     env?: Record<string, string>
+    more?: (api: Api, owner: BenchSession, ws: BenchWorkspace) => Promise<void>
   } = {},
 ) {
   const pg = opts.store === 'postgres' ? await freshPostgresDatabase() : null
@@ -739,10 +727,11 @@ async function gatehouseWithWorkspace(
     env: opts.env,
   })
   try {
-    const ws =
-      pg || opts.seedInChild
-        ? await seedInChild<BenchWorkspace>(gh.env, ['workspace'])
-        : await seedWorkspace(gh.env, { redirectUri: opts.redirectUri })
+    const api = new Api(gh.url)
+    const owner = await api.signUpOwner()
+    const ws = await api.createWorkspace(owner, { redirectUri: opts.redirectUri })
+    await opts.more?.(api, owner, ws)
+    printSetup(opts.more ? 'the workspace and the rest' : 'the workspace', api)
     // The first request to an instance builds its Provider: make sure that is behind us and that
     // the issuer the server announces is the URL we call.
     const res = await fetch(`${ws.issuer}/.well-known/openid-configuration`)
@@ -758,8 +747,10 @@ async function gatehouseWithWorkspace(
 }
 
 /**
- * The sign-in scenarios' server: whole hosted sign-ins of seeded accounts, one per connection; `env`
- * adds to the server's environment (billing's metering for `sign-in-metering`).
+ * The sign-in scenarios' server: whole hosted sign-ins of end users, one account per connection,
+ * each signed up on the workspace's hosted pages (its login policy lets an unverified address sign
+ * in: nobody reads their mail); `env` adds to the server's environment (billing's metering for
+ * `sign-in-metering`).
  */
 async function startSignIns(env: Record<string, string> = {}): Promise<Target> {
   // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1),
@@ -769,10 +760,22 @@ async function startSignIns(env: Record<string, string> = {}): Promise<Target> {
     throw new Error(
       `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${SIGN_IN_RULES.ip.limit} attempts per client address at once)`,
     )
-  const hash = await signInPasswordHash()
-  const { gh, ws } = await gatehouseWithWorkspace('', { redirectUri: SIGN_IN_REDIRECT_URI, env })
+  const emails = Array.from({ length: connections }, (_, i) => `user-${i}@bench.example`)
+  const { gh, ws } = await gatehouseWithWorkspace('', {
+    redirectUri: SIGN_IN_REDIRECT_URI,
+    env,
+    async more(api, owner, ws) {
+      await api.setLoginPolicy(owner, ws.workspaceId, { require_email_verification: false })
+      // One at a time: a sign-up is mostly a hash, and each in flight takes a slot of the address's throttle.
+      for (const [i, email] of emails.entries())
+        await api.signUpEndUser(ws, SIGN_IN_REDIRECT_URI, {
+          email,
+          password: SIGN_IN_PASSWORD,
+          name: `Bench user ${i}`,
+        })
+    },
+  })
   try {
-    const emails = await seedAccounts(gh.env, ws.workspaceId, connections, hash)
     const target: SignInTarget = {
       origin: gh.url,
       issuer: ws.issuer,
@@ -935,9 +938,9 @@ const METERING_ON = {
 /** The password of every account of the sign-in scenario. */
 const SIGN_IN_PASSWORD = 'correct horse battery staple'
 /** The sign-in scenario's app redirects here; nothing serves it (the redirect is read, not followed). */
-const SIGN_IN_REDIRECT_URI = 'http://127.0.0.1:9/cb'
+const SIGN_IN_REDIRECT_URI = 'https://rp.example/cb'
 let signInHash: Promise<string> | null = null
-/** The hash the product makes of SIGN_IN_PASSWORD, made once per run: the bound verifies the very hash the accounts carry. */
+/** The hash the product makes of SIGN_IN_PASSWORD, made once per run: the bound verifies one made as the accounts' were. */
 const signInPasswordHash = () => {
   signInHash ??= productPasswordHash(SIGN_IN_PASSWORD)
   return signInHash
@@ -984,17 +987,23 @@ const hashBound: Side = {
 const PROCESS_WARMUP_WORKSPACES = 200
 
 /**
+ * Workspaces the memory scenarios create at once, each from POST /v1/workspaces until its app is
+ * made: enough to keep the job worker's provisioning busy while the API answers the others.
+ */
+const CREATION_CONCURRENCY = 16
+
+/**
  * Workspaces one node touches in the memory-stores scenario before the other's turn: ten turns each
  * of 10,000 (about a second each), short enough that the machine's speed moves little within a pair.
  */
 const MEMORY_STORES_CHUNK = 1000
 
-/** The memory scenario on one node of either store (the same seeding, load and targets). */
+/** The memory scenario on one node of either store (the same fixtures, load and targets). */
 function memoryScenario(store?: 'postgres'): MemoryScenario {
   return {
     kind: 'memory',
     description: `${workspaceCount} active workspaces on one gatehouse node (${store === 'postgres' ? 'PostgreSQL: a fresh database of a local throwaway cluster, fsync off' : 'SQLite'}), each with keys and a web app`,
-    method: `workspaces seeded straight into the store (setup.ts seedWorkspaces), ${PROCESS_WARMUP_WORKSPACES} more touched first (the process's code compiled; reported apart); each touched once, 8 at a time: GET discovery (loads the instance: its state and keys, one read; its settings wait for a page), then one client-credentials token (its first token: p50/p95; server CPU per workspace); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace, after a warm-up of each (10 s at random unless --warmup: the steady state, every workspace asked), in --pairs (9) alternated pairs of windows; random/single is the median of the ratios of the pairs`,
+    method: `workspaces created through the API as a user creates them (POST /v1/workspaces, polled until active, then POST …/apps for a web app; ${CREATION_CONCURRENCY} at a time; a 5xx fails the run), ${PROCESS_WARMUP_WORKSPACES} more touched first (the process's code compiled; reported apart); each touched once, 8 at a time: GET discovery (loads the instance: its state and keys, one read; its settings wait for a page), then one client-credentials token (its first token: p50/p95; server CPU per workspace); RSS read from /proc once the idle server settled (sampled every second, at least 5 s, until 3 samples agree within 1 MiB; RssAnon excludes mapped files); then client-credentials tokens for --seconds over --connections, each of a workspace at random among all, vs the same load on one workspace, after a warm-up of each (10 s at random unless --warmup: the steady state, every workspace asked), in --pairs (9) alternated pairs of windows; random/single is the median of the ratios of the pairs`,
     maxRssMiB: 400,
     maxFirstTokenP95Ms: 10,
     minRandomRatio: 0.7,
@@ -1009,7 +1018,7 @@ const scenarios: Record<string, Scenario> = {
   'memory-stores': {
     kind: 'memory-stores',
     description: `the memory scenario's ${workspaceCount} active workspaces on a gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, on this machine) and one on SQLite, both up at once, measured in turns: is the PostgreSQL node within 10% of the SQLite node?`,
-    method: `both nodes seeded alike and their first ${PROCESS_WARMUP_WORKSPACES} workspaces touched (not counted); then every workspace touched once (discovery, then its first token, 8 at a time) in chunks of ${MEMORY_STORES_CHUNK}, the nodes taking turns (SQLite, PostgreSQL, PostgreSQL, SQLite, …): the touch pace's ratio is the median of the chunk pairs', the first-token p95 of each node over all its chunks; then RSS of each once settled; then tokens at random over all workspaces for --seconds over --connections, after a warm-up of each (10 s unless --warmup), in --pairs (9) turns of the two nodes, each window after 1 s of the same load unmeasured (its connections idled through the other's turn): the rate's ratio is the median of the pairs'. Each ratio is PostgreSQL's figure over SQLite's where more is better (pace, rate), SQLite's over PostgreSQL's where less is (p95, RSS). CPU per workspace of the touch, the database's counted apart`,
+    method: `both nodes' workspaces created alike through their API and their first ${PROCESS_WARMUP_WORKSPACES} workspaces touched (not counted); then every workspace touched once (discovery, then its first token, 8 at a time) in chunks of ${MEMORY_STORES_CHUNK}, the nodes taking turns (SQLite, PostgreSQL, PostgreSQL, SQLite, …): the touch pace's ratio is the median of the chunk pairs', the first-token p95 of each node over all its chunks; then RSS of each once settled; then tokens at random over all workspaces for --seconds over --connections, after a warm-up of each (10 s unless --warmup), in --pairs (9) turns of the two nodes, each window after 1 s of the same load unmeasured (its connections idled through the other's turn): the rate's ratio is the median of the pairs'. Each ratio is PostgreSQL's figure over SQLite's where more is better (pace, rate), SQLite's over PostgreSQL's where less is (p95, RSS). CPU per workspace of the touch, the database's counted apart`,
     minRatio: 0.9,
     concurrency: 8,
     chunk: MEMORY_STORES_CHUNK,
@@ -1029,7 +1038,7 @@ const scenarios: Record<string, Scenario> = {
   },
   discovery: {
     description:
-      'GET {issuer}/.well-known/openid-configuration of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
+      'GET {issuer}/.well-known/openid-configuration of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance set up alike',
     minRate: 10_000,
     minRatio: 0.8,
     unit: 'req/s',
@@ -1044,7 +1053,7 @@ const scenarios: Record<string, Scenario> = {
   },
   jwks: {
     description:
-      'GET {issuer}/jwks of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance seeded alike',
+      'GET {issuer}/jwks of a workspace instance through the full server (answered from the bridge cache after the first request: request id, security headers, access log) vs a bare Bun.serve handler, asked the same path, answering the same bytes with the headers oidc-provider answers with them (content type, CORS), fetched once from a workspace instance set up alike',
     minRatio: 0.8,
     unit: 'req/s',
     baseline: bareBytes('/jwks', 'JWKS'),
@@ -1095,13 +1104,13 @@ const scenarios: Record<string, Scenario> = {
   },
   'client-credentials-postgres': {
     description:
-      'POST {issuer}/token grant_type=client_credentials (client_secret_basic, JWT/ES256 access tokens) for a web app of a workspace instance, one gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, each run) vs the same on a gatehouse on SQLite (DATA_DIR); same entry point, env (JOB_WORKERS, LOG_LEVEL, pool defaults) and seeding',
+      'POST {issuer}/token grant_type=client_credentials (client_secret_basic, JWT/ES256 access tokens) for a web app of a workspace instance, one gatehouse node on PostgreSQL (a fresh database of a local throwaway cluster, fsync off, each run) vs the same on a gatehouse on SQLite (DATA_DIR); same entry point, env (JOB_WORKERS, LOG_LEVEL, pool defaults) and fixtures',
     minRatio: 0.7,
     unit: 'tokens/s',
     baseline: {
       name: 'gatehouse on SQLite',
       async start() {
-        const { gh, ws, url } = await gatehouseWithWorkspace('/token', { seedInChild: true })
+        const { gh, ws, url } = await gatehouseWithWorkspace('/token')
         return clientCredentialsTarget(url, ws.clientId, ws.clientSecret, gh.pid, gh.stop)
       },
     },
@@ -1115,7 +1124,7 @@ const scenarios: Record<string, Scenario> = {
   },
   'sign-in': {
     description: `hosted password sign-ins of a workspace instance through the full server, each a whole flow with its own cookie jar: GET {issuer}/auth (code, PKCE S256, state) → 303 to the interaction → GET the sign-in page → POST its form (email, password) to …/login → 303 to the resume → GET it → 303 to the app's redirect URI with a code (read, not followed); vs the bound, argon2id verifies of the same hash (Bun.password.verify, the product's parameters) in a child process`,
-    method: `sign-ins/s counts flows that ended at the redirect URI with a code (latencies are per flow); --connections flows at once, each with an account of its own (all seeded email-verified with the one hash the product's sign-up made for their password, ${SIGN_IN_PASSWORD.length} characters); verifies/s runs as many verifies at once as there are CPUs (${availableParallelism()}). Ratio = sign-ins/s / verifies/s: the share of the sign-in path's time spent in the hash; cpu cost ratio = CPU per verify / server CPU per sign-in`,
+    method: `sign-ins/s counts flows that ended at the redirect URI with a code (latencies are per flow); --connections flows at once, each with an account of its own (all signed up on the hosted pages with one password of ${SIGN_IN_PASSWORD.length} characters, the workspace's login policy not asking for a verified address); verifies/s runs as many verifies at once as there are CPUs (${availableParallelism()}). Ratio = sign-ins/s / verifies/s: the share of the sign-in path's time spent in the hash; cpu cost ratio = CPU per verify / server CPU per sign-in`,
     minRatio: 0.8,
     unit: 'sign-ins/s',
     baseline: hashBound,
@@ -1125,7 +1134,7 @@ const scenarios: Record<string, Scenario> = {
     description:
       "the sign-in scenario's hosted password sign-ins with billing's MAU metering on (Stripe configured: each finished sign-in upserts the user's row of the month; none is new after the first flow of each account) vs the same server without billing (no metering)",
     method:
-      'sign-ins/s of the same flows, same seeding, separate processes; ratio = metering on / metering off',
+      'sign-ins/s of the same flows, same fixtures, separate processes; ratio = metering on / metering off',
     minRatio: 0.95,
     unit: 'sign-ins/s',
     baseline: { name: 'gatehouse: sign-in, metering off', start: () => startSignIns() },
@@ -1148,7 +1157,7 @@ const scenarios: Record<string, Scenario> = {
   },
   'apps-list-limiter': {
     description: `GET /v1/workspaces/{id}/apps with a dashboard session cookie (${APPS_LISTED} apps), the control-plane limiter on (every call takes from its workspace's and its organisation's buckets, at limits it never reaches) vs the same server with the limiter off (RATE_LIMIT_*=0)`,
-    method: 'req/s of the same route, same seeding, separate processes; ratio = limiter on / limiter off',
+    method: 'req/s of the same route, same fixtures, separate processes; ratio = limiter on / limiter off',
     minRatio: 0.95,
     unit: 'req/s',
     baseline: {
@@ -1180,7 +1189,7 @@ const scenarios: Record<string, Scenario> = {
     },
   },
   'scoped-read-machine-vs-session': {
-    description: `GET /v1/workspaces/{id}/apps (scope workspace:read, ${APPS_LISTED} apps) with Authorization: Bearer <a machine key's access token from POST /v1/auth/token> (ES256 JWT verified locally, the workspace by id) vs the same read with the owner's dashboard session cookie (session and account, then workspace and role, from the store); the same gatehouse build on SQLite in separate processes, seeded alike (a session, the workspace, a machine key exchanged once)`,
+    description: `GET /v1/workspaces/{id}/apps (scope workspace:read, ${APPS_LISTED} apps) with Authorization: Bearer <a machine key's access token from POST /v1/auth/token> (ES256 JWT verified locally, the workspace by id) vs the same read with the owner's dashboard session cookie (session and account, then workspace and role, from the store); the same gatehouse build on SQLite in separate processes, set up alike (a session, the workspace, a machine key exchanged once)`,
     minRatio: 0.9,
     unit: 'req/s',
     baseline: {
@@ -1199,7 +1208,9 @@ const scenarios: Record<string, Scenario> = {
       async run() {
         const gh = await startGatehouse()
         try {
-          const session = await seedSession(gh.env)
+          const api = new Api(gh.url)
+          const session = await api.signUpOwner()
+          printSetup('the platform account', api)
           const list = await fetch(`${gh.url}/v1/workspaces`, { headers: { cookie: session.cookie } })
           const problem = expectTotal(0)(list.status, await list.text())
           if (problem) throw new Error(`GET /v1/workspaces with the bench session: ${problem}`)
@@ -1233,9 +1244,9 @@ const scenarios: Record<string, Scenario> = {
   },
   'webhook-deliveries': {
     kind: 'latency',
-    description: `${WEBHOOK_EVENTS} tenant.created events emitted straight into the store (as emit() does: event, deliveries, jobs; ${WEBHOOK_BATCH} per transaction) to ${WEBHOOK_ENDPOINTS} endpoints of one workspace on loopback receivers in the bench process: ${WEBHOOK_EVENTS * WEBHOOK_ENDPOINTS} signed POSTs by the server's job worker (JOB_WORKERS=1, JOB_CONCURRENCY=64; two workers measured slower on SQLite: they queue on its one write lock), the per-endpoint cap raised out of reach, on SQLite`,
+    description: `${WEBHOOK_EVENTS} tenants created with POST …/tenants:batch, ${WEBHOOK_BATCH} a batch (each batch one transaction: tenants, their tenant.created events, deliveries and jobs), one after another, to ${WEBHOOK_ENDPOINTS} endpoints of one workspace (it and they created through the API) on loopback receivers in the bench process: ${WEBHOOK_EVENTS * WEBHOOK_ENDPOINTS} signed POSTs by the server's job worker (JOB_WORKERS=1, JOB_CONCURRENCY=64; two workers measured slower on SQLite: they queue on its one write lock), the per-endpoint cap raised out of reach, on SQLite`,
     method:
-      'one sample per delivery: its event emitted (the emitting transaction began) → its POST received; the rate counts distinct deliveries between the first and the last receipt; lost = expected − received, and every row must end delivered',
+      'one sample per delivery: the batch that made its event sent → its POST received; the rate counts distinct deliveries between the first and the last receipt; lost = expected − received, and every row must end delivered',
     maxP95Ms: 30_000,
     minRate: 1_000,
     subject: {
@@ -1252,7 +1263,7 @@ const scenarios: Record<string, Scenario> = {
         })
         try {
           const done = cpuWindow(gh.pid)
-          const r = await runDeliveries(gh.env, {
+          const r = await runDeliveries(gh.url, {
             endpoints: WEBHOOK_ENDPOINTS,
             events: WEBHOOK_EVENTS,
             batch: WEBHOOK_BATCH,
@@ -1269,7 +1280,8 @@ const scenarios: Record<string, Scenario> = {
             unit: 'deliveries',
             details: [
               `${r.received} of ${r.expected} received, 0 lost, ${r.duplicates} twice; ${r.delivered} rows delivered`,
-              `${r.rate.toFixed(0)} deliveries/s between the first and the last receipt; ${r.seconds.toFixed(1)} s from the first emit to the last receipt`,
+              `${r.rate.toFixed(0)} deliveries/s between the first and the last receipt; ${r.seconds.toFixed(1)} s from the first batch sent to the last receipt`,
+              `the API (setup, batches, delivery counts): ${r.setup}`,
             ],
             cpu: done(),
             seconds: r.seconds,
@@ -1332,14 +1344,16 @@ const scenarios: Record<string, Scenario> = {
   fuzz: {
     kind: 'fuzz',
     description:
-      'hostile requests (bodies, headers, cookies, path ids) over every route of /openapi.json, the dashboard forms and the identity endpoints of the platform instance and a workspace instance, with a seeded dashboard session',
+      'hostile requests (bodies, headers, cookies, path ids) over every route of /openapi.json, the dashboard forms and the identity endpoints of the platform instance and a workspace instance, with the dashboard session of an account signed up on the hosted pages',
     async run(opts) {
       const gh = await startGatehouse()
       try {
-        const session = await seedSession(gh.env)
-        const fuzzed = await seedWorkspace(gh.env, { ownerId: session.accountId })
-        const identity = await seedWorkspace(gh.env, { ownerId: session.accountId })
-        const foreign = await seedWorkspace(gh.env)
+        const api = new Api(gh.url)
+        const session = await api.signUpOwner()
+        const fuzzed = await api.createWorkspace(session)
+        const identity = await api.createWorkspace(session)
+        const foreign = await api.createWorkspace(await api.signUpOwner())
+        printSetup('the workspaces', api)
         const apps = (await (
           await fetch(`${gh.url}/v1/workspaces/${fuzzed.workspaceId}/apps`, {
             headers: { cookie: session.cookie },
@@ -1573,20 +1587,20 @@ function fmtMs(p: Percentiles): string {
   return `p50 ${p.p50.toFixed(1)} ms   p95 ${p.p95.toFixed(1)} ms   max ${p.max.toFixed(1)} ms`
 }
 
-/** A node of the memory scenarios, seeded, its process's own first workspaces touched. */
+/** A node of the memory scenarios, its workspaces created, its process's own first ones touched. */
 interface MemoryNode {
   /** `SQLite` or `PostgreSQL`, for the lines printed. */
   name: string
   gh: Gatehouse
   /** Its database, on PostgreSQL (the postmaster's pid, for its CPU). */
   pg: { url: string; postmaster: number } | null
-  /** The seeded workspaces no request asked yet. */
+  /** The workspaces no identity request asked yet. */
   workspaces: BenchWorkspace[]
 }
 
 /**
- * Starts a node on `store`, reads its idle RSS, seeds --workspaces workspaces and
- * PROCESS_WARMUP_WORKSPACES more, and touches the latter (its code compiled meanwhile); prints each
+ * Starts a node on `store`, reads its idle RSS, creates --workspaces workspaces and
+ * PROCESS_WARMUP_WORKSPACES more through its API, and touches the latter (its code compiled meanwhile); prints each
  * step. The caller stops `gh`, also when this throws after it started.
  */
 async function memoryNode(
@@ -1601,19 +1615,24 @@ async function memoryNode(
   const idle = await settledResident(gh.pid, 10)
   console.log(`${name} node idle: ${mib(idle.at)}`)
   const t = performance.now()
-  const secret = randomBytes(24).toString('base64url')
-  const seededCount = workspaceCount + PROCESS_WARMUP_WORKSPACES
-  const seeded = pg
-    ? await seedInChild<BenchWorkspace[]>(gh.env, ['workspaces', String(seededCount), secret])
-    : await seedWorkspaces(gh.env, seededCount, { secret })
+  const api = new Api(gh.url)
+  const owner = await api.signUpOwner()
+  const created = await api.createWorkspaces(owner, workspaceCount + PROCESS_WARMUP_WORKSPACES, {
+    concurrency: CREATION_CONCURRENCY,
+  })
+  const took = (performance.now() - t) / 1000
   console.log(
-    `${name}: seeded ${seeded.length} workspaces in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    `${name}: created ${created.length} workspaces through the API in ${took.toFixed(1)} s (${(created.length / took).toFixed(1)}/s, ${CREATION_CONCURRENCY} at a time, each until active, then its web app)`,
   )
-  const firstOfProcess = await touchAll(seeded.slice(0, PROCESS_WARMUP_WORKSPACES), concurrency, gh.pid)
+  printSetup(`${name}'s workspaces`, api)
+  // What the creation left behind (its job thread's provisioning, the control plane's pages of the
+  // store): part of what the node holds before any instance is loaded.
+  console.log(`${name} node after the creation: ${mib((await settledResident(gh.pid, 30)).at)} settled`)
+  const firstOfProcess = await touchAll(created.slice(0, PROCESS_WARMUP_WORKSPACES), concurrency, gh.pid)
   console.log(
     `${name}: the process's first ${PROCESS_WARMUP_WORKSPACES} workspaces (its code compiled meanwhile; not counted below): first token ${fmtMs(firstOfProcess.firstToken)}`,
   )
-  return { name, gh, pg, workspaces: seeded.slice(PROCESS_WARMUP_WORKSPACES) }
+  return { name, gh, pg, workspaces: created.slice(PROCESS_WARMUP_WORKSPACES) }
 }
 
 async function runMemory(name: string, scenario: MemoryScenario) {

@@ -11,21 +11,22 @@
 //          security headers, and one request id for all), so that `. dressed` leaves out what the
 //          headers themselves cost (most of it in the client that parses them);
 //          with --path /token, `bare` is scripts/bench/baseline-oidc.ts (the client-credentials
-//          scenario's baseline: a bare oidc-provider) with the client of A's seeded workspace
-//   --path     below a seeded workspace's issuer: /.well-known/openid-configuration (default), /jwks,
+//          scenario's baseline: a bare oidc-provider) with the client of A's workspace
+//   --path     below the workspace's issuer: /.well-known/openid-configuration (default), /jwks,
 //              or /token (client credentials of its web app)
 //   --windows  alternations (default 12); --seconds each window's length (default 5; short windows
 //              miss the collector's work, which runs while a server idles)
-// Each tree runs `bun src/main.ts serve` from its own directory on a store seeded from this
-// checkout's scripts/bench/setup.ts (both trees must share the schema).
+// Each tree runs `bun src/main.ts serve` from its own directory, its workspace created through its
+// API by this checkout's scripts/bench/api.ts (a platform account signed up on its hosted pages).
 // BENCH_CPU_PROF=<dir>, as for scripts/bench.ts: each side writes a .cpuprofile there when it stops,
 // so the two sides' profiles cover the same windows of the same load.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { Api } from './api'
 import { type Check, expect200, expectAccessToken, runCheckedLoad } from './checked-load'
 import { cpuWindow } from './cpu'
-import { basicAuth, benchServerEnv, freePort, libraryHeaders, seedWorkspace } from './setup'
+import { basicAuth, benchServerEnv, freePort, libraryHeaders } from './setup'
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -91,7 +92,7 @@ function sideOf(
   }
 }
 
-/** A Gatehouse of `tree` with one seeded workspace; `url` is what its side is asked. */
+/** A Gatehouse of `tree` with one workspace; `url` is what its side is asked. */
 async function gatehouse(tree: string): Promise<Side & { url: string; client: [string, string] }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-alternate-'))
   const port = await freePort()
@@ -113,7 +114,9 @@ async function gatehouse(tree: string): Promise<Side & { url: string; client: [s
     if (up) break
     await Bun.sleep(100)
   }
-  const ws = await seedWorkspace(env)
+  const api = new Api(`http://127.0.0.1:${port}`)
+  const ws = await api.createWorkspace(await api.signUpOwner())
+  console.log(`${tree}: setup through the API: ${api.statuses}`)
   const url = `${ws.issuer}${path}`
   const make =
     path === '/token'

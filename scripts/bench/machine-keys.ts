@@ -1,4 +1,4 @@
-// Machine keys for the scenarios: a key created through the product's own API with a seeded
+// Machine keys for the scenarios: a key created through the product's own API with the owner's
 // dashboard session (so it is exactly what a workspace admin gets: row, audit entry, key file), the
 // RFC 7523 jwt-bearer exchange at its token_url, and pools of assertions signed ahead of a load.
 // Every exchange spends an assertion (its jti is single use), and signing ES256 in the process that

@@ -33,6 +33,24 @@ function shape(url: URL, issuer: string): string {
 }
 
 /**
+ * {issuer}/auth of the code flow with PKCE S256 (a fresh verifier, never needed: nobody redeems the
+ * code) and `state`, as the app `target` names sends a browser there.
+ */
+export function authorizeUrl(target: Omit<SignInTarget, 'origin'>, state: string): URL {
+  const auth = new URL(`${target.issuer}/auth`)
+  auth.search = new URLSearchParams({
+    client_id: target.clientId,
+    response_type: 'code',
+    scope: 'openid',
+    redirect_uri: target.redirectUri,
+    code_challenge: createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url'),
+    code_challenge_method: 'S256',
+    state,
+  }).toString()
+  return auth
+}
+
+/**
  * Runs one sign-in of `email` with `password`: GET {issuer}/auth (code flow, PKCE S256, a state) →
  * 303 to the interaction → GET the sign-in page (200, its form) → POST the form to …/login (303 to
  * the resume) → GET the resume → 303 to the redirect URI carrying `code=` and the state.
@@ -46,17 +64,7 @@ export async function signInOnce(
   const steps: string[] = []
   const fail = (problem: string): SignInOutcome => ({ problem, steps })
   const state = randomBytes(12).toString('base64url')
-  const verifier = randomBytes(32).toString('base64url')
-  const auth = new URL(`${target.issuer}/auth`)
-  auth.search = new URLSearchParams({
-    client_id: target.clientId,
-    response_type: 'code',
-    scope: 'openid',
-    redirect_uri: target.redirectUri,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-    state,
-  }).toString()
+  const auth = authorizeUrl(target, state)
 
   // 1. The authorization request: a redirect to the interaction.
   const authorized = await agent.request(auth)

@@ -1,13 +1,8 @@
-// The webhook-deliveries scenario: events emitted straight into a running server's store (as the
-// product's emit() does: the event, one delivery per subscribed endpoint and its job, in one
-// transaction) and posted by the server's job worker to receivers on loopback in this process.
-
-import { count, eq } from 'drizzle-orm'
-import { loadConfig } from '../../src/config'
-import { createCore } from '../../src/core'
-import { webhookDeliveries, webhooks } from '../../src/events/schema'
-import { newId, newWorkspaceId } from '../../src/shared/ids'
-import { createLogger } from '../../src/shared/logger'
+// The webhook-deliveries scenario, as a user causes deliveries: a workspace and its endpoints
+// created through the API (api.ts), tenants created with POST …/tenants:batch (each one emits
+// tenant.created, a batch in one transaction), and every delivery posted by the server's job worker
+// to receivers on loopback in this process.
+import { Api } from './api'
 
 export interface DeliveryRun {
   /** Deliveries expected (events × endpoints) and received (distinct endpoint and event id). */
@@ -17,23 +12,27 @@ export interface DeliveryRun {
   duplicates: number
   /** Rows in state delivered once all arrived. */
   delivered: number
-  /** ms from each event's emit (its created_at) to its receipt, per delivery. */
+  /** ms from the batch that made each event sent to its receipt, per delivery. */
   latencies: number[]
   /** Deliveries per second between the first and the last receipt. */
   rate: number
-  /** Seconds from the first emit to the last receipt. */
+  /** Seconds from the first batch sent to the last receipt. */
   seconds: number
+  /** The API's answers by status, setup and batches (api.ts). */
+  setup: string
 }
 
 /**
- * `endpoints` endpoints of one workspace, each subscribed to tenant.created, and `events` events
- * emitted in transactions of `batch`; waits (up to `timeoutMs`) until every delivery arrived.
+ * `endpoints` endpoints of a new workspace, each subscribed to tenant.created, and `events` tenants
+ * created in batches of `batch`; waits (up to `timeoutMs`) until every delivery arrived.
  */
 export async function runDeliveries(
-  env: Record<string, string | undefined>,
+  origin: string,
   opts: { endpoints: number; events: number; batch: number; timeoutMs: number },
 ): Promise<DeliveryRun> {
   const receipts = new Map<string, number>()
+  /** The batch each delivery's tenant came in (its slug `t-<batch>-<n>`). */
+  const batchOf = new Map<string, number>()
   let duplicates = 0
   let first = Number.POSITIVE_INFINITY
   let last = 0
@@ -41,55 +40,76 @@ export async function runDeliveries(
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
-      await req.arrayBuffer()
+      const { data } = (await req.json()) as { data: { slug: string } }
       const key = `${new URL(req.url).pathname} ${req.headers.get('service-webhook-id')}`
       const now = Date.now()
       if (receipts.has(key)) duplicates++
-      else receipts.set(key, now)
+      else {
+        receipts.set(key, now)
+        batchOf.set(key, Number(data.slug.split('-')[1]))
+      }
       first = Math.min(first, now)
       last = Math.max(last, now)
       return new Response(null, { status: 204 })
     },
   })
-  const core = createCore(loadConfig(env), { log: createLogger('error') })
   try {
-    const workspaceId = newWorkspaceId()
-    const now = Date.now()
+    const api = new Api(origin)
+    const owner = await api.signUpOwner()
+    const { workspaceId } = await api.createWorkspace(owner)
+    const hooks: string[] = []
     for (let i = 0; i < opts.endpoints; i++) {
-      const id = newId('wh', now)
-      await core.db.insert(webhooks).values({
-        id,
-        workspaceId,
-        url: `http://127.0.0.1:${receiver.port}/hook/${i}`,
-        events: ['tenant.created'],
-        enabled: true,
-        secretSealed: core.secrets.seal(`whsec_bench${i}`, `webhook:${id}`),
-        createdAt: now,
-        updatedAt: now,
-      })
+      const hook = await api.asOwner<{ id: string }>(
+        owner,
+        'POST',
+        `/v1/workspaces/${workspaceId}/webhooks`,
+        201,
+        {
+          url: `http://127.0.0.1:${receiver.port}/hook/${i}`,
+          events: ['tenant.created'],
+        },
+      )
+      hooks.push(hook.id)
     }
-    const emitted = new Map<string, number>()
+    const sent: number[] = []
     const started = Date.now()
-    for (let done = 0; done < opts.events; done += opts.batch) {
-      const list = Array.from({ length: Math.min(opts.batch, opts.events - done) }, (_, i) => ({
-        type: 'tenant.created' as const,
-        data: { n: done + i },
+    for (let b = 0; b * opts.batch < opts.events; b++) {
+      const items = Array.from({ length: Math.min(opts.batch, opts.events - b * opts.batch) }, (_, i) => ({
+        slug: `t-${b}-${i}`,
+        name: `Tenant ${b}.${i}`,
       }))
-      const at = Date.now()
-      for (const id of await core.emit.many(workspaceId, list)) emitted.set(id, at)
+      sent.push(Date.now())
+      const made = await api.asOwner<{ created: number }>(
+        owner,
+        'POST',
+        `/v1/workspaces/${workspaceId}/tenants:batch`,
+        200,
+        items,
+      )
+      if (made.created !== items.length)
+        throw new Error(`batch ${b} created ${made.created} of ${items.length}`)
     }
     const expected = opts.events * opts.endpoints
     const deadline = Date.now() + opts.timeoutMs
     while (receipts.size < expected && Date.now() < deadline) await Bun.sleep(50)
-    const latencies = [...receipts].map(([key, at]) => at - (emitted.get(key.split(' ')[1]!) ?? at))
+    const latencies = [...receipts].map(([key, at]) => at - (sent[batchOf.get(key)!] ?? at))
     // The outcome rows are written right after each answer: let the last ones land.
+    const deliveredRows = async () => {
+      let n = 0
+      for (const hook of hooks) {
+        const page = await api.asOwner<{ total: number }>(
+          owner,
+          'GET',
+          `/v1/workspaces/${workspaceId}/webhooks/${hook}/deliveries?status=delivered&limit=1`,
+          200,
+        )
+        n += page.total
+      }
+      return n
+    }
     let delivered = 0
     for (let i = 0; i < 40 && delivered < receipts.size; i++) {
-      const [row] = await core.db
-        .select({ n: count() })
-        .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.status, 'delivered'))
-      delivered = Number(row?.n ?? 0)
+      delivered = await deliveredRows()
       if (delivered < receipts.size) await Bun.sleep(50)
     }
     return {
@@ -100,9 +120,9 @@ export async function runDeliveries(
       latencies,
       rate: receipts.size > 1 ? ((receipts.size - 1) * 1000) / Math.max(1, last - first) : 0,
       seconds: (last - started) / 1000,
+      setup: String(api.statuses),
     }
   } finally {
     receiver.stop(true)
-    await core.store.close()
   }
 }
