@@ -118,6 +118,57 @@ describe('gatehouse workspaces, apps, keys, tenants and audit', () => {
     expect(listed).toEqual([expect.objectContaining({ client_id: app.client_id, name: 'Shop' })])
   })
 
+  it('gets, updates and rotates the secret of an app; the API shows each change', async () => {
+    const [app] = (await api('GET', `/v1/workspaces/${workspaceId}/apps`)).body.items
+    expect(await jsonOf(['apps', 'get', app.id, '-w', workspaceId])).toMatchObject({
+      id: app.id,
+      name: 'Shop',
+      redirect_uris: ['https://shop.example.com/callback'],
+    })
+    const updated = await jsonOf([
+      'apps',
+      'update',
+      app.id,
+      '--name',
+      'Shop 2',
+      '--redirect-uri',
+      'https://shop.example.com/cb2',
+      '-w',
+      workspaceId,
+    ])
+    expect(updated).toMatchObject({ name: 'Shop 2', redirect_uris: ['https://shop.example.com/cb2'] })
+    expect((await api('GET', `/v1/workspaces/${workspaceId}/apps/${app.id}`)).body).toMatchObject({
+      name: 'Shop 2',
+      redirect_uris: ['https://shop.example.com/cb2'],
+    })
+    const rotated = await jsonOf(['apps', 'rotate-secret', app.id, '--grace-hours', '1', '-w', workspaceId])
+    expect(rotated).toMatchObject({
+      client_id: app.client_id,
+      client_secret: expect.any(String),
+      previous_secret_expires_at: expect.any(String),
+    })
+    const audit = (await api('GET', `/v1/workspaces/${workspaceId}/audit-log?action=app.secret_rotated`)).body
+    expect(audit.items).toEqual([expect.objectContaining({ action: 'app.secret_rotated' })])
+    // A public client has no secret to rotate: the API's 409, exit 1.
+    const spa = await jsonOf([
+      'apps',
+      'create',
+      'Spa',
+      '--type',
+      'spa',
+      '--redirect-uri',
+      'https://spa.example.com/cb',
+      '-w',
+      workspaceId,
+    ])
+    const refused = await cli(['apps', 'rotate-secret', spa.id, '-w', workspaceId])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain('409')
+    await jsonOf(['apps', 'delete', spa.id, '-w', workspaceId])
+    // As the tests after this one expect it.
+    await jsonOf(['apps', 'update', app.id, '--name', 'Shop', '-w', workspaceId])
+  })
+
   it('creates a machine key, writes its key file 0600 and prints the path; the file then works', async () => {
     const out = join(work, 'ci.json')
     const run = await cli([

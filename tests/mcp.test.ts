@@ -87,6 +87,7 @@ async function connect(path: string, env: Record<string, string> = {}) {
 const namesOf = async (client: Client) => (await client.listTools()).tools.map((t) => t.name).sort()
 
 const READ_TOOLS = [
+  'get_app',
   'get_branding',
   'get_login_policy',
   'get_tenant',
@@ -199,6 +200,25 @@ describe('gatehouse mcp with a workspace:write key', () => {
         action: 'app.created',
         target: { type: 'app', id: appId },
       }),
+    ])
+
+    const renamed = await callTool(client, 'update_app', {
+      app_id: appId,
+      name: 'Agent app v2',
+      redirect_uris: ['https://agent.example.com/cb2'],
+    })
+    expect(renamed.isError).toBeFalsy()
+    const read = await asOwner('GET', `/v1/workspaces/${ws}/apps/${appId}`)
+    expect(read.body).toMatchObject({
+      name: 'Agent app v2',
+      redirect_uris: ['https://agent.example.com/cb2'],
+    })
+    const updates = await asOwner(
+      'GET',
+      `/v1/workspaces/${ws}/audit-log?actor=key:${key.id}&action=app.updated`,
+    )
+    expect(updates.body.items).toEqual([
+      expect.objectContaining({ actor: `key:${key.id}`, action: 'app.updated' }),
     ])
 
     const refused = await callTool(client, 'create_app', {

@@ -72,6 +72,17 @@ export const TOOLS: ToolSpec[] = [
     noun: 'app',
   },
   {
+    name: 'get_app',
+    description:
+      'One OIDC application: its client_id, type, redirect URIs and development mode (never its secret).',
+    needs: 'workspace:read',
+    method: 'GET',
+    path: `${ws}/apps/{app_id}`,
+    params: AppModel.params,
+    effect: 'read',
+    noun: 'app',
+  },
+  {
     name: 'get_login_policy',
     description:
       'How users sign in: password, registration, external IdPs, email verification, MFA, lockout.',
@@ -221,6 +232,18 @@ export const TOOLS: ToolSpec[] = [
     params: workspace,
     body: AppModel.create,
     effect: 'create',
+    noun: 'app',
+  },
+  {
+    name: 'update_app',
+    description:
+      "Change an application's name, redirect URIs, post-logout redirect URIs or development mode (AppCreate's rules; the type cannot change). A removed redirect URI is refused at once.",
+    needs: 'workspace:write',
+    method: 'PATCH',
+    path: `${ws}/apps/{app_id}`,
+    params: AppModel.params,
+    body: AppModel.update,
+    effect: 'update',
     noun: 'app',
   },
   {
