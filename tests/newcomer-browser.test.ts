@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import type { BrowserContext, Page } from 'playwright-core'
-import { settled, sharedBrowser, signUpInBrowser } from './support/browser'
+import { claimCell, settled, sharedBrowser, signUpInBrowser } from './support/browser'
 import { checkAccessibility, checkNarrowViewport, collectConsoleErrors } from './support/page-checks'
 import { freePort, startTestServer, type TestServer } from './support/server'
 
@@ -28,7 +28,11 @@ let ws: string
 let step = 0
 
 /** A fresh context and page whose console errors and policy violations are recorded from the start. */
-async function openPage(): Promise<{ context: BrowserContext; page: Page; problems: () => Promise<string[]> }> {
+async function openPage(): Promise<{
+  context: BrowserContext
+  page: Page
+  problems: () => Promise<string[]>
+}> {
   const context = await (await sharedBrowser()).newContext({ viewport: WIDE })
   const page = await context.newPage()
   return { context, page, problems: await collectConsoleErrors(page) }
@@ -41,7 +45,10 @@ async function openPage(): Promise<{ context: BrowserContext; page: Page; proble
 async function holds(p: Page, seen: () => Promise<string[]>, name: string) {
   await settled(p)
   step += 1
-  await p.screenshot({ path: new URL(`${String(step).padStart(2, '0')}-${name}.png`, ARTIFACTS).pathname, fullPage: true })
+  await p.screenshot({
+    path: new URL(`${String(step).padStart(2, '0')}-${name}.png`, ARTIFACTS).pathname,
+    fullPage: true,
+  })
   expect({ name, problems: await seen() }).toEqual({ name, problems: [] })
   expect({ name, accessibility: await checkAccessibility(p) }).toEqual({ name, accessibility: [] })
   expect({ name, narrow: await checkNarrowViewport(p) }).toEqual({ name, narrow: [] })
@@ -50,18 +57,25 @@ async function holds(p: Page, seen: () => Promise<string[]>, name: string) {
 
 /** The outbox's newest mail to `to` with `subject`, and the first link in it. */
 async function linkInOutbox(p: Page, to: string, subject: string): Promise<string> {
-  const mail = p.locator('article', { has: p.getByRole('heading', { name: subject }) }).filter({ hasText: to })
+  const mail = p
+    .locator('article', { has: p.getByRole('heading', { name: subject }) })
+    .filter({ hasText: to })
   const link = await mail.first().locator('pre a').first().getAttribute('href')
   expect(link).toBeTruthy()
   return link!
 }
 
 beforeAll(async () => {
+  rmSync(ARTIFACTS, { recursive: true, force: true })
   mkdirSync(ARTIFACTS, { recursive: true })
   // As the README's `npm start` runs: listening on every interface, BASE_URL on localhost, no SMTP
   // and no DEV_OUTBOX (the outbox is on because BASE_URL is loopback).
   const port = await freePort()
-  server = await startTestServer({ HOST: '0.0.0.0', PORT: String(port), BASE_URL: `http://localhost:${port}` })
+  server = await startTestServer({
+    HOST: '0.0.0.0',
+    PORT: String(port),
+    BASE_URL: `http://localhost:${port}`,
+  })
   ;({ context, page, problems } = await openPage())
 })
 afterAll(async () => {
@@ -85,5 +99,116 @@ describe("the newcomer's path on the default configuration", () => {
     await page.waitForURL(`${server.baseUrl}/app/`)
     await page.locator('#dev-outbox-link').waitFor()
     await holds(page, problems, 'dashboard')
+  })
+
+  it('opens the outbox from the dashboard and verifies the address by its link', async () => {
+    await page.locator('#dev-outbox-link').click()
+    await page.waitForURL(`${server.baseUrl}/dev/outbox`)
+    await page.getByRole('heading', { name: 'Dev outbox' }).waitFor()
+    await holds(page, problems, 'outbox-verification')
+    await page.goto(await linkInOutbox(page, admin.email, 'Verify your email address'))
+    await page.getByRole('heading', { name: 'Email verified' }).waitFor()
+    await holds(page, problems, 'email-verified')
+  })
+
+  it('creates a workspace and waits for it to be active', async () => {
+    await page.goto(`${server.baseUrl}/app/`)
+    await page.getByRole('link', { name: 'New workspace' }).click()
+    await page.getByLabel('Workspace name').waitFor()
+    await holds(page, problems, 'new-workspace')
+    await page.getByLabel('Workspace name').fill('Acme')
+    await page.getByRole('button', { name: 'Create workspace' }).click()
+    await page.waitForURL(/\/app\/workspaces\/[0-9a-f-]{36}$/)
+    ws = new URL(page.url()).pathname.split('/').at(-1)!
+    await page.locator('.badge', { hasText: 'Active' }).waitFor({ timeout: 15_000 })
+    await holds(page, problems, 'workspace')
+  })
+
+  it('creates an SPA app in development mode with a localhost redirect', async () => {
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}/apps`)
+    await page.getByRole('button', { name: 'Create app' }).waitFor()
+    await holds(page, problems, 'apps')
+    await page.getByLabel('Name', { exact: true }).fill('Rocket console')
+    await page.getByLabel('Type').selectOption('spa')
+    await page.getByLabel('Redirect URIs', { exact: true }).fill('http://localhost:3000/callback')
+    await page.getByLabel('Development mode').check()
+    await page.getByRole('button', { name: 'Create app' }).click()
+    await page.getByText('Client ID').first().waitFor()
+    await holds(page, problems, 'app-created')
+  })
+
+  it('tries sign-in from the workspace page: an end user signs up at the hosted page and the claims show', async () => {
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)
+    await page.getByRole('button', { name: 'Try sign-in' }).click()
+    await page.waitForURL((u) => u.pathname.startsWith(`/i/${ws}/interaction/`))
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await holds(page, problems, 'hosted-sign-in')
+    await page.getByRole('link', { name: 'Create an account' }).click()
+    await page.getByLabel('Email').waitFor()
+    await holds(page, problems, 'hosted-sign-up')
+    await page.getByLabel('Name').fill(endUser.name)
+    await page.getByLabel('Email').fill(endUser.email)
+    await page.getByLabel('Password').fill(endUser.password)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    // The default login policy asks for a verified address: the newcomer reads the link in the
+    // outbox in another tab, and the waiting page goes on by itself.
+    await page.getByRole('heading', { name: 'Check your email' }).waitFor()
+    await holds(page, problems, 'hosted-check-email')
+    const tab = await context.newPage()
+    const tabProblems = await collectConsoleErrors(tab)
+    await tab.goto(`${server.baseUrl}/dev/outbox`)
+    await tab.goto(await linkInOutbox(tab, endUser.email, 'Verify your email address'))
+    await tab.getByRole('heading', { name: 'Email verified' }).waitFor()
+    await holds(tab, tabProblems, 'hosted-email-verified')
+    await tab.close()
+    await page.waitForURL((u) => u.pathname === `/app/workspaces/${ws}/try/callback`)
+    await page.getByRole('heading', { name: 'Try sign-in: signed in', level: 1 }).waitFor()
+    const claim = (name: string) => claimCell(page, name)
+    await expect(claim('email').textContent()).resolves.toBe(endUser.email)
+    await expect(claim('iss').textContent()).resolves.toBe(`${server.baseUrl}/i/${ws}`)
+    await expect(claim('amr').textContent()).resolves.toBe('["pwd"]')
+    await holds(page, problems, 'claims')
+  })
+
+  it('invites a member from the Members page; the invitation opens from the outbox and is accepted', async () => {
+    const membersUrl = `${server.baseUrl}/app/workspaces/${ws}/settings/members`
+    await page.goto(membersUrl)
+    await page.getByRole('button', { name: 'Add member' }).waitFor()
+    await holds(page, problems, 'members')
+    await page.getByLabel('Email').fill(invited.email)
+    await page.getByLabel('Role', { exact: true }).selectOption('developer')
+    await page.getByRole('button', { name: 'Add member' }).click()
+    await page.locator('#member-rows tr', { hasText: invited.email }).waitFor()
+    await holds(page, problems, 'member-invited')
+
+    await page.goto(`${server.baseUrl}/app/`)
+    await page.locator('#dev-outbox-link').click()
+    await page.getByRole('heading', { name: 'Dev outbox' }).waitFor()
+    const link = await linkInOutbox(page, invited.email, 'Join Acme on Gatehouse')
+    await holds(page, problems, 'outbox-invitation')
+
+    // The invited person opens the link in their own browser, signed out.
+    const guest = await openPage()
+    try {
+      await guest.page.goto(link)
+      await guest.page.getByRole('heading', { name: 'Join Acme' }).waitFor()
+      await holds(guest.page, guest.problems, 'invitation')
+      await guest.page.getByRole('link', { name: 'Sign in or create an account' }).click()
+      await guest.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      await signUpInBrowser(guest.page, invited)
+      await guest.page.waitForURL(link)
+      await guest.page.getByRole('button', { name: 'Accept invitation' }).waitFor()
+      await holds(guest.page, guest.problems, 'invitation-signed-in')
+      await guest.page.getByRole('button', { name: 'Accept invitation' }).click()
+      await guest.page.waitForURL(`${server.baseUrl}/app/workspaces/${ws}`)
+      await guest.page.getByRole('heading', { name: 'Acme' }).waitFor()
+      await holds(guest.page, guest.problems, 'joined')
+    } finally {
+      await guest.context.close()
+    }
+
+    await page.goto(membersUrl)
+    await page.locator('#member-rows tr', { hasText: invited.name }).waitFor()
+    await holds(page, problems, 'member-joined')
   })
 })
