@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { mkdirSync, rmSync } from 'node:fs'
 import type { BrowserContext, Page } from 'playwright-core'
-import { claimCell, settled, sharedBrowser, signUpInBrowser } from './support/browser'
+import { claimCell, settled, sharedBrowser } from './support/browser'
 import { checkAccessibility, checkNarrowViewport, collectConsoleErrors } from './support/page-checks'
 import { freePort, startTestServer, type TestServer } from './support/server'
 
@@ -55,6 +55,17 @@ async function holds(p: Page, seen: () => Promise<string[]>, name: string) {
   await p.setViewportSize(WIDE)
 }
 
+/** From a sign-in page: the sign-up form holds every check, then is filled and sent. */
+async function signUpChecked(p: Page, seen: () => Promise<string[]>, name: string, user: typeof admin) {
+  await p.getByRole('link', { name: 'Create an account' }).click()
+  await p.getByRole('button', { name: 'Create account' }).waitFor()
+  await holds(p, seen, name)
+  await p.getByLabel('Name').fill(user.name)
+  await p.getByLabel('Email').fill(user.email)
+  await p.getByLabel('Password').fill(user.password)
+  await p.getByRole('button', { name: 'Create account' }).click()
+}
+
 /** The outbox's newest mail to `to` with `subject`, and the first link in it. */
 async function linkInOutbox(p: Page, to: string, subject: string): Promise<string> {
   const mail = p
@@ -95,7 +106,7 @@ describe("the newcomer's path on the default configuration", () => {
     await page.goto(`${server.baseUrl}/app/`)
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
     await holds(page, problems, 'sign-in')
-    await signUpInBrowser(page, admin)
+    await signUpChecked(page, problems, 'sign-up', admin)
     await page.waitForURL(`${server.baseUrl}/app/`)
     await page.locator('#dev-outbox-link').waitFor()
     await holds(page, problems, 'dashboard')
@@ -143,13 +154,7 @@ describe("the newcomer's path on the default configuration", () => {
     await page.waitForURL((u) => u.pathname.startsWith(`/i/${ws}/interaction/`))
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
     await holds(page, problems, 'hosted-sign-in')
-    await page.getByRole('link', { name: 'Create an account' }).click()
-    await page.getByLabel('Email').waitFor()
-    await holds(page, problems, 'hosted-sign-up')
-    await page.getByLabel('Name').fill(endUser.name)
-    await page.getByLabel('Email').fill(endUser.email)
-    await page.getByLabel('Password').fill(endUser.password)
-    await page.getByRole('button', { name: 'Create account' }).click()
+    await signUpChecked(page, problems, 'hosted-sign-up', endUser)
     // The default login policy asks for a verified address: the newcomer reads the link in the
     // outbox in another tab, and the waiting page goes on by itself.
     await page.getByRole('heading', { name: 'Check your email' }).waitFor()
@@ -195,7 +200,9 @@ describe("the newcomer's path on the default configuration", () => {
       await holds(guest.page, guest.problems, 'invitation')
       await guest.page.getByRole('link', { name: 'Sign in or create an account' }).click()
       await guest.page.getByRole('heading', { name: 'Sign in' }).waitFor()
-      await signUpInBrowser(guest.page, invited)
+      await guest.page.getByRole('heading', { name: 'Sign in' }).waitFor()
+      await holds(guest.page, guest.problems, 'invited-sign-in')
+      await signUpChecked(guest.page, guest.problems, 'invited-sign-up', invited)
       await guest.page.waitForURL(link)
       await guest.page.getByRole('button', { name: 'Accept invitation' }).waitFor()
       await holds(guest.page, guest.problems, 'invitation-signed-in')
