@@ -115,7 +115,7 @@ describe('Settings → Members in the dashboard', () => {
     await page.getByText('Invitation to temp@example.com queued for sending.').waitFor()
     await settled(page)
     page.once('dialog', (d) => d.accept())
-    await page.getByRole('button', { name: 'Cancel the invitation of temp@example.com' }).click()
+    await page.getByRole('button', { name: 'Cancel invitation of temp@example.com' }).click()
     await page.locator('#member-rows tr', { hasText: 'temp@example.com' }).waitFor({ state: 'detached' })
 
     // Grace opens the mailed link signed out, creates her platform account on the way, and joins.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { signedInPage } from './support/browser'
+import { claimCell, signedInPage } from './support/browser'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import { json, type PlatformUser, signUpUser } from './support/users'
@@ -48,12 +48,7 @@ describe('Try sign-in in the dashboard', () => {
       await page.waitForURL((u) => u.pathname === `/app/workspaces/${ws}/try/callback`)
 
       await page.getByRole('heading', { name: 'Try sign-in: signed in', level: 1 }).waitFor()
-      // The value cell of a claim's row, found by the claim's exact name.
-      const claim = (name: string) =>
-        page
-          .locator('#try-claims tbody tr')
-          .filter({ has: page.locator('td:first-child code', { hasText: new RegExp(`^${name}$`) }) })
-          .locator('td:nth-child(2)')
+      const claim = (name: string) => claimCell(page, name)
       await expect(claim('email').textContent()).resolves.toBe(endUser.email)
       await expect(claim('aud').textContent()).resolves.toBe(`gatehouse-try-${ws}`)
       await expect(claim('iss').textContent()).resolves.toBe(`${server.baseUrl}/i/${ws}`)

@@ -67,3 +67,10 @@ export function acceptConfirmations(page: Page, asked: string[]): void {
     void d.accept()
   })
 }
+
+/** The value cell of a claim's row on Try sign-in's page of claims, found by the claim's exact name. */
+export const claimCell = (page: Page, name: string) =>
+  page
+    .locator('#try-claims tbody tr')
+    .filter({ has: page.locator('td:first-child code', { hasText: new RegExp(`^${name}$`) }) })
+    .locator('td:nth-child(2)')

@@ -60,7 +60,7 @@ export function UserRow({
               hx-target={`#user-note-${user.id}`}
               hx-swap="innerHTML"
               hx-confirm={`Make a new ${user.status === 'invited' ? 'invitation' : 'verification'} link for ${who}? Any link made before stops working.`}
-              aria-label={`Copy the ${user.status === 'invited' ? 'invitation' : 'verification'} link of ${who}`}
+              aria-label={`Copy link for the ${user.status === 'invited' ? 'invitation' : 'verification'} of ${who}`}
             >
               Copy link
             </button>{' '}

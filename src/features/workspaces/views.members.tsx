@@ -88,7 +88,7 @@ export function MemberRow({
                 ? 'Leave this workspace? You lose access to it at once.'
                 : `Remove ${who} from this workspace? They lose access at once.`
             }
-            aria-label={`Remove ${who}`}
+            aria-label={me ? 'Leave this workspace' : `Remove ${who}`}
           >
             {me ? 'Leave' : 'Remove'}
           </button>
@@ -147,7 +147,7 @@ export function InvitationRow({
               hx-post={`${path}/link`}
               hx-target={`#invitation-link-${member.invitation_id}`}
               hx-confirm={`Make a new link for ${member.email}? Any link made before stops working.`}
-              aria-label={`Copy the invitation link of ${member.email}`}
+              aria-label={`Copy link for the invitation of ${member.email}`}
             >
               Copy link
             </button>{' '}
@@ -163,7 +163,7 @@ export function InvitationRow({
             hx-target="closest tr"
             hx-swap="outerHTML swap:200ms"
             hx-confirm={`Cancel the invitation of ${member.email}? Its link stops working.`}
-            aria-label={`Cancel the invitation of ${member.email}`}
+            aria-label={`Cancel invitation of ${member.email}`}
           >
             Cancel invitation
           </button>
