@@ -6,7 +6,7 @@ import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import { NoMailBanner, TrySignInButton, WorkspacePage } from '../../shared/views/components'
 import { ADMINISTERS, Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
-import type { NavEntry } from '../feature'
+import { entriesOf, type NavEntry } from '../feature'
 import { devOutboxSize, mailLeaves } from '../mail/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
@@ -49,16 +49,18 @@ function AdminPanel({ outbox }: { outbox: number | null }) {
   )
 }
 
-/** Settings sections that later releases fill in. */
-const SETTINGS = ['Email (SMTP)', 'Branding', 'Billing']
-
 /**
  * Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). `nav` is every
- * feature's entries: buttons on the workspace page, lines on its settings page.
+ * feature's entries (the `settings` ones are the lines of its settings page); `sidebar` is drawn on
+ * every workspace page.
  */
-export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: NavEntry[]) {
-  const buttons = nav.filter((e) => e.place === 'workspace')
-  const settings = nav.filter((e) => e.place === 'settings')
+export function workspacePages(
+  core: Core,
+  auth: AuthPlugin<Workspace>,
+  nav: NavEntry[],
+  sidebar: NavEntry[],
+) {
+  const settings = entriesOf(nav, 'settings')
 
   const service = createWorkspaceService(core)
   const members = createMemberService(core)
@@ -161,40 +163,21 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
       '/app/workspaces/:workspace_id',
       ({ principal, workspace: w }) =>
         html(
-          <Shell title={w.name} user={shellUser(principal)} section="workspaces">
-            <p class="hint">
-              <a href="/app/workspaces">Workspaces</a> /
-            </p>
-            <div class="row">
-              <h1 safe>{w.name}</h1>
-              <span>
-                {buttons.map((e) => (
-                  <>
-                    <a class="btn secondary" href={`/app/workspaces/${w.id}/${e.path}`} safe>
-                      {e.label}
-                    </a>{' '}
-                  </>
-                ))}
-                <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
-                  Settings
-                </a>
-                {w.state === 'active' ? (
-                  <>
-                    {' '}
-                    <TrySignInButton workspaceId={w.id} />
-                  </>
-                ) : (
-                  ''
-                )}
-              </span>
-            </div>
+          <WorkspacePage nav={sidebar} here="" w={w} user={shellUser(principal)} heading={w.name} title="">
+            {w.state === 'active' ? (
+              <p>
+                <TrySignInButton workspaceId={w.id} />
+              </p>
+            ) : (
+              ''
+            )}
             <div class="panel">
               <StatusFragment w={w} />
             </div>
             <div class="panel">
               <WorkspaceFacts w={w} issuer={issuerFor(core.config, w.id)} />
             </div>
-          </Shell>,
+          </WorkspacePage>,
         ),
       { params, scope: 'workspace:read', ...views },
     )
@@ -216,7 +199,14 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
       '/app/workspaces/:workspace_id/settings',
       async ({ principal, workspace: w }) =>
         html(
-          <WorkspacePage w={w} user={shellUser(principal)} heading="Settings" title="settings">
+          <WorkspacePage
+            nav={sidebar}
+            here="settings"
+            w={w}
+            user={shellUser(principal)}
+            heading="Settings"
+            title="settings"
+          >
             <div class="panel">
               <ul class="links">
                 {settings.map((e) => (
@@ -224,12 +214,6 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
                     <a href={`/app/workspaces/${w.id}/${e.path}`} safe>
                       {e.label}
                     </a>
-                  </li>
-                ))}
-                {SETTINGS.map((label) => (
-                  <li>
-                    <span safe>{label}</span>
-                    <span class="soon">coming soon</span>
                   </li>
                 ))}
               </ul>

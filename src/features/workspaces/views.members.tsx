@@ -88,7 +88,7 @@ export function MemberRow({
                 ? 'Leave this workspace? You lose access to it at once.'
                 : `Remove ${who} from this workspace? They lose access at once.`
             }
-            aria-label={`Remove ${who}`}
+            aria-label={me ? 'Leave this workspace' : `Remove ${who}`}
           >
             {me ? 'Leave' : 'Remove'}
           </button>
