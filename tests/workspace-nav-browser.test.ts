@@ -72,9 +72,13 @@ describe('the workspace sidebar', () => {
 })
 
 describe('the apps page', () => {
-  it('creates two apps in a row without an htmx error', async () => {
+  it('creates two apps in a row without an htmx error, and the overview ticks "Create an app"', async () => {
     const { context, page } = await signedInPage(server.baseUrl, person)
     const problems = await collectConsoleErrors(page)
+    const step = page.locator('#getting-started li', { hasText: 'Create an app' })
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws.id}`)
+    expect(await step.textContent()).toContain('(to do)')
+    expect(await step.getByRole('link').getAttribute('href')).toBe(`/app/workspaces/${ws.id}/apps`)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws.id}/apps`)
     for (const name of ['First', 'Second']) {
       await page.getByLabel('Name', { exact: true }).fill(name)
@@ -86,6 +90,12 @@ describe('the apps page', () => {
       await page.getByRole('button', { name: 'Create app' }).waitFor()
     }
     expect(await page.locator('#app-rows tr:visible').count()).toBe(2)
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws.id}`)
+    expect(await step.textContent()).toContain('(done)')
+    expect(await page.locator('#getting-started li', { hasText: 'Brand the' }).textContent()).toContain(
+      '(to do)',
+    )
+    expect(await checkAccessibility(page)).toEqual([])
     expect(await problems()).toEqual([])
     await context.close()
   })

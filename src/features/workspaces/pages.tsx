@@ -6,14 +6,19 @@ import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import { NoMailBanner, TrySignInButton, WorkspacePage } from '../../shared/views/components'
 import { ADMINISTERS, Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
+import { createAppService } from '../apps/service'
+import { createBrandingService } from '../branding/service'
 import { entriesOf, type NavEntry } from '../feature'
 import { devOutboxSize, mailLeaves } from '../mail/service'
+import { createUserService } from '../users/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
 import { createMemberService } from './service.members'
 import {
   DeleteWorkspaceForm,
+  GettingStarted,
   NewWorkspaceForm,
+  type StartStep,
   StatusFragment,
   WorkspaceCards,
   WorkspaceFacts,
@@ -64,6 +69,40 @@ export function workspacePages(
 
   const service = createWorkspaceService(core)
   const members = createMemberService(core)
+  const apps = createAppService(core)
+  const users = createUserService(core)
+  const branding = createBrandingService(core)
+  /**
+   * The overview's checklist, read from the features' services (one read per step, in parallel).
+   * "Try sign-in" ticks once any user of the workspace has signed in: a try leaves no row of its
+   * own (its state is taken at the callback and expired ones are purged), and every finished try
+   * is a sign-in at the hosted pages, so the sign-in is the lasting trace; a real app's first
+   * sign-in proves the same. The first page of users answers both that and "a user exists".
+   */
+  const gettingStarted = async (w: Workspace): Promise<StartStep[]> => {
+    const at = (path: string) => `/app/workspaces/${w.id}${path ? `/${path}` : ''}`
+    const [appList, userPage, mail, look] = await Promise.all([
+      apps.list(w),
+      users.list(w, { limit: 50 }),
+      mailLeaves(core, w.id),
+      branding.get(w),
+    ])
+    return [
+      { label: 'Create an app', href: at('apps'), done: appList.items.length > 0 },
+      {
+        label: 'Try sign-in',
+        href: at(''),
+        done: userPage.items.some((u) => u.last_sign_in_at !== null),
+      },
+      { label: 'Invite a user', href: at('users'), done: userPage.items.length > 0 },
+      { label: 'Set up mail', href: at('settings/smtp'), done: mail },
+      {
+        label: 'Brand the sign-in pages',
+        href: at('settings/branding'),
+        done: Object.values(look).some((v) => v !== null),
+      },
+    ]
+  }
   /** Whether the danger zone is shown: owners and admins hold workspace:admin (DESIGN "Who may do what"). */
   const mayAdminister = async (w: Workspace, p: Principal) => {
     const role = p.kind === 'user' ? await members.roleOf(w.id, p.account.id) : undefined
@@ -161,7 +200,7 @@ export function workspacePages(
     )
     .get(
       '/app/workspaces/:workspace_id',
-      ({ principal, workspace: w }) =>
+      async ({ principal, workspace: w }) =>
         html(
           <WorkspacePage nav={sidebar} here="" w={w} user={shellUser(principal)} heading={w.name} title="">
             {w.state === 'active' ? (
@@ -174,6 +213,7 @@ export function workspacePages(
             <div class="panel">
               <StatusFragment w={w} />
             </div>
+            {w.state === 'active' ? <GettingStarted steps={await gettingStarted(w)} /> : ''}
             <div class="panel">
               <WorkspaceFacts w={w} issuer={issuerFor(core.config, w.id)} />
             </div>
