@@ -89,12 +89,14 @@ describe('the apps page', () => {
       await page.getByRole('link', { name: 'Done' }).click()
       await page.getByRole('button', { name: 'Create app' }).waitFor()
     }
-    expect(await page.locator('#app-rows tr:visible').count()).toBe(2)
+    expect(await page.locator('#app-rows tr').count()).toBe(2)
+    expect(await page.getByText('No apps yet').isVisible()).toBe(false)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws.id}`)
     expect(await step.textContent()).toContain('(done)')
-    expect(await page.locator('#getting-started li', { hasText: 'Brand the' }).textContent()).toContain(
-      '(to do)',
-    )
+    // The test server keeps mail in the dev outbox: that is not mail set up.
+    for (const todo of ['Set up mail', 'Brand the', 'Invite a user']) {
+      expect(await page.locator('#getting-started li', { hasText: todo }).textContent()).toContain('(to do)')
+    }
     expect(await checkAccessibility(page)).toEqual([])
     expect(await problems()).toEqual([])
     await context.close()

@@ -90,10 +90,13 @@ export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: App
           <th></th>
         </tr>
       </thead>
-      <tbody id="app-rows">
-        {/* Always in the table (hidden once there are apps), so every create's out-of-band swap
-            finds it: a second create would not find a row the first one deleted. */}
+      {/* In a body of its own, always (hidden once there are apps), so every create's out-of-band
+          swap finds it (a second create found no row the first one had deleted) and #app-rows holds
+          apps only. */}
+      <tbody>
         <AppsEmptyRow hidden={apps.length > 0} />
+      </tbody>
+      <tbody id="app-rows">
         {apps.map((app) => (
           <AppRow workspaceId={workspaceId} app={app} />
         ))}

@@ -9,7 +9,7 @@ import { html, navigate, shellUser } from '../../shared/views/respond'
 import { createAppService } from '../apps/service'
 import { createBrandingService } from '../branding/service'
 import { entriesOf, type NavEntry } from '../feature'
-import { devOutboxSize, mailLeaves } from '../mail/service'
+import { devOutboxSize, mailLeaves, mailRoute } from '../mail/service'
 import { createUserService } from '../users/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
@@ -84,7 +84,7 @@ export function workspacePages(
     const [appList, userPage, mail, look] = await Promise.all([
       apps.list(w),
       users.list(w, { limit: 50 }),
-      mailLeaves(core, w.id),
+      mailRoute(core, w.id),
       branding.get(w),
     ])
     return [
@@ -95,7 +95,12 @@ export function workspacePages(
         done: userPage.items.some((u) => u.last_sign_in_at !== null),
       },
       { label: 'Invite a user', href: at('users'), done: userPage.items.length > 0 },
-      { label: 'Set up mail', href: at('settings/smtp'), done: mail },
+      // Mail is set up when it reaches people: the workspace's server or the platform's, not the outbox.
+      {
+        label: 'Set up mail',
+        href: at('settings/smtp'),
+        done: mail.via === 'workspace' || mail.via === 'platform',
+      },
       {
         label: 'Brand the sign-in pages',
         href: at('settings/branding'),
