@@ -95,3 +95,11 @@ document.addEventListener('htmx:xhr:progress', (event) => {
   bar.hidden = false
   bar.value = Math.round((event.detail.loaded / event.detail.total) * 100)
 })
+
+// On a narrow screen the workspace sidebar is a tab bar that scrolls: bring the current tab into view.
+document.addEventListener('DOMContentLoaded', () => {
+  const current = document.querySelector('.sidebar [aria-current=page]')
+  const bar = current?.closest('ul')
+  if (!current || !bar || bar.scrollWidth <= bar.clientWidth) return
+  bar.scrollLeft = current.offsetLeft - bar.offsetLeft - 16
+})

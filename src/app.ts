@@ -5,7 +5,7 @@ import { type AnyElysia, Elysia } from 'elysia'
 import { VERSION } from './config'
 import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
-import { type Feature, features as productFeatures } from './features'
+import { entriesOf, type Feature, features as productFeatures } from './features'
 import type { FeatureContext } from './features/feature'
 import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
 import {
@@ -48,6 +48,10 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     auth: createAuth(core, features),
     identity,
     nav: features.flatMap((f) => f.nav ?? []),
+    sidebar: entriesOf(
+      features.flatMap((f) => f.nav ?? []),
+      'sidebar',
+    ),
     nodeLock,
   }
   // The document's routes, read when it is asked for: by then every feature's routes are in.

@@ -60,7 +60,7 @@ export const feature: Feature = {
       },
       { scope: 'workspace:read' },
     ),
-  nav: [{ label: 'Notes', path: 'notes', place: 'workspace' }],
+  nav: [{ label: 'Notes', path: 'notes', place: 'sidebar', order: 15 }],
   provision: [
     {
       name: 'welcome-note',

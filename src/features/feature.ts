@@ -47,19 +47,30 @@ export interface FeatureContext {
   /** The one auth guard (`auth: true`, `scope: 'workspace:read'`). */
   auth: AuthPlugin<Workspace>
   identity: IdentityPlane
-  /** Every feature's navigation entries, in list order (the workspace pages draw them). */
+  /** Every feature's navigation entries, in list order (the settings index draws its lines). */
   nav: NavEntry[]
+  /** The workspace sidebar every workspace page draws: the `sidebar` entries by their `order`. */
+  sidebar: NavEntry[]
   /** This node's lock on its node id (`serve` only), for /healthz. */
   nodeLock?: Pick<NodeLock, 'state'>
 }
 
 export interface NavEntry {
   label: string
-  /** The page's path below `/app/workspaces/{id}/`, e.g. `apps` or `settings/login-policy`. */
+  /**
+   * The page's path below `/app/workspaces/{id}/`, e.g. `apps` or `settings/login-policy` (`` is
+   * the overview); one starting with `/` is a page outside the workspace (`/docs`).
+   */
   path: string
-  /** `workspace`: a button on the workspace page; `settings`: a line on its settings page. */
-  place: 'workspace' | 'settings'
+  /** `sidebar`: an entry of the sidebar on every workspace page; `settings`: a line on its settings page. */
+  place: 'sidebar' | 'settings'
+  /** Where the entry stands in its place (ascending): features are listed by dependency, not by menu. */
+  order?: number
 }
+
+/** The entries of one place, by their order (stable, so ties keep list order). */
+export const entriesOf = (nav: NavEntry[], place: NavEntry['place']): NavEntry[] =>
+  nav.filter((e) => e.place === place).sort((a, b) => (a.order ?? 0) - (b.order ?? 0))
 
 export interface ProvisionStep {
   /** Recorded after the step ran, so a retried provisioning resumes after it. Unique. */

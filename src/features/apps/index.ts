@@ -8,11 +8,8 @@ import { deleteWorkspaceApps } from './service'
 export const feature: Feature = {
   name: 'apps',
   routes: ({ core, auth }) => appRoutes(core, auth),
-  pages: ({ core, auth }) => appPages(core, auth),
-  nav: [
-    { label: 'Apps', path: 'apps', place: 'workspace' },
-    { label: 'Applications', path: 'apps', place: 'settings' },
-  ],
+  pages: ({ core, auth, sidebar }) => appPages(core, auth, sidebar),
+  nav: [{ label: 'Apps', path: 'apps', place: 'sidebar', order: 10 }],
   teardown: deleteWorkspaceApps,
   identity: (core) => ({ clients: appClientSource(core) }),
 }

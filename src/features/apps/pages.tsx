@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -40,7 +40,7 @@ const rotateForm = defineForm(AppModel.rotate, { grace_hours: formField.integer 
  * Dashboard pages for a workspace's apps: list, create (credentials shown once), delete, and each
  * app's page (settings, secret rotation with its one-time reveal, quickstarts, delete).
  */
-export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function appPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createAppService(core)
   const params = WorkspaceModel.params
 
@@ -48,6 +48,8 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
     const { items } = await service.list(w)
     return (
       <WorkspacePage
+        nav={sidebar}
+        here="apps"
         w={w}
         user={user}
         heading="Applications"
@@ -114,6 +116,8 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>) {
         const props = await sectionProps(w, p.app_id, scopes)
         return html(
           <WorkspacePage
+            nav={sidebar}
+            here="apps/app"
             w={w}
             user={shellUser(principal)}
             heading={props.app.name}

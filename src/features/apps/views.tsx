@@ -67,6 +67,17 @@ export function AppRow({ workspaceId, app }: { workspaceId: string; app: AppView
   )
 }
 
+/** The apps table's empty-state row; `oob` swaps it in (hidden) out of band after a create. */
+function AppsEmptyRow({ hidden, oob }: { hidden: boolean; oob?: boolean }) {
+  return (
+    <tr id="apps-empty" hidden={hidden} hx-swap-oob={oob ? 'true' : undefined}>
+      <td colspan="5" class="empty">
+        No apps yet. Create one to get a client ID for your website, single-page app or mobile app.
+      </td>
+    </tr>
+  )
+}
+
 export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: AppView[] }) {
   return (
     <table>
@@ -79,16 +90,13 @@ export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: App
           <th></th>
         </tr>
       </thead>
+      {/* In a body of its own, always (hidden once there are apps), so every create's out-of-band
+          swap finds it (a second create found no row the first one had deleted) and #app-rows holds
+          apps only. */}
+      <tbody>
+        <AppsEmptyRow hidden={apps.length > 0} />
+      </tbody>
       <tbody id="app-rows">
-        {apps.length === 0 ? (
-          <tr id="apps-empty">
-            <td colspan="5" class="empty">
-              No apps yet. Create one to get a client ID for your website, single-page app or mobile app.
-            </td>
-          </tr>
-        ) : (
-          ''
-        )}
         {apps.map((app) => (
           <AppRow workspaceId={workspaceId} app={app} />
         ))}
@@ -246,13 +254,13 @@ export function CredentialsReveal({
           </a>
         </p>
       </div>
-      {/* The new row joins the table without a reload, replacing the empty-state row; table
+      {/* The new row joins the table without a reload, hiding the empty-state row; table
           parts outside a table must travel inside <template> or the HTML parser drops them. */}
       <template>
         <tbody hx-swap-oob="beforeend:#app-rows">
           <AppRow workspaceId={workspaceId} app={row} />
         </tbody>
-        <tr id="apps-empty" hx-swap-oob="delete"></tr>
+        <AppsEmptyRow hidden oob />
       </template>
     </>
   )

@@ -10,6 +10,6 @@ import { auditLogRoutes } from './routes'
 export const feature: Feature = {
   name: 'audit',
   routes: ({ core, auth }) => auditLogRoutes(core, auth),
-  pages: ({ core, auth }) => auditLogPages(core, auth),
-  nav: [{ label: 'Audit log', path: 'settings/audit-log', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => auditLogPages(core, auth, sidebar),
+  nav: [{ label: 'Audit log', path: 'settings/audit-log', place: 'sidebar', order: 70 }],
 }

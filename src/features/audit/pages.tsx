@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { createMachineKeyService } from '../machine-keys/service'
 import type { Workspace } from '../workspaces/service'
@@ -21,7 +21,7 @@ const pageQuery = t.Object({
 const EMPTY_PAGE: AuditModel.List = { items: [], total: 0, next_cursor: null }
 
 /** Settings → Audit log: the entries, filtered and paged, and their CSV download. */
-export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createAuditLogService(core)
   const keys = createMachineKeyService(core)
 
@@ -71,6 +71,8 @@ export function auditLogPages(core: Core, auth: AuthPlugin<Workspace>) {
       if (fragment) return html(body, status)
       return html(
         <WorkspacePage
+          nav={sidebar}
+          here="settings/audit-log"
           w={w}
           user={shellUser(principal)}
           heading="Audit log"

@@ -17,8 +17,8 @@ export const feature: Feature = {
   name: 'billing',
   routes: ({ core, auth }) =>
     new Elysia({ name: 'billing' }).use(billingRoutes(core, auth)).use(paymentWebhookRoutes(core)),
-  pages: ({ core, auth }) => billingPages(core, auth),
-  nav: [{ label: 'Billing', path: 'billing', place: 'workspace' }],
+  pages: ({ core, auth, sidebar }) => billingPages(core, auth, sidebar),
+  nav: [{ label: 'Billing', path: 'billing', place: 'sidebar', order: 90 }],
   teardown: async (core, workspaceId) => {
     await deleteWorkspaceUsage(core, workspaceId)
     await deleteBillingAccount(core, workspaceId)

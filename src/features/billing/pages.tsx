@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -26,7 +26,7 @@ const planForm = defineForm(BillingModel.schedule, { plan: formField.choice })
  * releasing a downgrade reload the page (its banner says what is scheduled); the cap form redraws
  * itself. Every change takes workspace:admin, as on the API.
  */
-export function billingPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function billingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createBillingService(core)
   const path = '/app/workspaces/:workspace_id/billing'
   const params = WorkspaceModel.params
@@ -59,7 +59,14 @@ export function billingPages(core: Core, auth: AuthPlugin<Workspace>) {
           )
         }
         return html(
-          <WorkspacePage w={w} user={shellUser(principal)} heading="Billing" title="billing">
+          <WorkspacePage
+            nav={sidebar}
+            here="billing"
+            w={w}
+            user={shellUser(principal)}
+            heading="Billing"
+            title="billing"
+          >
             {body}
           </WorkspacePage>,
           200,

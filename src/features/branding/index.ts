@@ -11,12 +11,12 @@ import { brandingLogoOf, deleteWorkspaceBranding, instanceBrandingOf } from './s
 export const feature: Feature = {
   name: 'branding',
   routes: ({ core, auth }) => brandingRoutes(core, auth),
-  pages: ({ core, auth }) => brandingPages(core, auth),
+  pages: ({ core, auth, sidebar }) => brandingPages(core, auth, sidebar),
   // A logo may be 1 MiB: its upload is let through up to 4 MiB, so a file too large is told why (422).
   bodyLimits: [
     { path: /^\/(v1|app)\/workspaces\/[^/]+\/(settings\/)?branding\/logo$/, bytes: 4 * 1024 * 1024 },
   ],
-  nav: [{ label: 'Branding', path: 'settings/branding', place: 'settings' }],
+  nav: [{ label: 'Branding', path: 'settings/branding', place: 'settings', order: 40 }],
   teardown: deleteWorkspaceBranding,
   identity: (core) => ({ branding: instanceBrandingOf(core), brandingLogo: brandingLogoOf(core) }),
 }

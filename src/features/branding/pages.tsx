@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -45,7 +45,7 @@ const logoAnswer = (workspaceId: string, logoUrl: string | null, more: { error?:
  * preview of the sign-in card and a contrast warning; the logo's upload and removal. Members read
  * it; changing it takes `workspace:write`, as on the API.
  */
-export function brandingPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function brandingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createBrandingService(core)
   const path = '/app/workspaces/:workspace_id/settings/branding'
 
@@ -56,6 +56,8 @@ export function brandingPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, scopes, workspace: w }) =>
         html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/branding"
             w={w}
             user={shellUser(principal)}
             heading="Branding"

@@ -5,4 +5,5 @@ import { docsRoutes } from './routes'
 export const feature: Feature = {
   name: 'docs',
   routes: () => docsRoutes(),
+  nav: [{ label: 'API docs', path: '/docs', place: 'sidebar', order: 100 }],
 }

@@ -12,8 +12,8 @@ import { activeIdpsOf, deleteWorkspaceIdps } from './service'
 export const feature: Feature = {
   name: 'idps',
   routes: ({ core, auth }) => new Elysia({ name: 'idps' }).use(idpRoutes(core, auth)),
-  pages: ({ core, auth }) => idpPages(core, auth),
-  nav: [{ label: 'Identity providers', path: 'settings/idps', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => idpPages(core, auth, sidebar),
+  nav: [{ label: 'Identity providers', path: 'settings/idps', place: 'settings', order: 20 }],
   teardown: deleteWorkspaceIdps,
   identity: (core) => ({ externalIdps: activeIdpsOf(core) }),
 }

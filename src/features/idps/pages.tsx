@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { AppError, appError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -53,7 +53,7 @@ const atTheForm = (e: unknown) => {
  * the list; adding and deleting take `workspace:write`, as on the API, and trusting an IdP's
  * addresses or second factors `workspace:admin` (the form offers it to admins alone).
  */
-export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function idpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createIdpService(core)
   const path = '/app/workspaces/:workspace_id/settings/idps'
 
@@ -73,6 +73,8 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, scopes, workspace: w }) =>
         html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/idps"
             w={w}
             user={shellUser(principal)}
             heading="Identity providers"

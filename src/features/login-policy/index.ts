@@ -11,8 +11,8 @@ import { createDefaultLoginPolicy, deleteWorkspaceLoginPolicy, loginPolicyOf } f
 export const feature: Feature = {
   name: 'login-policy',
   routes: ({ core, auth }) => loginPolicyRoutes(core, auth),
-  pages: ({ core, auth }) => loginPolicyPages(core, auth),
-  nav: [{ label: 'Login policy', path: 'settings/login-policy', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => loginPolicyPages(core, auth, sidebar),
+  nav: [{ label: 'Login policy', path: 'settings/login-policy', place: 'settings', order: 10 }],
   provision: [
     {
       name: 'login-policy',

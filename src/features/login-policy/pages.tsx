@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, formField } from '../../shared/forms'
 import type { AuthPlugin } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { mailLeaves } from '../mail/service'
 import type { Workspace } from '../workspaces/service'
@@ -30,12 +30,14 @@ const policyForm = defineForm(LoginPolicyModel.view, {
 })
 
 /** Dashboard: settings/login-policy (SPEC "Dashboard routes"). */
-export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createLoginPolicyService(core)
   const path = '/app/workspaces/:workspace_id/settings/login-policy'
 
   const page = (principal: Parameters<typeof shellUser>[0], w: Workspace, form: JSX.Element) => (
     <WorkspacePage
+      nav={sidebar}
+      here="settings/login-policy"
       w={w}
       user={shellUser(principal)}
       heading="Login policy"

@@ -15,8 +15,8 @@ export const feature: Feature = {
   name: 'machine-keys',
   routes: ({ core, auth }) =>
     new Elysia({ name: 'machine-keys' }).use(machineKeyRoutes(core, auth)).use(tokenExchangeRoutes(core)),
-  pages: ({ core, auth }) => machineKeyPages(core, auth),
-  nav: [{ label: 'Machine keys', path: 'settings/machine-keys', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => machineKeyPages(core, auth, sidebar),
+  nav: [{ label: 'Machine keys', path: 'settings/machine-keys', place: 'sidebar', order: 50 }],
   teardown: deleteWorkspaceMachineKeys,
   purges: [purgeMachineKeyRows],
   jobs: () => [revokeRotatedKey],

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -25,7 +25,7 @@ const createForm = defineForm(MachineKeyModel.create, {
 })
 
 /** Settings → Machine keys: the list, creating (the key file shown once), rotating and revoking. */
-export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createMachineKeyService(core)
   const path = '/app/workspaces/:workspace_id/settings/machine-keys'
 
@@ -50,6 +50,8 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>) {
         const items = await service.list(w)
         return html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/machine-keys"
             w={w}
             user={shellUser(principal)}
             heading="Machine keys"

@@ -10,7 +10,7 @@ import { deleteWorkspaceSmtp } from './service'
 export const feature: Feature = {
   name: 'smtp',
   routes: ({ core, auth }) => smtpRoutes(core, auth),
-  pages: ({ core, auth }) => smtpPages(core, auth),
-  nav: [{ label: 'SMTP', path: 'settings/smtp', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => smtpPages(core, auth, sidebar),
+  nav: [{ label: 'SMTP', path: 'settings/smtp', place: 'settings', order: 30 }],
   teardown: deleteWorkspaceSmtp,
 }

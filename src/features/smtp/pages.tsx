@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { mailRoute } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
@@ -37,7 +37,7 @@ const testForm = defineForm(SmtpModel.test, { to: formField.text })
  * for admins, the form (save), a test mail with the server's answer, and the way back to the
  * platform's server (revert, as the JSON DELETE). Scopes as on the API.
  */
-export function smtpPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createSmtpService(core)
   const path = '/app/workspaces/:workspace_id/settings/smtp'
 
@@ -56,6 +56,8 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, scopes, workspace: w }) =>
         html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/smtp"
             w={w}
             user={shellUser(principal)}
             heading="SMTP"

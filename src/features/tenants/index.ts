@@ -18,8 +18,8 @@ export const feature: Feature = {
       .use(tenantRoutes(core, auth))
       .use(tenantMemberRoutes(core, auth))
       .use(tenantBatchRoutes(core, auth)),
-  pages: ({ core, auth }) => tenantPages(core, auth),
-  nav: [{ label: 'Tenants', path: 'tenants', place: 'workspace' }],
+  pages: ({ core, auth, sidebar }) => tenantPages(core, auth, sidebar),
+  nav: [{ label: 'Tenants', path: 'tenants', place: 'sidebar', order: 30 }],
   teardown: deleteWorkspaceTenants,
   purges: [purgeExpiredTenantInvitations],
   identity: (core) => ({ tenantsOf: tenantsOf(core), accountSignedIn: joinInvitedTenants(core) }),

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
 import { listPageQuery, listPageUrl } from '../../shared/pages'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { Pager, SearchForm, WorkspacePage } from '../../shared/views/components'
+import { Pager, SearchForm, type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -55,7 +55,7 @@ const memberForm = defineForm(t.Object({ user: t.String({ minLength: 1, maxLengt
  * members added by email or id and removed, deleting it). Members of the workspace read; changes
  * take `workspace:write`, as on the API.
  */
-export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const tenantService = createTenantService(core)
   const members = createTenantMemberService(core)
   const params = WorkspaceModel.params
@@ -71,6 +71,8 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>) {
         const path = tenantsPath(w.id)
         return html(
           <WorkspacePage
+            nav={sidebar}
+            here="tenants"
             w={w}
             user={shellUser(principal)}
             heading="Tenants"

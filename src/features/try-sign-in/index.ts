@@ -8,7 +8,7 @@ import { deleteWorkspaceTrySignIns, purgeExpiredTrySignIns } from './service'
  */
 export const feature: Feature = {
   name: 'try-sign-in',
-  pages: ({ core, auth, identity }) => trySignInPages(core, auth, identity),
+  pages: ({ core, auth, identity, sidebar }) => trySignInPages(core, auth, identity, sidebar),
   purges: [purgeExpiredTrySignIns],
   teardown: deleteWorkspaceTrySignIns,
 }

@@ -3,6 +3,7 @@ import type { Core } from '../../core'
 import type { IdentityPlane } from '../../identity'
 import { AppError, appError } from '../../shared/errors'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
+import type { SidebarLink } from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { AuthModel } from '../auth/model'
 import { WorkspaceModel } from '../workspaces/model'
@@ -28,7 +29,12 @@ const sessionOf = (p: Principal): string => {
  * it, since it changes nothing of the workspace a viewer could not cause by signing in at any of
  * its apps, and it is how a viewer sees what users see.
  */
-export function trySignInPages(core: Core, auth: AuthPlugin<Workspace>, identity: IdentityPlane) {
+export function trySignInPages(
+  core: Core,
+  auth: AuthPlugin<Workspace>,
+  identity: IdentityPlane,
+  sidebar: SidebarLink[],
+) {
   const service = createTrySignInService(core, identity)
   return new Elysia({ name: 'try-sign-in-pages' })
     .use(auth)
@@ -44,10 +50,10 @@ export function trySignInPages(core: Core, auth: AuthPlugin<Workspace>, identity
         const user = shellUser(principal)
         try {
           const result = await service.finish(w, sessionOf(principal), query)
-          return html(<TryResultPage w={w} user={user} result={result} />, 200, NO_STORE)
+          return html(<TryResultPage w={w} user={user} nav={sidebar} result={result} />, 200, NO_STORE)
         } catch (e) {
           if (e instanceof AppError && e.status === 400) {
-            return html(<TryFailedPage w={w} user={user} message={e.message} />, 400, NO_STORE)
+            return html(<TryFailedPage w={w} user={user} nav={sidebar} message={e.message} />, 400, NO_STORE)
           }
           throw e
         }

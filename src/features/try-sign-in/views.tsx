@@ -1,4 +1,4 @@
-import { Alert, TrySignInButton, WorkspacePage } from '../../shared/views/components'
+import { Alert, type SidebarLink, TrySignInButton, WorkspacePage } from '../../shared/views/components'
 import type { ShellUser } from '../../shared/views/layout'
 import type { TryResult } from './service'
 
@@ -89,15 +89,19 @@ function TryAgain({ workspaceId }: { workspaceId: string }) {
 export function TryResultPage({
   w,
   user,
+  nav,
   result,
 }: {
   w: { id: string; name: string }
   user: ShellUser
+  nav: readonly SidebarLink[]
   result: TryResult
 }) {
   const { claims, userinfo } = result
   return (
     <WorkspacePage
+      nav={nav}
+      here="try"
       w={w}
       user={user}
       heading="Try sign-in: signed in"
@@ -162,14 +166,16 @@ export function TryResultPage({
 export function TryFailedPage({
   w,
   user,
+  nav,
   message,
 }: {
   w: { id: string; name: string }
   user: ShellUser
+  nav: readonly SidebarLink[]
   message: string
 }) {
   return (
-    <WorkspacePage w={w} user={user} heading="Try sign-in" title="try sign-in">
+    <WorkspacePage nav={nav} here="try" w={w} user={user} heading="Try sign-in" title="try sign-in">
       <Alert kind="error">
         <span safe>{message}</span>
       </Alert>

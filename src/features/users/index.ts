@@ -6,6 +6,6 @@ import { userRoutes } from './routes'
 export const feature: Feature = {
   name: 'users',
   routes: ({ core, auth }) => userRoutes(core, auth),
-  pages: ({ core, auth }) => userPages(core, auth),
-  nav: [{ label: 'Users', path: 'users', place: 'workspace' }],
+  pages: ({ core, auth, sidebar }) => userPages(core, auth, sidebar),
+  nav: [{ label: 'Users', path: 'users', place: 'sidebar', order: 20 }],
 }

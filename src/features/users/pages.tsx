@@ -10,6 +10,7 @@ import {
   NoMailBanner,
   Pager,
   SearchForm,
+  type SidebarLink,
   WorkspacePage,
 } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
@@ -27,7 +28,7 @@ const views = { detail: { tags: ['views'] } }
 const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: formField.text })
 
 /** Dashboard pages of a workspace's users: list with search and pages, invite, delete, reset MFA. */
-export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createUserService(core)
   const params = WorkspaceModel.params
 
@@ -46,6 +47,8 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>) {
         const mail = await mailStateOf(core, principal, w.id)
         return html(
           <WorkspacePage
+            nav={sidebar}
+            here="users"
             w={w}
             user={shellUser(principal)}
             heading="Users"

@@ -14,8 +14,8 @@ import { purgeWebhookRows } from './service'
 export const feature: Feature = {
   name: 'webhooks',
   routes: ({ core, auth }) => new Elysia({ name: 'webhooks' }).use(webhookRoutes(core, auth)),
-  pages: ({ core, auth }) => webhookPages(core, auth),
-  nav: [{ label: 'Webhooks', path: 'settings/webhooks', place: 'settings' }],
+  pages: ({ core, auth, sidebar }) => webhookPages(core, auth, sidebar),
+  nav: [{ label: 'Webhooks', path: 'settings/webhooks', place: 'sidebar', order: 60 }],
   jobs: () => webhookJobs(),
   purges: [purgeWebhookRows],
 }

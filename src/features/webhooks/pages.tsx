@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import { type Actor, type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { WorkspacePage } from '../../shared/views/components'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -47,7 +47,7 @@ const filterOf = (query: { status?: 'failed' }): LogFilter => (query.status === 
  * redelivering, reactivating, enabling or disabling, rotating the secret, deleting it). All of it
  * takes `workspace:write`, as on the API; a member without it is told so on the list page.
  */
-export function webhookPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function webhookPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createWebhookService(core)
   const path = '/app/workspaces/:workspace_id/settings/webhooks'
   const hookPath = `${path}/:webhook_id`
@@ -105,6 +105,8 @@ export function webhookPages(core: Core, auth: AuthPlugin<Workspace>) {
       async ({ principal, scopes, workspace: w }) =>
         html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/webhooks"
             w={w}
             user={shellUser(principal)}
             heading="Webhooks"

@@ -22,12 +22,16 @@ export const feature: Feature = {
   name: 'workspaces',
   routes: ({ core, auth }) =>
     new Elysia({ name: 'workspaces' }).use(workspaceRoutes(core, auth)).use(memberRoutes(core, auth)),
-  pages: ({ core, auth, nav }) =>
+  pages: ({ core, auth, nav, sidebar }) =>
     new Elysia({ name: 'workspaces-pages' })
-      .use(workspacePages(core, auth, nav))
-      .use(memberPages(core, auth))
+      .use(workspacePages(core, auth, nav, sidebar))
+      .use(memberPages(core, auth, sidebar))
       .use(invitationPages(core, auth)),
-  nav: [{ label: 'Members', path: 'settings/members', place: 'settings' }],
+  nav: [
+    { label: 'Overview', path: '', place: 'sidebar', order: 0 },
+    { label: 'Members', path: 'settings/members', place: 'sidebar', order: 40 },
+    { label: 'Settings', path: 'settings', place: 'sidebar', order: 80 },
+  ],
   provision: [
     {
       name: 'signing-keys',

@@ -3,7 +3,13 @@ import type { Core } from '../../core'
 import { AppError, appError, type ErrorCode } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
-import { HandOverLink, NO_STORE, NoMailBanner, WorkspacePage } from '../../shared/views/components'
+import {
+  HandOverLink,
+  NO_STORE,
+  NoMailBanner,
+  type SidebarLink,
+  WorkspacePage,
+} from '../../shared/views/components'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { mailStateOf } from '../mail/service'
 import { MemberErrors } from './errors'
@@ -32,7 +38,7 @@ const refused = (e: unknown, codes: ErrorCode[]): e is AppError =>
   e instanceof AppError && codes.some((c) => c.code === e.code)
 
 /** Settings → Members: the list, adding by email, changing roles, removing, cancelling invitations. */
-export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
+export function memberPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createMemberService(core)
 
   /** What the page offers follows the role as it is now (the guard only said "may read"). */
@@ -76,6 +82,8 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>) {
         const mail = await mailStateOf(core, principal, w.id)
         return html(
           <WorkspacePage
+            nav={sidebar}
+            here="settings/members"
             w={w}
             user={shellUser(principal)}
             heading="Members"

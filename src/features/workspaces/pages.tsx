@@ -6,14 +6,19 @@ import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import { NoMailBanner, TrySignInButton, WorkspacePage } from '../../shared/views/components'
 import { ADMINISTERS, Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
-import type { NavEntry } from '../feature'
-import { devOutboxSize, mailLeaves } from '../mail/service'
+import { createAppService } from '../apps/service'
+import { createBrandingService } from '../branding/service'
+import { entriesOf, type NavEntry } from '../feature'
+import { devOutboxSize, mailLeaves, mailRoute } from '../mail/service'
+import { createUserService } from '../users/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
 import { createMemberService } from './service.members'
 import {
   DeleteWorkspaceForm,
+  GettingStarted,
   NewWorkspaceForm,
+  type StartStep,
   StatusFragment,
   WorkspaceCards,
   WorkspaceFacts,
@@ -49,19 +54,60 @@ function AdminPanel({ outbox }: { outbox: number | null }) {
   )
 }
 
-/** Settings sections that later releases fill in. */
-const SETTINGS = ['Email (SMTP)', 'Branding', 'Billing']
-
 /**
  * Dashboard pages of SPEC's route table for workspaces (HTMX, server-rendered). `nav` is every
- * feature's entries: buttons on the workspace page, lines on its settings page.
+ * feature's entries (the `settings` ones are the lines of its settings page); `sidebar` is drawn on
+ * every workspace page.
  */
-export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: NavEntry[]) {
-  const buttons = nav.filter((e) => e.place === 'workspace')
-  const settings = nav.filter((e) => e.place === 'settings')
+export function workspacePages(
+  core: Core,
+  auth: AuthPlugin<Workspace>,
+  nav: NavEntry[],
+  sidebar: NavEntry[],
+) {
+  const settings = entriesOf(nav, 'settings')
 
   const service = createWorkspaceService(core)
   const members = createMemberService(core)
+  const apps = createAppService(core)
+  const users = createUserService(core)
+  const branding = createBrandingService(core)
+  /**
+   * The overview's checklist, read from the features' services (one read per step, in parallel).
+   * "Try sign-in" ticks once any user of the workspace has signed in: a try leaves no row of its
+   * own (its state is taken at the callback and expired ones are purged), and every finished try
+   * is a sign-in at the hosted pages, so the sign-in is the lasting trace; a real app's first
+   * sign-in proves the same. The first page of users answers both that and "a user exists".
+   */
+  const gettingStarted = async (w: Workspace): Promise<StartStep[]> => {
+    const at = (path: string) => `/app/workspaces/${w.id}${path ? `/${path}` : ''}`
+    const [appList, userPage, mail, look] = await Promise.all([
+      apps.list(w),
+      users.list(w, { limit: 50 }),
+      mailRoute(core, w.id),
+      branding.get(w),
+    ])
+    return [
+      { label: 'Create an app', href: at('apps'), done: appList.items.length > 0 },
+      {
+        label: 'Try sign-in',
+        href: at(''),
+        done: userPage.items.some((u) => u.last_sign_in_at !== null),
+      },
+      { label: 'Invite a user', href: at('users'), done: userPage.items.length > 0 },
+      // Mail is set up when it reaches people: the workspace's server or the platform's, not the outbox.
+      {
+        label: 'Set up mail',
+        href: at('settings/smtp'),
+        done: mail.via === 'workspace' || mail.via === 'platform',
+      },
+      {
+        label: 'Brand the sign-in pages',
+        href: at('settings/branding'),
+        done: Object.values(look).some((v) => v !== null),
+      },
+    ]
+  }
   /** Whether the danger zone is shown: owners and admins hold workspace:admin (DESIGN "Who may do what"). */
   const mayAdminister = async (w: Workspace, p: Principal) => {
     const role = p.kind === 'user' ? await members.roleOf(w.id, p.account.id) : undefined
@@ -159,42 +205,24 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
     )
     .get(
       '/app/workspaces/:workspace_id',
-      ({ principal, workspace: w }) =>
+      async ({ principal, workspace: w }) =>
         html(
-          <Shell title={w.name} user={shellUser(principal)} section="workspaces">
-            <p class="hint">
-              <a href="/app/workspaces">Workspaces</a> /
-            </p>
-            <div class="row">
-              <h1 safe>{w.name}</h1>
-              <span>
-                {buttons.map((e) => (
-                  <>
-                    <a class="btn secondary" href={`/app/workspaces/${w.id}/${e.path}`} safe>
-                      {e.label}
-                    </a>{' '}
-                  </>
-                ))}
-                <a class="btn secondary" href={`/app/workspaces/${w.id}/settings`}>
-                  Settings
-                </a>
-                {w.state === 'active' ? (
-                  <>
-                    {' '}
-                    <TrySignInButton workspaceId={w.id} />
-                  </>
-                ) : (
-                  ''
-                )}
-              </span>
-            </div>
+          <WorkspacePage nav={sidebar} here="" w={w} user={shellUser(principal)} heading={w.name} title="">
+            {w.state === 'active' ? (
+              <p>
+                <TrySignInButton workspaceId={w.id} />
+              </p>
+            ) : (
+              ''
+            )}
             <div class="panel">
               <StatusFragment w={w} />
             </div>
+            {w.state === 'active' ? <GettingStarted steps={await gettingStarted(w)} /> : ''}
             <div class="panel">
               <WorkspaceFacts w={w} issuer={issuerFor(core.config, w.id)} />
             </div>
-          </Shell>,
+          </WorkspacePage>,
         ),
       { params, scope: 'workspace:read', ...views },
     )
@@ -216,7 +244,14 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
       '/app/workspaces/:workspace_id/settings',
       async ({ principal, workspace: w }) =>
         html(
-          <WorkspacePage w={w} user={shellUser(principal)} heading="Settings" title="settings">
+          <WorkspacePage
+            nav={sidebar}
+            here="settings"
+            w={w}
+            user={shellUser(principal)}
+            heading="Settings"
+            title="settings"
+          >
             <div class="panel">
               <ul class="links">
                 {settings.map((e) => (
@@ -224,12 +259,6 @@ export function workspacePages(core: Core, auth: AuthPlugin<Workspace>, nav: Nav
                     <a href={`/app/workspaces/${w.id}/${e.path}`} safe>
                       {e.label}
                     </a>
-                  </li>
-                ))}
-                {SETTINGS.map((label) => (
-                  <li>
-                    <span safe>{label}</span>
-                    <span class="soon">coming soon</span>
                   </li>
                 ))}
               </ul>

@@ -200,3 +200,40 @@ export function DeleteWorkspaceForm({
     </form>
   )
 }
+
+/** One step of getting started: done or not, and the page that does it. */
+export interface StartStep {
+  label: string
+  href: string
+  done: boolean
+}
+
+/** The overview's getting-started checklist; each step ticks itself from the workspace's state. */
+export function GettingStarted({ steps }: { steps: StartStep[] }) {
+  const left = steps.filter((s) => !s.done).length
+  return (
+    <div class="panel" id="getting-started">
+      <h2>Getting started</h2>
+      <p class="hint" safe>
+        {left === 0 ? 'All done.' : `${steps.length - left} of ${steps.length} done.`}
+      </p>
+      <ul class="checklist">
+        {steps.map((s) => (
+          <li class={s.done ? 'done' : undefined}>
+            <span class="tick" aria-hidden="true">
+              {s.done ? '✓' : '○'}
+            </span>
+            <a href={s.href} safe>
+              {s.label}
+            </a>
+            {s.done ? (
+              <span class="visually-hidden"> (done)</span>
+            ) : (
+              <span class="visually-hidden"> (to do)</span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}

@@ -135,13 +135,61 @@ export function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
   )
 }
 
+/** An entry of the workspace sidebar: a path below `/app/workspaces/{id}/`, or one from `/`. */
+export interface SidebarLink {
+  label: string
+  path: string
+}
+
+/** The entry a page at `here` belongs to: the longest path that is `here` or a folder of it. */
+function currentOf(nav: readonly SidebarLink[], here: string): SidebarLink | undefined {
+  const within = (p: string) => (p === '' ? here === '' : here === p || here.startsWith(`${p}/`))
+  return nav
+    .filter((e) => !e.path.startsWith('/') && within(e.path))
+    .reduce<SidebarLink | undefined>(
+      (best, e) => (best && best.path.length >= e.path.length ? best : e),
+      undefined,
+    )
+}
+
+/** The workspace's sidebar (a scrolling tab bar on a narrow screen), its current page marked. */
+export function WorkspaceSidebar({
+  w,
+  nav,
+  here,
+}: {
+  w: { id: string }
+  nav: readonly SidebarLink[]
+  here: string
+}) {
+  const current = currentOf(nav, here)
+  const hrefOf = (path: string) =>
+    path.startsWith('/') ? path : `/app/workspaces/${w.id}${path === '' ? '' : `/${path}`}`
+  return (
+    <nav class="sidebar" aria-label="Workspace">
+      <ul>
+        {nav.map((e) => (
+          <li>
+            <a href={hrefOf(e.path)} aria-current={e === current ? 'page' : undefined} safe>
+              {e.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  )
+}
+
 /**
  * A page inside a workspace: the shell (title "<workspace> <title>", Workspaces current), the
- * crumb, the heading and, when given, the lead paragraph under it; the body follows.
+ * workspace sidebar (`nav`, the features' entries, with `here` the page's path below the
+ * workspace), the crumb, the heading and, when given, the lead paragraph under it; the body follows.
  */
 export function WorkspacePage({
   w,
   user,
+  nav,
+  here,
   heading,
   headingId,
   title = heading,
@@ -150,6 +198,9 @@ export function WorkspacePage({
 }: PropsWithChildren<{
   w: { id: string; name: string }
   user: ShellUser
+  nav: readonly SidebarLink[]
+  /** The page's path below `/app/workspaces/{id}/` (`` for the overview), which marks its entry. */
+  here: string
   /** The h1. */
   heading: string
   /** The h1's id, for a page whose htmx answers redraw it (out of band). */
@@ -159,13 +210,24 @@ export function WorkspacePage({
   lead?: JSX.Element
 }>) {
   return (
-    <Shell title={`${w.name} ${title}`} user={user} section="workspaces">
-      <WorkspaceCrumb w={w} />
-      <h1 id={headingId} safe>
-        {heading}
-      </h1>
-      {lead === undefined ? '' : <p class="lead">{lead}</p>}
-      {children}
+    <Shell title={title ? `${w.name} ${title}` : w.name} user={user} section="workspaces">
+      <div class="workspace">
+        <WorkspaceSidebar w={w} nav={nav} here={here} />
+        <div class="workspace-body">
+          {here === '' ? (
+            <p class="hint">
+              <a href="/app/workspaces">Workspaces</a> /
+            </p>
+          ) : (
+            <WorkspaceCrumb w={w} />
+          )}
+          <h1 id={headingId} safe>
+            {heading}
+          </h1>
+          {lead === undefined ? '' : <p class="lead">{lead}</p>}
+          {children}
+        </div>
+      </div>
     </Shell>
   )
 }
