@@ -459,14 +459,14 @@ describe('revocation', () => {
   })
 })
 
-describe("README's exchange example", () => {
+describe("docs/machine-keys.md's exchange example", () => {
   it('runs as written with a key file from SERVICE_MACHINE_KEY_PATH and lists the apps', async () => {
     // The server's clock is the real one here: the example signs with the system time.
     clock.set(Date.now())
     const { owner, ws } = await workspaceWithOwner()
     const created = await createKey(owner, ws, { scopes: ['workspace:read'] })
-    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
-    const example = /<!-- machine-key-example -->\n```ts\n([\s\S]+?)\n```/.exec(readme)?.[1]
+    const page = readFileSync(join(import.meta.dir, '..', 'docs', 'machine-keys.md'), 'utf8')
+    const example = /<!-- machine-key-example -->\n```ts\n([\s\S]+?)\n```/.exec(page)?.[1]
     expect(example).toContain('SERVICE_MACHINE_KEY_PATH')
     // Beside node_modules, so `jose` resolves as in a user's project.
     const dir = mkdtempSync(join(import.meta.dir, '..', '.readme-example-'))

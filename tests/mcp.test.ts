@@ -357,9 +357,8 @@ describe('gatehouse mcp --http', () => {
   })
 })
 
-describe('README "Agents (MCP)"', () => {
-  const readme = readFileSync(join(import.meta.dir, '../README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## Agents (MCP)'), readme.indexOf('## Webhooks'))
+describe('docs/mcp.md', () => {
+  const section = readFileSync(join(import.meta.dir, '../docs/mcp.md'), 'utf8')
   /** The tool names a row of the scope table lists. */
   const row = (scope: string) => {
     const line = section.split('\n').find((l) => l.startsWith(`| \`${scope}\` |`))!

@@ -677,10 +677,10 @@ describe('a failing endpoint', () => {
   })
 })
 
-describe("README's verification example", () => {
+describe("docs/webhooks.md's verification example", () => {
   it('accepts a real delivery with the secret the API gave, and refuses it tampered, stale or with another secret', async () => {
-    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
-    const example = /<!-- webhook-verify-example -->\n```ts\n([\s\S]+?)\n```/.exec(readme)?.[1]
+    const page = readFileSync(join(import.meta.dir, '..', 'docs', 'webhooks.md'), 'utf8')
+    const example = /<!-- webhook-verify-example -->\n```ts\n([\s\S]+?)\n```/.exec(page)?.[1]
     expect(example).toContain('export function verifyWebhook')
     const dir = mkdtempSync(join(tmpdir(), 'readme-webhook-'))
     try {

@@ -15,7 +15,7 @@
 //   front    log + request.url and a route remembered per URL (what the front door does)
 //   loaded   front, in a process that also runs a whole Gatehouse node (SQLite): the process's floor
 //   paced    loaded, with the front door's eden collection every 2,000 requests (src/shared/nursery.ts)
-// It shows where the discovery/JWKS target of 0.80 of `bare` stands (README "Performance").
+// It shows where the discovery/JWKS target of 0.80 of `bare` stands (docs/performance.md).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

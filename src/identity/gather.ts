@@ -45,7 +45,7 @@ export function gathered<K, V>(
  * a key is read alone as before; when many cold instances are asked at once (a node's restart, a
  * sweep over all of them) their reads share a round trip. On PostgreSQL a round trip costs the
  * server and the database tens of µs of CPU whether it carries one row or ten: touching 10,000
- * cold instances 8 at a time, the database's CPU per instance fell by 30% (README "Performance").
+ * cold instances 8 at a time, the database's CPU per instance fell by 30% (docs/performance.md).
  * `readMany` answers in the order of its keys; a failed read fails every key of it, not the next.
  * Not for reads inside a transaction: on SQLite a read from outside one waits for its end, and a key
  * asked inside it would wait for that read (none of the three is: they serve requests, not writes).

@@ -71,7 +71,7 @@ export function instanceAddressing(config: Config): InstanceAddressing {
  * without reading again. Every write of the product forgets it at once, in whichever thread or node
  * it runs (`core.instances`: NOTIFY on PostgreSQL, a channel between the threads on SQLite); this
  * bounds how late a row changed by hand is seen. Long enough that tokens spread at random over
- * thousands of workspaces do not read each one's state and client again (README "Performance").
+ * thousands of workspaces do not read each one's state and client again (docs/performance.md).
  */
 export const MEMO_MS = 30_000
 

@@ -15,7 +15,7 @@ import { identityCsp } from './security-headers'
 const INSTANCE_TTL_MS = 5 * 60_000
 
 /**
- * Instances held at most: every active one of a large node (a few KiB each, README "Performance").
+ * Instances held at most: every active one of a large node (a few KiB each, docs/performance.md).
  * lru-cache allocates its slots up front: about 0.5 MiB for these.
  */
 const HELD_INSTANCES = 20_000

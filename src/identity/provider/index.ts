@@ -36,7 +36,7 @@ const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
  * what differs per instance is read from the request's instance (`current()`, served.ts): the
  * issuer, the signing keys and JWKS, the cookie keys and the long cookies' path, the adapter
  * (clients and payloads), the account finder, prompts, resources and session lifetime. One
- * Provider per instance held ~76 KiB each and could not hold 10,000 (README "Performance").
+ * Provider per instance held ~76 KiB each and could not hold 10,000 (docs/performance.md).
  * Client secrets are compared as SHA-256 digests; a rotated one's previous digest is accepted
  * beside the new until its grace ends.
  */

@@ -11,7 +11,7 @@ import { InstanceSigningKey } from './signing-keys'
 /**
  * Everything of one instance the shared Provider reads (shared.ts): its issuer, keys and cookie
  * keys, the clients and payloads of its adapter, and the login policy its prompts and session
- * lifetime follow. A few KiB, so a node holds every active instance (README "Performance").
+ * lifetime follow. A few KiB, so a node holds every active instance (docs/performance.md).
  */
 export interface ServedInstance {
   id: string
