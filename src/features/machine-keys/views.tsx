@@ -201,7 +201,8 @@ function KeyReveal({ created }: { created: Created }) {
         </button>
       </p>
       <p class="hint">
-        Point <code>SERVICE_MACHINE_KEY_PATH</code> at the file; the README shows the token exchange.
+        Point <code>SERVICE_MACHINE_KEY_PATH</code> at the file; <code>docs/machine-keys.md</code> (in the
+        Gatehouse source) shows the token exchange.
       </p>
     </div>
   )
