@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { loginRequestKey, parseLoginCookie } from '../src/features/auth/login-binding'
+import { loginVerifierContext } from '../src/features/auth/service'
+import { pkceS256 } from '../src/shared/crypto'
 import { testApp } from './support/app'
 import { Agent } from './support/browserless'
 import { startTestServer, type TestServer } from './support/server'
@@ -104,6 +107,49 @@ describe('a callback URL opened in another browser (login CSRF)', () => {
     expect(html).toContain('another browser')
     expect(html).toContain('href="/v1/auth/login"')
     expect((await alice.agent.request(url)).status).toBe(303)
+  })
+})
+
+describe('the stored login transaction', () => {
+  /** A login `agent` starts, up to its callback URL (not opened): the PKCE challenge it sent and its row. */
+  async function startedLogin(agent: Agent) {
+    const authorize = new URL((await agent.request('/v1/auth/login')).headers.get('location')!)
+    const url = (await agent.follow(authorize, {}, atCallback)).url
+    const secret = parseLoginCookie(agent.cookie('gh_login')).at(-1)!
+    const key = loginRequestKey(secret, url.searchParams.get('state')!)
+    const rows = await server.core.store.query<{ code_verifier: string }>(
+      'SELECT code_verifier FROM login_requests WHERE state = $1',
+      [key],
+    )
+    expect(rows).toHaveLength(1)
+    return {
+      url,
+      key,
+      challenge: authorize.searchParams.get('code_challenge')!,
+      stored: rows[0]!.code_verifier,
+    }
+  }
+
+  it('holds the PKCE verifier sealed: a reader of the store cannot redeem a code with it', async () => {
+    const { url, challenge, stored } = await startedLogin(alice.agent)
+    expect(stored).toStartWith('v1.')
+    expect(pkceS256(stored)).not.toBe(challenge)
+    expect((await alice.agent.request(url)).status).toBe(303)
+  })
+
+  it('refuses a row stored plain before verifiers were sealed: that sign-in starts again', async () => {
+    const { url, key, challenge, stored } = await startedLogin(alice.agent)
+    // The row as the release before wrote it: the verifier itself.
+    const plain = server.core.secrets.open(stored, loginVerifierContext(key))
+    expect(pkceS256(plain)).toBe(challenge)
+    await server.core.store.query('UPDATE login_requests SET code_verifier = $1 WHERE state = $2', [
+      plain,
+      key,
+    ])
+    const res = await alice.agent.request(url)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { detail: string }).detail).toContain('Start again')
+    expect(sessionCookieIn(res)).toBeUndefined()
   })
 })
 

@@ -65,7 +65,7 @@ async function loginRequest() {
   const state = randomToken(16)
   await t.core.db
     .insert(loginRequests)
-    .values({ state, nonce: 'n', codeVerifier: 'v', next: null, createdAt: t.core.clock.now() })
+    .values({ state, nonce: 'n', codeVerifierSealed: 'v', next: null, createdAt: t.core.clock.now() })
   return state
 }
 
@@ -74,7 +74,7 @@ async function trySignIn() {
   const key = randomToken(16)
   await t.core.db
     .insert(trySignIns)
-    .values({ key, workspaceId: 'ws', nonce: 'n', codeVerifier: 'v', createdAt: t.core.clock.now() })
+    .values({ key, workspaceId: 'ws', nonce: 'n', codeVerifierSealed: 'v', createdAt: t.core.clock.now() })
   return key
 }
 

@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { signUp } from '../src/identity'
 import { settled, signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
+import { besidesRefusals, collectConsoleErrors } from './support/page-checks'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser } from './support/users'
 
 // Issue 26, item 1 (the dashboard): the Tenants page of a workspace in headless Chromium — create
 // (inline errors from the API's model, a taken slug at its field), search and pages, a tenant's
 // page with its members added by email and by id and removed, and deleting the tenant behind a
-// confirmation. One browser and one server for the file.
+// confirmation. One browser and one server for the file. Issue 57 item 6: the counts over the
+// tenants and the members follow a create, an add and a remove without a reload.
 
 let server: TestServer
 
@@ -35,12 +37,16 @@ describe("a workspace's tenants in the dashboard", () => {
     const tenantsUrl = `${server.baseUrl}/app/workspaces/${ws}/tenants`
 
     const { context, page, errors } = await signedInPage(server.baseUrl, owner)
+    const problems = await collectConsoleErrors(page)
+    const tenantCount = () => page.locator('#tenant-count').textContent()
+    const memberCount = () => page.locator('#tenant-member-count').textContent()
 
     // From the workspace page to its tenants.
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)
     await page.getByRole('link', { name: 'Tenants', exact: true }).click()
     await page.waitForURL(tenantsUrl)
     await page.getByText('No tenants yet.').waitFor()
+    expect(await tenantCount()).toBe('0 tenants')
 
     // The model's rules at their fields (the browser's own checks off, as a script would send).
     await page.evaluate(() => document.querySelector('#tenant-form')?.setAttribute('novalidate', ''))
@@ -63,6 +69,7 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.locator('#tenant-rows tr', { hasText: 'acme' }).waitFor()
     expect(await page.getByText('No tenants yet.').count()).toBe(0)
     expect(await page.getByLabel('Name').inputValue()).toBe('')
+    expect(await tenantCount()).toBe('1 tenant')
 
     // A slug the workspace has is refused at its field, the values kept.
     await page.getByLabel('Name').fill('Another Acme')
@@ -71,6 +78,7 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.locator('#tenant-slug-error', { hasText: 'already exists' }).waitFor()
     await settled(page)
     expect(await page.getByLabel('Name').inputValue()).toBe('Another Acme')
+    expect(await tenantCount()).toBe('1 tenant')
 
     // Enough tenants for a second page (50 a page), through the batch API; then a search.
     const more = Array.from({ length: 50 }, (_, i) => ({
@@ -97,17 +105,20 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.getByRole('heading', { name: 'Acme Inc.' }).waitFor()
     await page.getByText('"plan": "gold"').waitFor()
     await page.getByText('No members yet.').waitFor()
+    expect(await memberCount()).toBe('0 members')
 
     // Members by email (any case) and by id; an unknown one and a repeat are refused at the field.
     await page.getByLabel('Email or user id').fill('ADA@example.com')
     await page.getByRole('button', { name: 'Add member' }).click()
     await page.getByText('ada@example.com is now a member.').waitFor()
     await settled(page)
+    expect(await memberCount()).toBe('1 member')
     await page.getByLabel('Email or user id').fill(bob.id)
     await page.getByRole('button', { name: 'Add member' }).click()
     await page.getByText('bob@example.com is now a member.').waitFor()
     await settled(page)
     await expect(page.locator('#tenant-member-rows tr').count()).resolves.toBe(2)
+    expect(await memberCount()).toBe('2 members')
     await page.getByLabel('Email or user id').fill('nobody@example.com')
     await page.getByRole('button', { name: 'Add member' }).click()
     await page
@@ -133,6 +144,7 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.getByRole('button', { name: 'Remove Ada' }).click()
     await adaRow.waitFor({ state: 'detached' })
     expect(asked).toBe('Remove Ada from this tenant?')
+    expect(await memberCount()).toBe('1 member')
     await page.reload()
     await expect(page.locator('#tenant-member-rows tr').count()).resolves.toBe(1)
     const acme = (await json(platform.agent, 'GET', `/v1/workspaces/${ws}/tenants?q=acme`)).body.items[0]
@@ -147,6 +159,7 @@ describe("a workspace's tenants in the dashboard", () => {
     expect((await json(platform.agent, 'GET', `/v1/workspaces/${ws}/tenants/${acme.id}`)).status).toBe(404)
 
     expect(errors).toEqual([])
+    expect(besidesRefusals(await problems(), [404, 409, 422])).toEqual([])
     await context.close()
   }, 90_000)
 })

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { count } from 'drizzle-orm'
 import { Secret, TOTP } from 'otpauth'
 import { trySignIns } from '../src/features/try-sign-in/schema'
+import { tryVerifierContext } from '../src/features/try-sign-in/service'
 import { workspaceMembers } from '../src/features/workspaces/schema'
 import { findAccountByEmail } from '../src/identity'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
+import { pkceS256 } from '../src/shared/crypto'
 import { Agent } from './support/browserless'
 import { activeWorkspace, registerApp } from './support/instances'
 import { setPolicy } from './support/policy'
@@ -220,5 +222,52 @@ describe('Try sign-in', () => {
     expect(shownJson(html, 'try-claims-json').amr).toEqual(['pwd', 'otp'])
     expect(html).toContain('<code>otp</code>: <span>one-time code')
     expect(html).toContain('A second factor was used.')
+  })
+})
+
+describe("a try's stored row", () => {
+  /** A new try of the owner at the other workspace, alone in the store: the PKCE challenge it sent and its row. */
+  async function startedTry() {
+    await server.core.store.query('DELETE FROM try_sign_ins', [])
+    const authorize = await startTry(owner, other)
+    const rows = await server.core.store.query<{ key: string; code_verifier: string }>(
+      'SELECT key, code_verifier FROM try_sign_ins',
+      [],
+    )
+    expect(rows).toHaveLength(1)
+    return { authorize, challenge: authorize.searchParams.get('code_challenge')!, ...rows[0]! }
+  }
+  const katherine = { email: 'katherine@example.com', password: 'a long password 1', name: '' }
+  const atOtherCallback = (u: URL) => u.pathname === callbackPath(other)
+  it('holds the PKCE verifier sealed: a reader of the store cannot redeem a code with it', async () => {
+    const { authorize, challenge, code_verifier: stored } = await startedTry()
+    expect(stored).toStartWith('v1.')
+    expect(pkceS256(stored)).not.toBe(challenge)
+    const back = await signUpEndUser(
+      owner.agent,
+      authorize,
+      katherine,
+      `${server.baseUrl}${callbackPath(other)}`,
+    )
+    const res = await owner.agent.request(back)
+    expect(res.status).toBe(200)
+    expect(shownJson(await res.text(), 'try-claims-json').email).toBe('katherine@example.com')
+  })
+
+  it('refuses a row stored plain before verifiers were sealed: the try starts again', async () => {
+    const { authorize, challenge, key, code_verifier: stored } = await startedTry()
+    // The row as the release before wrote it: the verifier itself.
+    const plain = server.core.secrets.open(stored, tryVerifierContext(key))
+    expect(pkceS256(plain)).toBe(challenge)
+    await server.core.store.query('UPDATE try_sign_ins SET code_verifier = $1 WHERE key = $2', [plain, key])
+    // A real code for this try (prompt=login: the sign-in form again), so only the row can refuse it.
+    const page = await owner.agent.follow(authorize, {}, atOtherCallback)
+    const fields = { email: katherine.email, password: katherine.password }
+    const back = await owner.agent.submit(await page.res.text(), page.url, '/login', fields, atOtherCallback)
+    expect(back.url.searchParams.get('code')).toBeTruthy()
+    const res = await owner.agent.request(back.url)
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('expired')
+    expect((await server.core.db.select({ n: count() }).from(trySignIns))[0]!.n).toBe(0)
   })
 })

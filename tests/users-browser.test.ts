@@ -4,11 +4,13 @@ import { inviteAccount, listAccounts } from '../src/identity'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
 import { signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
+import { besidesRefusals, collectConsoleErrors } from './support/page-checks'
 import { startTestServer, type TestServer } from './support/server'
 import { json, signUpUser } from './support/users'
 
 // Issue 20, item 5 (users): the dashboard's users page in headless Chromium — invite (inline
 // errors, the new row joining the table), search, pages, reset MFA and delete with a confirmation.
+// Issue 57 item 6: the count above the table follows an invitation and a delete without a reload.
 
 let server: TestServer
 
@@ -24,12 +26,15 @@ describe("a workspace's users in the dashboard", () => {
     const ws = await activeWorkspace(server.core, platform.id)
 
     const { context, page, errors } = await signedInPage(server.baseUrl, owner)
+    const problems = await collectConsoleErrors(page)
+    const shownCount = () => page.locator('#user-count').textContent()
 
     // From the workspace page to its users.
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)
     await page.getByRole('link', { name: 'Users', exact: true }).click()
     await page.waitForURL(`${server.baseUrl}/app/workspaces/${ws}/users`)
     await page.getByText('No users yet').waitFor()
+    expect(await shownCount()).toBe('0 users')
 
     // Inline errors: the model's rule, then the 409 of a known address, at the email field.
     await page.getByLabel('Email').fill('not-an-address')
@@ -49,14 +54,21 @@ describe("a workspace's users in the dashboard", () => {
     expect(await page.getByText('No users yet').count()).toBe(0)
     // The form was emptied for the next one.
     expect(await page.getByLabel('Email').inputValue()).toBe('')
+    expect(await shownCount()).toBe('1 user')
+    // A second one in a row: its row and count find their places too (no htmx:oobErrorNoTarget).
+    await page.getByLabel('Email').fill('grace@example.com')
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.locator('#user-rows tr', { hasText: 'grace@example.com' }).waitFor()
+    expect(await shownCount()).toBe('2 users')
 
     await page.getByLabel('Email').fill('JEAN@example.com')
     await page.getByRole('button', { name: 'Send invitation' }).click()
     await page.locator('#invite-email-error', { hasText: 'already exists' }).waitFor()
     expect(await page.getByLabel('Email').inputValue()).toBe('JEAN@example.com')
+    expect(await shownCount()).toBe('2 users')
 
     // Enough users for a second page (50 a page).
-    for (let i = 0; i < 50; i++) {
+    for (let i = 0; i < 49; i++) {
       const n = String(i).padStart(2, '0')
       await inviteAccount(
         server.core,
@@ -71,7 +83,7 @@ describe("a workspace's users in the dashboard", () => {
     await page.getByRole('link', { name: 'Next page' }).click()
     await page.waitForURL(/cursor=/)
     await expect(page.locator('#user-rows tr').count()).resolves.toBe(1)
-    await page.locator('#user-rows tr', { hasText: 'user49@example.com' }).waitFor()
+    await page.locator('#user-rows tr', { hasText: 'user48@example.com' }).waitFor()
 
     // Search by a name prefix, in another case.
     await page.getByLabel('Search').fill('jean s')
@@ -110,10 +122,19 @@ describe("a workspace's users in the dashboard", () => {
     await page.getByRole('button', { name: 'Delete Jean Sammet' }).click()
     await jean.waitFor({ state: 'detached' })
     expect(asked).toBe('Delete Jean Sammet? They are signed out everywhere at once.')
+    // Counted as the page lists: within its search.
+    expect(await shownCount()).toBe('0 users found')
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}/users`)
+    expect(await shownCount()).toBe('50 users')
+    page.once('dialog', (d) => void d.accept())
+    await page.getByRole('button', { name: 'Delete User 00' }).click()
+    await page.locator('#user-rows tr', { hasText: 'user00@example.com' }).waitFor({ state: 'detached' })
+    expect(await shownCount()).toBe('49 users')
     const left = await json(platform.agent, 'GET', `/v1/workspaces/${ws}/users?q=jean`)
     expect(left.body).toEqual({ items: [], total: 0, next_cursor: null })
 
     expect(errors).toEqual([])
+    expect(besidesRefusals(await problems(), [409, 422])).toEqual([])
     await context.close()
   }, 60_000)
 })

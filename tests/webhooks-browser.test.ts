@@ -224,10 +224,13 @@ describe('Settings → Webhooks in the dashboard', () => {
     await page.locator(`#webhook-${hookId}`).getByRole('link').click()
     await page.waitForURL(hookUrl)
     await page.getByText('No deliveries yet').waitFor()
+    expect(await page.locator('#delivery-count').textContent()).toBe('0 deliveries')
     await act('Send test')
     expect(await page.locator('#webhook-done').textContent()).toMatch(
       /^Test event evt_[0-9A-Z]{26} queued\.$/,
     )
+    // The log's count is redrawn with it (issue 57: counters follow an add without a reload).
+    expect(await page.locator('#delivery-count').textContent()).toBe('1 delivery')
     expect(await cell(logRow(page), 0).textContent()).toContain('webhook.test')
     expect(await logRow(page).locator('.badge').textContent()).toBe('queued')
 

@@ -15,8 +15,10 @@ export const PageErrors = defineErrorCodes({
 })
 
 /** What a person types into a search box: no control characters (PostgreSQL refuses a NUL in text). */
+const SEARCH_MAX = 320
+const SEARCH_PATTERN = '^[^\\u0000-\\u001f\\u007f]*$'
 const searchText = (description?: string) =>
-  t.String({ maxLength: 320, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description })
+  t.String({ maxLength: SEARCH_MAX, pattern: SEARCH_PATTERN, description })
 
 /** The query of a pageable list searched by prefix (`q`). */
 export const pageQuery = (q: string) =>
@@ -33,6 +35,17 @@ export const listPageQuery = t.Object({
   q: t.Optional(searchText()),
   cursor: t.Optional(t.String({ maxLength: 200 })),
 })
+
+/**
+ * The search of the list page an htmx request was sent from (`q` of its HX-Current-URL), so a
+ * count the answer redraws counts what that page lists; '' when none, or not a search a person
+ * could type (the header is the client's word, held to the search box's rule).
+ */
+export function searchOfPage(request: Request): string {
+  const at = URL.parse(request.headers.get('hx-current-url') ?? '')
+  const q = at?.searchParams.get('q')?.trim() ?? ''
+  return q.length <= SEARCH_MAX && new RegExp(SEARCH_PATTERN).test(q) ? q : ''
+}
 
 /** A list page's URL with its search and cursor, the empty ones left out. */
 export function listPageUrl(path: string, query: { q?: string; cursor?: string | null }): string {

@@ -47,6 +47,15 @@ export async function collectConsoleErrors(page: Page): Promise<() => Promise<st
   }
 }
 
+/**
+ * What `collectConsoleErrors` recorded less the refusals a test provokes on purpose: a form sent
+ * with a mistake is answered 4xx (422, 409), for which Chromium and htmx each log a line.
+ */
+export function besidesRefusals(problems: string[], statuses: number[]): string[] {
+  const refused = new RegExp(`(status of|Response Status Error Code) (${statuses.join('|')})\\b`)
+  return problems.filter((p) => !refused.test(p))
+}
+
 /** One axe-core finding, as a failing test prints it. */
 export interface AccessibilityViolation {
   rule: string

@@ -20,11 +20,15 @@ export const sessions = table(
   (t) => [index('sessions_account_idx').on(t.accountId)],
 )
 
-/** Pending control-plane logins: state, nonce and PKCE verifier between /login and /callback. */
+/**
+ * Pending control-plane logins: state, nonce and PKCE verifier between /login and /callback. The
+ * verifier is sealed (with a code, it is what redeems a login); the nonce is not a secret: it
+ * travels in the authorization URL and comes back in the ID token.
+ */
 export const loginRequests = table('login_requests', {
   state: text('state').primaryKey(),
   nonce: text('nonce').notNull(),
-  codeVerifier: text('code_verifier').notNull(),
+  codeVerifierSealed: text('code_verifier').notNull(),
   next: text('next'),
   createdAt: epochMs('created_at').notNull(),
 })

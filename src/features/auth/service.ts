@@ -62,10 +62,26 @@ function isLocalPath(path: string, origin: string): boolean {
 
 type LoginRequest = typeof loginRequests.$inferSelect
 
+/** The AAD of a login's sealed PKCE verifier: its row's key, so a sealed value moved to another row does not open. */
+export const loginVerifierContext = (key: string) => `login-verifier:${key}`
+
 /** Deletes and answers the one row among `keys`: at most one exists, since each key hashes a random secret. */
 async function takeLoginRequestRow(core: Core, keys: string[]): Promise<LoginRequest | undefined> {
   const [row] = await core.db.delete(loginRequests).where(inArray(loginRequests.state, keys)).returning()
   return row
+}
+
+/**
+ * The login's PKCE verifier. A row that does not open was written plain before verifiers were sealed
+ * (or altered): it lives minutes, so that sign-in is refused as expired and starts again, rather
+ * than a plain value being trusted.
+ */
+function openVerifier(core: Core, request: LoginRequest): string {
+  try {
+    return core.secrets.open(request.codeVerifierSealed, loginVerifierContext(request.state))
+  } catch {
+    throw appError(AuthErrors.LOGIN_EXPIRED, 400)
+  }
 }
 
 export interface AuthServiceDeps {
@@ -108,10 +124,11 @@ export function createAuthService({ core, identity }: AuthServiceDeps) {
       const state = randomToken(24)
       const nonce = randomToken(24)
       const codeVerifier = randomToken(48)
+      const key = loginRequestKey(secret, state)
       await core.db.insert(loginRequests).values({
-        state: loginRequestKey(secret, state),
+        state: key,
         nonce,
-        codeVerifier,
+        codeVerifierSealed: core.secrets.seal(codeVerifier, loginVerifierContext(key)),
         next: safeNext(input.next, core.config.baseUrl),
         createdAt: now,
       })
@@ -167,7 +184,7 @@ export function createAuthService({ core, identity }: AuthServiceDeps) {
           grant_type: 'authorization_code',
           code: query.code,
           redirect_uri: platform.redirectUri,
-          code_verifier: request.codeVerifier,
+          code_verifier: openVerifier(core, request),
         },
         { authorization: basic },
       )

@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
-import { listPageQuery, listPageUrl } from '../../shared/pages'
+import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
-import { Pager, SearchForm, type SidebarLink, WorkspacePage } from '../../shared/views/components'
+import { ListCount, Pager, SearchForm, type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -25,6 +25,8 @@ import {
 } from './views'
 
 const views = { detail: { tags: ['views'] } }
+const TENANTS = ['tenant', 'tenants'] as const
+const MEMBERS = ['member', 'members'] as const
 
 /** A textarea of JSON: parsed for the model to check; what does not parse is kept as text, which it refuses. */
 const jsonField: FormField = {
@@ -60,6 +62,16 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
   const members = createTenantMemberService(core)
   const params = WorkspaceModel.params
   const tenantParams = TenantModel.params
+  // The counts over the tables, again (out of band) after a create, an add or a remove.
+  const TenantCountAgain = async ({ w, request }: { w: Workspace; request: Request }) => {
+    const q = searchOfPage(request)
+    const { total } = await tenantService.list(w, 'all', { q, limit: 1 })
+    return <ListCount id="tenant-count" total={total} noun={TENANTS} found={q !== ''} oob />
+  }
+  const MemberCountAgain = async ({ w, tenantId }: { w: Workspace; tenantId: string }) => {
+    const { total } = await members.list(w, 'all', tenantId, { limit: 1 })
+    return <ListCount id="tenant-member-count" total={total} noun={MEMBERS} oob />
+  }
 
   return new Elysia({ name: 'tenant-pages' })
     .use(auth)
@@ -86,11 +98,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
           >
             <div class="panel">
               <SearchForm prefix="tenant" action={path} q={q} placeholder="Slug or name" />
-              <p
-                class="hint"
-                id="tenant-count"
-                safe
-              >{`${page.total} ${page.total === 1 ? 'tenant' : 'tenants'}${q ? ' found' : ''}`}</p>
+              <ListCount id="tenant-count" total={page.total} noun={TENANTS} found={q !== ''} />
               <TenantTable workspaceId={w.id} tenants={page.items} q={q} />
               <Pager
                 nextId="tenants-next"
@@ -115,7 +123,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
     )
     .post(
       '/app/workspaces/:workspace_id/tenants',
-      async ({ actor, workspace: w, body }) => {
+      async ({ actor, workspace: w, body, request }) => {
         try {
           const sent = await createForm.submit(body, (input) => tenantService.create(w, actor, input))
           if (!sent.ok)
@@ -123,7 +131,12 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
               <CreateTenantForm workspaceId={w.id} values={sent.values} errors={sent.errors} />,
               422,
             )
-          return html(<TenantCreated workspaceId={w.id} tenant={sent.result} />)
+          return html(
+            <>
+              <TenantCreated workspaceId={w.id} tenant={sent.result} />
+              <TenantCountAgain w={w} request={request} />
+            </>,
+          )
         } catch (e) {
           // A slug the workspace has is a 409 at the slug field: shown there like a rule it breaks.
           if (!(e instanceof AppError) || e.code !== TenantErrors.SLUG_TAKEN.code) throw e
@@ -159,9 +172,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
             </div>
             <div class="panel">
               <h2>Members</h2>
-              <p class="hint" id="tenant-member-count" safe>
-                {`${page.total} ${page.total === 1 ? 'member' : 'members'}`}
-              </p>
+              <ListCount id="tenant-member-count" total={page.total} noun={MEMBERS} />
               <MemberTable path={path} members={page.items} write={write} />
               <Pager
                 nextId="tenant-members-next"
@@ -215,7 +226,12 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
           )
           if (!sent.ok)
             return html(<AddMemberForm path={path} value={sent.values.user} error={sent.errors.user} />, 422)
-          return html(<MemberAdded path={path} member={sent.result} />)
+          return html(
+            <>
+              <MemberAdded path={path} member={sent.result} />
+              <MemberCountAgain w={w} tenantId={p.tenant_id} />
+            </>,
+          )
         } catch (e) {
           const known = [
             TenantErrors.USER_NOT_FOUND,
@@ -235,8 +251,8 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
       '/app/workspaces/:workspace_id/tenants/:tenant_id/members/:user_id',
       async ({ actor, workspace: w, params: p }) => {
         await members.remove(w, actor, 'all', p.tenant_id, p.user_id)
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
+        // Nothing but the count: htmx swaps the row out (a 204 would leave it in place).
+        return html(<MemberCountAgain w={w} tenantId={p.tenant_id} />)
       },
       { params: TenantModel.memberParams, scope: 'workspace:write', ...views },
     )

@@ -15,6 +15,9 @@ export const TRY_SIGN_IN_TTL_MS = 10 * 60_000
 /** The row of a try: neither the session alone nor the state alone finds it (login CSRF, RFC 6749 §10.12). */
 const tryKey = (sessionHash: string, state: string) => sha256Hex(`${sessionHash}.${state}`)
 
+/** The AAD of a try's sealed PKCE verifier: its row's key, so a sealed value moved to another row does not open. */
+export const tryVerifierContext = (key: string) => `try-verifier:${key}`
+
 export interface CallbackQuery {
   code?: string
   state?: string
@@ -48,6 +51,19 @@ export function createTrySignInService(core: Core, identity: IdentityPlane) {
     return { status: res.status, body: (await res.json()) as Record<string, unknown> }
   }
 
+  /**
+   * The try's PKCE verifier. A row that does not open was written plain before verifiers were
+   * sealed (or altered): it lives minutes, so that try is refused as expired and runs again, rather
+   * than a plain value being trusted.
+   */
+  function openVerifier(row: typeof trySignIns.$inferSelect): string {
+    try {
+      return core.secrets.open(row.codeVerifierSealed, tryVerifierContext(row.key))
+    } catch {
+      throw appError(TrySignInErrors.EXPIRED, 400)
+    }
+  }
+
   return {
     /** The authorization request of a new try in this dashboard session. */
     async start(workspace: Workspace, sessionHash: string): Promise<string> {
@@ -56,11 +72,12 @@ export function createTrySignInService(core: Core, identity: IdentityPlane) {
       const state = randomToken(24)
       const nonce = randomToken(24)
       const codeVerifier = randomToken(48)
+      const key = tryKey(sessionHash, state)
       await core.db.insert(trySignIns).values({
-        key: tryKey(sessionHash, state),
+        key,
         workspaceId: workspace.id,
         nonce,
-        codeVerifier,
+        codeVerifierSealed: core.secrets.seal(codeVerifier, tryVerifierContext(key)),
         createdAt: core.clock.now(),
       })
       const params = new URLSearchParams({
@@ -93,6 +110,7 @@ export function createTrySignInService(core: Core, identity: IdentityPlane) {
       if (!row || row.createdAt < core.clock.now() - TRY_SIGN_IN_TTL_MS) {
         throw appError(TrySignInErrors.EXPIRED, 400)
       }
+      const codeVerifier = openVerifier(row)
       const client = tryClient(core, workspace.id)
       // RFC 9207 §2.4: an answer that names another issuer is not this instance's.
       if (query.iss !== undefined && query.iss !== client.issuer) throw appError(TrySignInErrors.FAILED, 400)
@@ -106,7 +124,7 @@ export function createTrySignInService(core: Core, identity: IdentityPlane) {
         grant_type: 'authorization_code',
         code: query.code,
         redirect_uri: client.redirectUri,
-        code_verifier: row.codeVerifier,
+        code_verifier: codeVerifier,
         client_id: client.clientId,
       })
       const { id_token: idToken, access_token: accessToken } = token.body

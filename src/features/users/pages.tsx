@@ -2,10 +2,11 @@ import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
-import { listPageQuery, listPageUrl } from '../../shared/pages'
+import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
 import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
 import {
   HandOverLink,
+  ListCount,
   NO_STORE,
   NoMailBanner,
   Pager,
@@ -23,6 +24,7 @@ import { createUserService } from './service'
 import { Invited, InviteForm, UserTable, usersPath } from './views'
 
 const views = { detail: { tags: ['views'] } }
+const NOUN = ['user', 'users'] as const
 
 /** The invite form reads into UserModel.invite: the rules and their messages are the API's. */
 const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: formField.text })
@@ -31,6 +33,12 @@ const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: f
 export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createUserService(core)
   const params = WorkspaceModel.params
+  /** The count over the table, again (out of band) after an invitation or a delete, within the page's search. */
+  const CountAgain = async ({ w, request }: { w: Workspace; request: Request }) => {
+    const q = searchOfPage(request)
+    const { total } = await service.list(w, { q, limit: 1 })
+    return <ListCount id="user-count" total={total} noun={NOUN} found={q !== ''} oob />
+  }
 
   return new Elysia({ name: 'user-pages' })
     .use(auth)
@@ -58,11 +66,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
             {mail.via === 'none' ? <NoMailBanner workspaceId={w.id} /> : ''}
             <div class="panel">
               <SearchForm prefix="user" action={path} q={q} placeholder="Email or name" />
-              <p
-                class="hint"
-                id="user-count"
-                safe
-              >{`${page.total} ${page.total === 1 ? 'user' : 'users'}${q ? ' found' : ''}`}</p>
+              <ListCount id="user-count" total={page.total} noun={NOUN} found={q !== ''} />
               <UserTable
                 workspaceId={w.id}
                 users={page.items}
@@ -92,7 +96,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
     )
     .post(
       '/app/workspaces/:workspace_id/users/invite',
-      async ({ workspace, principal, scopes, actor, body }) => {
+      async ({ workspace, principal, scopes, actor, body, request }) => {
         try {
           const sent = await inviteForm.submit(body, (input) => service.invite(workspace, actor, input))
           if (!sent.ok) {
@@ -101,7 +105,12 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
           }
           const { via, canCopy } = await mailStateOf(core, principal, workspace.id)
           const mail = { via, canCopy: canCopy && holdsScope(scopes, 'workspace:admin') }
-          return html(<Invited workspaceId={workspace.id} user={sent.result.user} mail={mail} />)
+          return html(
+            <>
+              <Invited workspaceId={workspace.id} user={sent.result.user} mail={mail} />
+              <CountAgain w={workspace} request={request} />
+            </>,
+          )
         } catch (e) {
           // A known address is a 409 at the email field: shown there like a rule it breaks.
           if (!(e instanceof AppError) || e.code !== UsersErrors.EMAIL_TAKEN.code) throw e
@@ -114,10 +123,10 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
     )
     .delete(
       '/app/workspaces/:workspace_id/users/:user_id',
-      async ({ workspace, actor, params: p }) => {
+      async ({ workspace, actor, params: p, request }) => {
         await service.remove(workspace, actor, p.user_id)
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
+        // Nothing but the count: htmx swaps the row out (a 204 would leave it in place).
+        return html(<CountAgain w={workspace} request={request} />)
       },
       { params: UserModel.params, scope: 'workspace:write', ...views },
     )

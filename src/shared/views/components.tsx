@@ -255,6 +255,32 @@ export function SearchForm({
   )
 }
 
+/**
+ * How many a list holds, over its table (`#<id>`: "3 users", "1 user found" under a search). An
+ * htmx answer that adds a row or takes one away sends it again with `oob`, so the count moves with
+ * the rows.
+ */
+export function ListCount({
+  id,
+  total,
+  noun,
+  found = false,
+  oob = false,
+}: {
+  id: string
+  total: number
+  /** Singular and plural. */
+  noun: readonly [string, string]
+  found?: boolean
+  oob?: boolean
+}) {
+  return (
+    <p class="hint" id={id} hx-swap-oob={oob ? 'true' : undefined} safe>
+      {`${total} ${total === 1 ? noun[0] : noun[1]}${found ? ' found' : ''}`}
+    </p>
+  )
+}
+
 /** "First page" and "Next page" links of a paged list; nothing when it has one page. */
 export function Pager({
   first,
@@ -318,7 +344,9 @@ export function HxForm({
 
 /**
  * A table whose rows an htmx answer can add to (`#<rows>`, see AppendedRow): its heads, and a
- * row saying `empty` (`#<rows>-empty`) while it has no other.
+ * row saying `empty` (`#<rows>-empty`) while it has no other. That row is in a body of its own,
+ * always (bare and hidden once there are rows), so every add's out-of-band swap finds it (a second
+ * add found no row the first had deleted: htmx:oobErrorNoTarget) and `#<rows>` holds rows only.
  */
 export function RowsTable({
   heads,
@@ -335,7 +363,7 @@ export function RowsTable({
           ))}
         </tr>
       </thead>
-      <tbody id={rows}>
+      <tbody>
         {empty ? (
           <tr id={`${rows}-empty`}>
             <td colspan={String(heads.length)} class="empty" safe>
@@ -343,21 +371,26 @@ export function RowsTable({
             </td>
           </tr>
         ) : (
-          ''
+          <EmptyRowGone rows={rows} />
         )}
-        {children}
       </tbody>
+      <tbody id={rows}>{children}</tbody>
     </table>
   )
 }
 
-/** A row an htmx answer adds to RowsTable `#<rows>` (out of band), taking its empty row away. */
+/** RowsTable's empty row once the table has rows: bare and hidden, kept as the target of the next add. */
+function EmptyRowGone({ rows, oob }: { rows: string; oob?: boolean }) {
+  return <tr id={`${rows}-empty`} hidden hx-swap-oob={oob ? 'true' : undefined}></tr>
+}
+
+/** A row an htmx answer adds to RowsTable `#<rows>` (out of band), hiding its empty row. */
 export function AppendedRow({ rows, children }: PropsWithChildren<{ rows: string }>) {
   return (
     // Table parts outside a table must travel inside <template> or the HTML parser drops them.
     <template>
       <tbody hx-swap-oob={`beforeend:#${rows}`}>{children}</tbody>
-      <tr id={`${rows}-empty`} hx-swap-oob="delete"></tr>
+      <EmptyRowGone rows={rows} oob />
     </template>
   )
 }
