@@ -1,5 +1,6 @@
+import type { Guard } from '../access/registry'
+import type { TenantLevel } from '../access/scopes'
 import type { RateLimits } from '../config'
-import type { Guard, TenantLevel } from './plugins/auth'
 
 /** An OpenAPI security requirement: scheme name → the scopes (role names) it must carry. */
 export type SecurityRequirement = Record<string, string[]>

@@ -1,10 +1,10 @@
 import type { Server } from 'bun'
 import { Elysia } from 'elysia'
+import type { AccessFinder, LimitedCall } from '../../access/guard'
 import type { RateLimits } from '../../config'
 import type { Limiter, RateDecision, RateRule } from '../../limits/limiter'
 import { addressBucket } from '../client-address'
 import { AppError } from '../errors'
-import type { AccessFinder, LimitedCall } from './auth'
 
 const MINUTE_MS = 60_000
 /** The batch routes (`…/tenants:batch`), limited on their own bucket. */

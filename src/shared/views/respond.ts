@@ -1,4 +1,4 @@
-import type { Principal } from '../plugins/auth'
+import type { Principal } from '../../access/model'
 import type { ShellUser } from './layout'
 
 /** An HTML response (pages and htmx fragments). */
