@@ -1,5 +1,5 @@
 // The route scope registry: which routes the guard covers and what each asks, read back from a
-// route's hooks (the route table of tests, the OpenAPI document's security).
+// route's hooks (the route table of tests, the OpenAPI document's security, `securityOf`).
 import type { TenantLevel, WorkspaceScope } from './scopes'
 
 /**
@@ -43,3 +43,28 @@ export const guardOf = (hooks: { transform?: unknown }): Guard | undefined => lo
 /** The tenant level of a `tenantScope` route (where tenant scopes are accepted); undefined elsewhere. */
 export const tenantLevelOf = (hooks: { transform?: unknown }): TenantLevel | undefined =>
   lookUp(tenantLevels, hooks)
+
+/** An OpenAPI security requirement: scheme name → the scopes (role names) it must carry. */
+export type SecurityRequirement = Record<string, string[]>
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * The security of one operation, from what the auth guard asks of it (`guardOf`): a workspace scope
+ * on the bearer token (a tenant scope too where the route takes one), or the session, whose writes
+ * carry the CSRF header. A route the guard does not cover needs nothing. Dashboard pages take the
+ * session only: a machine token is refused there, and their forms carry the token as `_csrf`.
+ */
+export function securityOf(
+  guard: Guard | undefined,
+  tenant: TenantLevel | undefined,
+  method: string,
+  path: string,
+): SecurityRequirement[] {
+  if (!guard) return []
+  const session: SecurityRequirement = SAFE_METHODS.has(method) ? { session: [] } : { session: [], csrf: [] }
+  if (!path.startsWith('/v1/')) return [session]
+  if (guard === 'signed-in' || guard === 'any-caller') return [{ bearer: [] }, session]
+  const tenantKey = tenant ? [{ bearer: [`tenant:{slug}:${tenant}`] }] : []
+  return [{ bearer: [guard] }, ...tenantKey, session]
+}
