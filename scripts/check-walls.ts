@@ -1,8 +1,10 @@
 // The walls of the architecture (ARCHITECTURE.md), checked on every `npm run check`: which folder may
-// import which. Type-only imports are free (the transpiler drops them); a value import across a wall
-// fails the check with the file, the import and the rule it breaks.
+// import which. Type imports count as much as value ones (`import type`, `import { type X }`,
+// `import('…')` in a type): a type ties two folders together as firmly, only the transpiler forgets
+// it. An import across a wall fails the check with the file, the import and the rule it breaks.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
 
 const root = resolve(import.meta.dir, '..')
 const src = join(root, 'src')
@@ -15,6 +17,13 @@ interface Rule {
 
 /** The layers every other part may use, and which use none of them. */
 const LOW_LEVEL = ['shared/', 'db/', 'queue/', 'events/', 'audit/', 'limits/']
+
+/** The guard's HTTP parts: Elysia's macro and the route path check. */
+const ACCESS_HTTP = /^access\/(guard|route-path)\.ts$/
+/** Access's model and scope rules: plain types and functions that services and audit/ name. */
+const ACCESS_PLAIN = /^access\/(model|scopes)\.ts$/
+/** What access shows features: principals and actors, scope rules, the guard. */
+const ACCESS_FACE = /^access\/(model|scopes|guard)\.ts$/
 
 const featureOf = (path: string) => /^features\/([^/]+)\//.exec(path)?.[1] ?? null
 /** What a feature shows others: its service (and the types and rules of its model). */
@@ -31,6 +40,27 @@ export const RULES: Rule[] = [
     breaks: (from, to) =>
       LOW_LEVEL.some((dir) => from.startsWith(dir)) &&
       (to.startsWith('features/') || to.startsWith('identity/') || to.startsWith('jobs/')),
+  },
+  {
+    name: 'shared/ imports nothing of access/: what it needs of a caller it states in its own terms',
+    breaks: (from, to) => from.startsWith('shared/') && to.startsWith('access/'),
+  },
+  {
+    name: "audit/ imports no HTTP part of access/ (the guard): an entry's actor is access's model",
+    breaks: (from, to) => from.startsWith('audit/') && ACCESS_HTTP.test(to),
+  },
+  {
+    name: 'access/ imports no feature and no identity plane: features hand the guard their resolvers',
+    breaks: (from, to) =>
+      from.startsWith('access/') && (to.startsWith('features/') || to.startsWith('identity/')),
+  },
+  {
+    name: "access's model and scope rules are plain: they import nothing but each other (no HTTP, no identity)",
+    breaks: (from, to) => ACCESS_PLAIN.test(from) && !ACCESS_PLAIN.test(to),
+  },
+  {
+    name: 'a feature reaches access only through its public face (model.ts, scopes.ts, guard.ts)',
+    breaks: (from, to) => from.startsWith('features/') && to.startsWith('access/') && !ACCESS_FACE.test(to),
   },
   {
     name: "a feature imports another feature's service (or model), never its repository, routes or pages",
@@ -134,24 +164,32 @@ export function importChain(entry: string, banned: RegExp): string[] | null {
   return null
 }
 
+/**
+ * Every module `code` names in an import or export, type-only ones and `import('…')` types included
+ * (the scanner skips comments and strings).
+ */
+const importsOf = (code: string) => ts.preProcessFile(code, true, true).importedFiles.map((f) => f.fileName)
+
 export function violations(files = sourceFiles(src)): string[] {
   const out: string[] = []
   const loaded = importChain(WORKER_ENTRY, NOT_IN_WORKERS)
   if (loaded) out.push(`a job worker loads ${loaded.at(-1)}: ${loaded.join(' -> ')}`)
-  const transpilers = { ts: new Bun.Transpiler({ loader: 'ts' }), tsx: new Bun.Transpiler({ loader: 'tsx' }) }
   for (const file of files) {
     const code = readFileSync(file, 'utf8').replace(/^#!.*/, '')
-    const transpiler = file.endsWith('.tsx') ? transpilers.tsx : transpilers.ts
     const from = relative(src, file)
     if (COMPUTED_IMPORT.test(code) && !MAY_IMPORT_BY_PATH.has(from))
       out.push(`src/${from} imports a module by a computed path: walls must be visible to this check`)
     const inDb = from.startsWith('db/')
     if (!inDb && DRIVER_ACCESS.test(code))
       out.push(`src/${from} opens a transaction or the driver itself: use store.tx / store.query (src/db)`)
-    for (const { path } of transpiler.scanImports(code)) {
+    for (const path of importsOf(code)) {
       if (!inDb && DRIVER_MODULE.test(path))
         out.push(
           `src/${from} imports ${path}: only src/db names a driver or a dialect (declare tables with db/columns.ts)`,
+        )
+      if (ACCESS_PLAIN.test(from) && !path.startsWith('.'))
+        out.push(
+          `src/${from} imports ${path}: access's model and scope rules are plain (no package, no HTTP)`,
         )
       const target = resolveImport(file, path)
       if (!target) continue

@@ -2,24 +2,18 @@ import { openapi } from '@elysiajs/openapi'
 import { type TSchema, TypeGuard } from '@sinclair/typebox'
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
+import { authPlugin } from './access/guard'
+import { guardOf, type SecurityRequirement, securityOf, tenantLevelOf } from './access/registry'
 import { VERSION } from './config'
 import type { Core } from './core'
 import type { NodeLock } from './db/serve-lock'
-import { entriesOf, type Feature, features as productFeatures } from './features'
-import type { FeatureContext } from './features/feature'
+import { entriesOf, type Feature, type FeatureContext, features as productFeatures } from './features'
 import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, type Route } from './identity'
-import {
-  API_TAGS,
-  apiDescription,
-  type SecurityRequirement,
-  securityOf,
-  securitySchemes,
-} from './shared/api-document'
+import { API_TAGS, apiDescription, securitySchemes } from './shared/api-document'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
 import type { NodeWarnings } from './shared/node-warnings'
 import { nurseryPacer } from './shared/nursery'
-import { authPlugin, guardOf, tenantLevelOf } from './shared/plugins/auth'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { addressLimitPlugin, controlPlaneLimit } from './shared/plugins/rate-limit'

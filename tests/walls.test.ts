@@ -1,12 +1,58 @@
 import { describe, expect, it } from 'bun:test'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { importChain, RULES, violations } from '../scripts/check-walls'
 
+const rule = (start: string) => RULES.find((r) => r.name.startsWith(start))?.name ?? `no rule "${start}"`
+const LOW_RULE = rule('shared/, db/')
+const SHARED_RULE = rule('shared/ imports nothing of access')
+const AUDIT_RULE = rule('audit/ imports no HTTP part')
+const ACCESS_FACE_RULE = rule('a feature reaches access')
 const broken = (from: string, to: string) => RULES.filter((r) => r.breaks(from, to)).map((r) => r.name)
 
 describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
   it('hold on the source tree as it is', () => {
     expect(violations()).toEqual([])
+  })
+
+  it('read type imports too: a type from the identity plane in shared/ breaks a wall', () => {
+    // Each form a type can be imported in; the transpiler drops all three, the walls must not.
+    const forms = {
+      'import-type': "import type { Account } from '../identity'\nexport type A = Account\n",
+      'inline-type': "import { type Account } from '../identity'\nexport type A = Account\n",
+      'import-call-type': "export type A = import('../identity').Account\n",
+    }
+    const dir = join(import.meta.dir, '../src/shared')
+    const files = Object.keys(forms).map((form) => join(dir, `walls-seed-${form}-${process.pid}.ts`))
+    try {
+      for (const [i, code] of Object.values(forms).entries()) writeFileSync(files[i]!, code)
+      const found = violations(files)
+      expect(found).toHaveLength(files.length)
+      for (const [i, form] of Object.keys(forms).entries())
+        expect(found[i]).toBe(
+          `src/shared/walls-seed-${form}-${process.pid}.ts imports src/identity/index.ts: ${LOW_RULE}`,
+        )
+    } finally {
+      for (const file of files) rmSync(file, { force: true })
+    }
+  })
+
+  it('keep shared/ out of access, and audit/ out of its HTTP parts; features use its public face', () => {
+    for (const to of ['access/model.ts', 'access/scopes.ts', 'access/guard.ts', 'access/registry.ts'])
+      expect(broken('shared/views/respond.ts', to)).toContain(SHARED_RULE)
+    expect(broken('audit/record.ts', 'access/model.ts')).toEqual([])
+    for (const to of ['access/guard.ts', 'access/route-path.ts'])
+      expect(broken('audit/record.ts', to)).toContain(AUDIT_RULE)
+    expect(broken('audit/record.ts', 'identity/index.ts')).toContain(LOW_RULE)
+    for (const to of ['access/model.ts', 'access/scopes.ts', 'access/guard.ts'])
+      expect(broken('features/apps/service.ts', to)).toEqual([])
+    expect(broken('features/apps/routes.ts', 'access/route-path.ts')).toContain(ACCESS_FACE_RULE)
+    // The access model is plain: it names neither the identity plane nor HTTP.
+    expect(broken('access/guard.ts', 'identity/index.ts')).toContain(
+      rule('access/ imports no feature and no identity plane'),
+    )
+    expect(broken('access/model.ts', 'access/guard.ts')).toContain(rule("access's model and scope rules"))
+    expect(broken('access/model.ts', 'access/scopes.ts')).toEqual([])
   })
 
   it('refuse app.ts, the server or the job registry reaching into a feature folder', () => {

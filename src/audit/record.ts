@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm'
+import type { Actor } from '../access/model'
 import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
-import type { Actor } from '../shared/plugins/auth'
 import { auditLog, type FieldChanges } from './schema'
 
 export type { FieldChanges } from './schema'

@@ -1,10 +1,10 @@
 import type { AnyElysia } from 'elysia'
+import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../access/guard'
 import type { Core } from '../core'
 import type { NodeLock } from '../db/serve-lock'
 import type { IdentityDeps, IdentityPlane } from '../identity'
 import type { Purge } from '../jobs/maintenance'
 import type { JobHandler } from '../jobs/runner'
-import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../shared/plugins/auth'
 import type { BodyLimit } from '../shared/plugins/body-limit'
 import type { Workspace } from './workspaces/service'
 

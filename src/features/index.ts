@@ -52,4 +52,4 @@ export const workspaceLifecycle = (list: Feature[] = features): WorkspaceLifecyc
   teardown: list.flatMap((f) => (f.teardown ? [f.teardown] : [])).reverse(),
 })
 
-export { entriesOf, type Feature } from './feature'
+export { entriesOf, type Feature, type FeatureContext } from './feature'

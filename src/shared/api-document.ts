@@ -1,8 +1,4 @@
 import type { RateLimits } from '../config'
-import type { Guard, TenantLevel } from './plugins/auth'
-
-/** An OpenAPI security requirement: scheme name → the scopes (role names) it must carry. */
-export type SecurityRequirement = Record<string, string[]>
 
 /**
  * What a reader looks for first, in the order they need it: signing in, the workspace, what lives in
@@ -53,28 +49,6 @@ export const securitySchemes = (sessionCookie: string) => ({
     description: 'Required with the session on every write: the `csrf_token` of `GET /v1/auth/me`.',
   },
 })
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
-
-/**
- * The security of one operation, from what the auth guard asks of it (`guardOf`): a workspace scope
- * on the bearer token (a tenant scope too where the route takes one), or the session, whose writes
- * carry the CSRF header. A route the guard does not cover needs nothing. Dashboard pages take the
- * session only: a machine token is refused there, and their forms carry the token as `_csrf`.
- */
-export function securityOf(
-  guard: Guard | undefined,
-  tenant: TenantLevel | undefined,
-  method: string,
-  path: string,
-): SecurityRequirement[] {
-  if (!guard) return []
-  const session: SecurityRequirement = SAFE_METHODS.has(method) ? { session: [] } : { session: [], csrf: [] }
-  if (!path.startsWith('/v1/')) return [session]
-  if (guard === 'signed-in' || guard === 'any-caller') return [{ bearer: [] }, session]
-  const tenantKey = tenant ? [{ bearer: [`tenant:{slug}:${tenant}`] }] : []
-  return [{ bearer: [guard] }, ...tenantKey, session]
-}
 
 /** How to call the API, its errors and its limits: what the reference opens with. */
 export const apiDescription = (limits: RateLimits) => `Control plane of the Gatehouse authentication platform.

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
+import { type Guard, guardOf, tenantLevelOf } from '../../src/access/registry'
+import type { TenantLevel } from '../../src/access/scopes'
 import type { App } from '../../src/app'
-import { type Guard, guardOf, type TenantLevel, tenantLevelOf } from '../../src/shared/plugins/auth'
 
 /** A route of the app's own table, as the auth guard sees it. */
 export interface TableRoute {

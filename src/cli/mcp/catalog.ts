@@ -1,4 +1,5 @@
 import type { TObject } from '@sinclair/typebox'
+import type { WorkspaceScope } from '../../access/scopes'
 import { AppModel } from '../../features/apps/model'
 import { AuditModel } from '../../features/audit/model'
 import { BrandingModel } from '../../features/branding/model'
@@ -9,7 +10,6 @@ import { TenantModel } from '../../features/tenants/model'
 import { UserModel } from '../../features/users/model'
 import { WebhookModel } from '../../features/webhooks/model'
 import { MemberModel, WorkspaceModel } from '../../features/workspaces/model'
-import type { WorkspaceScope } from '../../shared/plugins/auth'
 
 /**
  * What a tool asks of the key, as its route asks it (`scope` or `tenantScope` in the feature's

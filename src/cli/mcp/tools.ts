@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import { holdsScope, tenantReach } from '../../shared/plugins/auth'
+import { holdsScope, tenantReach } from '../../access/scopes'
 import type { Effect, Need, ToolSpec } from './catalog'
 
 type Json = Record<string, unknown>

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { createMachineKeyService } from '../machine-keys/service'

@@ -1,13 +1,9 @@
+import type { PrincipalResolver } from '../../access/guard'
+import type { KeyPrincipal, PrincipalSession, UserPrincipal } from '../../access/model'
 import type { Core } from '../../core'
 import type { Account, PlatformCaller } from '../../identity'
 import { safeEqual } from '../../shared/crypto'
 import { appError, forbidden, unauthorized } from '../../shared/errors'
-import type {
-  KeyPrincipal,
-  PrincipalResolver,
-  PrincipalSession,
-  UserPrincipal,
-} from '../../shared/plugins/auth'
 import { AuthErrors } from './errors'
 import { findSession, type SessionView, sessionCookieName } from './sessions'
 

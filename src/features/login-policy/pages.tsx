@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
 import { defineForm, formField } from '../../shared/forms'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
 import { mailLeaves } from '../mail/service'

@@ -1,10 +1,10 @@
 import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose'
 import { LRUCache } from 'lru-cache'
+import { grantsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { createMachineTokenIssuer } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError, defineErrorCodes } from '../../shared/errors'
-import { grantsScope } from '../../shared/plugins/auth'
 import { SCOPE_PATTERN } from './model'
 import { keyRow, keyStatus, type MachineKey, tokenUrl } from './service'
 

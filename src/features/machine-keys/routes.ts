@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { createKeyExchange, ExchangeErrors, JWT_BEARER } from './exchange'

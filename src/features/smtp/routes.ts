@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { SmtpModel } from './model'

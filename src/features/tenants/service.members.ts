@@ -1,4 +1,6 @@
 import { and, asc, count, eq, gt } from 'drizzle-orm'
+import type { Actor } from '../../access/model'
+import type { TenantReach } from '../../access/scopes'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import {
@@ -11,7 +13,6 @@ import {
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { decodeCursor, nextCursor, pageLimit } from '../../shared/pages'
-import type { Actor, TenantReach } from '../../shared/plugins/auth'
 import type { Workspace } from '../workspaces/service'
 import { TenantErrors } from './errors'
 import type { TenantModel } from './model'

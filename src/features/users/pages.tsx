@@ -1,9 +1,10 @@
 import { Elysia } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
+import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
 import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
-import { type AuthPlugin, holdsScope } from '../../shared/plugins/auth'
 import {
   HandOverLink,
   ListCount,

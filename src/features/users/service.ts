@@ -1,3 +1,4 @@
+import type { Actor, Principal } from '../../access/model'
 import { type FieldChanges, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
@@ -16,7 +17,6 @@ import {
 import { isoTime } from '../../shared/clock'
 import { appError, notFound } from '../../shared/errors'
 import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
-import type { Actor, Principal } from '../../shared/plugins/auth'
 import { mayCopyMailedLinks, sendMail } from '../mail/service'
 import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'

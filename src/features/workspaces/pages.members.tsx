@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
+import type { Principal } from '../../access/model'
 import type { Core } from '../../core'
 import { AppError, appError, type ErrorCode } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
-import type { AuthPlugin, Principal } from '../../shared/plugins/auth'
 import {
   HandOverLink,
   NO_STORE,

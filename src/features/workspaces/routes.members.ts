@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { MemberModel, WorkspaceModel } from './model'
 import type { Workspace } from './service'
 import { createMemberService } from './service.members'

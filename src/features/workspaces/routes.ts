@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { Elysia, ParseError, t, ValidationError } from 'elysia'
+import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
-import type { AuthPlugin } from '../../shared/plugins/auth'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace, workspaceOut } from './service'
 

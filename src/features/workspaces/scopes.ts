@@ -1,5 +1,6 @@
+import type { AccessFinder } from '../../access/guard'
+import type { WorkspaceScope } from '../../access/scopes'
 import type { Core } from '../../core'
-import type { AccessFinder, WorkspaceScope } from '../../shared/plugins/auth'
 import type { MemberRole } from './schema'
 import type { Workspace } from './service'
 

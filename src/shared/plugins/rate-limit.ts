@@ -4,7 +4,6 @@ import type { RateLimits } from '../../config'
 import type { Limiter, RateDecision, RateRule } from '../../limits/limiter'
 import { addressBucket } from '../client-address'
 import { AppError } from '../errors'
-import type { AccessFinder, LimitedCall } from './auth'
 
 const MINUTE_MS = 60_000
 /** The batch routes (`…/tenants:batch`), limited on their own bucket. */
@@ -94,6 +93,20 @@ export function addressLimitPlugin(
   })
 }
 
+/**
+ * Who calls, as the limits read it: access's `Principal` satisfies it (shared/ imports nothing of
+ * access, ARCHITECTURE "walls").
+ */
+type LimitedCaller = { kind: 'user'; account: { id: string } } | { kind: 'key'; key: { workspaceId: string } }
+
+/** What the guard hands its `limit` once it knows who calls (null: credentials that failed). */
+interface LimitedCall<W, P> {
+  request: Request
+  principal: P | null
+  workspace?: W
+  ip: string | null
+}
+
 /** The methods of a dashboard form that changes something (htmx's hx-post, hx-delete, …). */
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -107,14 +120,14 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * nowhere: reading spends no one's budget, and the status partial, polled every 3 s while a
  * workspace is provisioned, must never be refused.
  */
-export function controlPlaneLimit<W extends { id: string; ownerId: string }>(
+export function controlPlaneLimit<W extends { id: string; ownerId: string }, P extends LimitedCaller>(
   limiter: Limiter,
   limits: RateLimits,
-  findAccess: AccessFinder<W>,
+  findAccess: (workspaceId: string, principal: P) => Promise<{ workspace: W } | undefined>,
 ) {
   const rules = controlPlaneRules(limits)
   // Not async: on SQLite a call's check completes at once, and this runs on every guarded call.
-  return ({ request, principal, workspace, ip }: LimitedCall<W>) => {
+  return ({ request, principal, workspace, ip }: LimitedCall<W, P>) => {
     // The path without parsing the URL again: after `scheme://host`.
     const url = request.url
     const query = url.indexOf('?')

@@ -1,5 +1,16 @@
-import type { Principal } from '../plugins/auth'
 import type { ShellUser } from './layout'
+
+/**
+ * What a page's shell reads of its caller: access's `Principal` satisfies it (shared/ imports
+ * nothing of access, ARCHITECTURE "walls").
+ */
+type ShellCaller =
+  | {
+      kind: 'user'
+      account: { name: string; email: string; isPlatformAdmin: boolean }
+      session?: { csrfToken: string }
+    }
+  | { kind: 'key'; id: string }
 
 /** An HTML response (pages and htmx fragments). */
 export const html = (body: JSX.Element, status = 200, headers: Record<string, string> = {}) =>
@@ -15,7 +26,7 @@ export const navigate = (request: Request, to: string) =>
     : new Response(null, { status: 303, headers: { location: to } })
 
 /** The signed-in person a page's shell shows (the guard admits no machine key on a page). */
-export const shellUser = (p: Principal): ShellUser =>
+export const shellUser = (p: ShellCaller): ShellUser =>
   p.kind === 'user'
     ? {
         name: p.account.name,

@@ -1,138 +1,11 @@
-import type { TSchema } from '@sinclair/typebox'
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Server } from 'bun'
-import { type Cookie, Elysia, t, ValidationError } from 'elysia'
-import type { Account } from '../../identity'
-import { AppError, forbidden, notFound, unauthorized } from '../errors'
-import { isUuid } from '../formats'
-
-/** Scopes nest: read ⊂ write ⊂ admin (SPEC "Machine-key scopes"). */
-export type WorkspaceScope = 'workspace:read' | 'workspace:write' | 'workspace:admin'
-/** What a principal may hold on a workspace: workspace scopes, and (machine keys) tenant scopes. */
-export type Scope = WorkspaceScope | `tenant:${string}:read` | `tenant:${string}:write`
-const SCOPE_RANK: Record<WorkspaceScope, number> = {
-  'workspace:read': 1,
-  'workspace:write': 2,
-  'workspace:admin': 3,
-}
-
-/** Whether `held` grants `needed` (admin ⊃ write ⊃ read). */
-export function holdsScope(held: readonly string[], needed: WorkspaceScope): boolean {
-  return held.some(
-    (s) => Object.hasOwn(SCOPE_RANK, s) && SCOPE_RANK[s as WorkspaceScope] >= SCOPE_RANK[needed],
-  )
-}
-
-/**
- * Whether `held` grants `wanted`, a workspace or tenant scope: a workspace scope covers every
- * tenant of the workspace at the same level (write covers `tenant:<slug>:write`), and a tenant's
- * write covers its read. What a machine key may be given, and what its token may ask for.
- */
-export function grantsScope(held: readonly string[], wanted: string): boolean {
-  if (Object.hasOwn(SCOPE_RANK, wanted)) return holdsScope(held, wanted as WorkspaceScope)
-  const tenant = TENANT_SCOPE.exec(wanted)
-  if (!tenant) return false
-  const [, slug, level] = tenant
-  if (holdsScope(held, `workspace:${level}` as WorkspaceScope)) return true
-  return held.includes(wanted) || (level === 'read' && held.includes(`tenant:${slug}:write`))
-}
-
-const TENANT_SCOPE = /^tenant:([^:]+):(read|write)$/
-
-/** What a tenant route asks: `read` (a tenant and its members) or `write` (changing them too). */
-export type TenantLevel = 'read' | 'write'
-
-/** The tenants a caller may reach on a tenant route: every one, or those of these slugs. */
-export type TenantReach = 'all' | readonly string[]
-
-/**
- * Which tenants `held` reaches at `level` (DESIGN "Tenants"): all of them with `workspace:<level>`
- * or more, else the slugs of its tenant scopes that grant `level` (a tenant's write covers its
- * read); null when none.
- */
-export function tenantReach(held: readonly string[], level: TenantLevel): TenantReach | null {
-  if (holdsScope(held, `workspace:${level}`)) return 'all'
-  const slugs = new Set<string>()
-  for (const scope of held) {
-    const slug = TENANT_SCOPE.exec(scope)?.[1]
-    if (slug && grantsScope(held, `tenant:${slug}:${level}`)) slugs.add(slug)
-  }
-  return slugs.size ? [...slugs] : null
-}
-
-/** Whether a tenant of `slug` is within `reach`. */
-export const reaches = (reach: TenantReach, slug: string) => reach === 'all' || reach.includes(slug)
-
-/** A path without a schema of its own still names its workspace by a uuid. */
-const WORKSPACE_PATH = t.Object({ workspace_id: t.String({ format: 'uuid' }) })
-
-/**
- * A route's path parameters as its own schema declares them (read at registration through the
- * macro's `introspect`), checked by the guard before it looks the workspace up: what Elysia's
- * validation would answer about them, only sooner.
- */
-class RoutePath {
-  private schema: TSchema = WORKSPACE_PATH
-  private compiled?: TypeCheck<TSchema>
-
-  /** The route's hooks as Elysia registers it. */
-  read = (hooks: { params?: TSchema }) => {
-    if (hooks.params) this.schema = hooks.params
-  }
-
-  /** The 422 that `params` deserve, or null when they are well formed. */
-  problem(params: Record<string, string>): ValidationError | null {
-    this.compiled ??= TypeCompiler.Compile(this.schema)
-    return this.compiled.Check(params) ? null : new ValidationError('params', this.compiled, params)
-  }
-}
-
-/** What the guard needs to know of a workspace. */
-export interface WorkspaceRef {
-  id: string
-}
-
-/** A dashboard session as routes see it: logout and CSRF need it. */
-export interface PrincipalSession {
-  idHash: string
-  csrfToken: string
-  idToken: () => string | null
-}
-
-/** A person: a platform account, by dashboard session or platform access token. */
-export interface UserPrincipal {
-  kind: 'user'
-  /** `user:<account id>`: who the audit log names. */
-  id: string
-  account: Account
-  via: 'session' | 'bearer'
-  /** Present for session callers. */
-  session?: PrincipalSession
-}
-
-/** A machine key, by an access token from the jwt-bearer exchange: one workspace, fixed scopes. */
-export interface KeyPrincipal {
-  kind: 'key'
-  /** `key:<key id>`: who the audit log names. */
-  id: string
-  key: { id: string; workspaceId: string; scopes: string[] }
-  via: 'bearer'
-  session?: undefined
-}
-
-/**
- * Who is calling. Routes ask for a scope on the path's workspace; what the principal holds there is
- * read once per request by the guard (`findAccess`), so a role change acts on the next request.
- */
-export type Principal = UserPrincipal | KeyPrincipal
-
-/** Who did it and from where, as the audit log records it: what the guard hands every route. */
-export interface Actor {
-  /** `user:<account id>` or `key:<key id>`. */
-  id: string
-  ip: string | null
-  userAgent: string | null
-}
+import { type Cookie, Elysia } from 'elysia'
+import { AppError, forbidden, notFound, unauthorized } from '../shared/errors'
+import { isUuid } from '../shared/formats'
+import type { Actor, Principal, UserPrincipal, WorkspaceRef } from './model'
+import { registerGuard } from './registry'
+import { RoutePath } from './route-path'
+import { holdsScope, type TenantLevel, type TenantReach, tenantReach, type WorkspaceScope } from './scopes'
 
 /** The path's workspace and what a principal holds on it; undefined when it is none of its business. */
 export type AccessFinder<W> = (
@@ -192,39 +65,6 @@ interface Grant<W> {
   /** Set for `tenantScope` routes: the tenants the principal may reach. */
   tenants?: TenantReach
 }
-
-/**
- * What a guarded route asks of its caller: a signed-in person, any caller (machine keys too), or a
- * scope on the path's workspace.
- */
-export type Guard = 'signed-in' | 'any-caller' | WorkspaceScope
-
-// The guard's `transform` hooks, each with what it asks: how a route table shows which routes are
-// guarded. A `tenantScope` route is listed with the workspace scope a member needs there (a role
-// holds no tenant scope), and its level in `tenantLevels`.
-const guards = new WeakMap<object, Guard>()
-const tenantLevels = new WeakMap<object, TenantLevel>()
-
-/** The first of a route's `transform` hooks (each a function or `{ fn }`) that `map` knows. */
-function lookUp<T>(map: WeakMap<object, T>, hooks: { transform?: unknown }): T | undefined {
-  const list: unknown[] = Array.isArray(hooks.transform) ? hooks.transform : [hooks.transform]
-  for (const hook of list) {
-    const fn = typeof hook === 'function' ? hook : (hook as { fn?: unknown } | undefined)?.fn
-    const found = typeof fn === 'function' ? map.get(fn) : undefined
-    if (found) return found
-  }
-  return undefined
-}
-
-/**
- * What a route asks through the guard, read from its hooks as `app.routes` lists them; undefined
- * for a route the guard does not cover.
- */
-export const guardOf = (hooks: { transform?: unknown }): Guard | undefined => lookUp(guards, hooks)
-
-/** The tenant level of a `tenantScope` route (where tenant scopes are accepted); undefined elsewhere. */
-export const tenantLevelOf = (hooks: { transform?: unknown }): TenantLevel | undefined =>
-  lookUp(tenantLevels, hooks)
 
 /**
  * The one auth guard, built once in app.ts and handed to every feature's routes. Routes say what
@@ -350,7 +190,7 @@ export function authPlugin<W extends WorkspaceRef>({
       (held) => (holdsScope(held, needed) ? 'all' : null),
       `This action needs the ${needed} scope`,
     )
-    guards.set(hooks.transform, needed)
+    registerGuard(hooks.transform, needed)
     return {
       ...hooks,
       resolve({ request }: { request: Request }) {
@@ -366,8 +206,7 @@ export function authPlugin<W extends WorkspaceRef>({
       (held) => tenantReach(held, level),
       `This action needs the workspace:${level} scope or a tenant:<slug>:${level} scope`,
     )
-    guards.set(hooks.transform, `workspace:${level}`)
-    tenantLevels.set(hooks.transform, level)
+    registerGuard(hooks.transform, `workspace:${level}`, level)
     return {
       ...hooks,
       resolve: ({ request }: { request: Request }) => onWorkspaceGrant(request),
@@ -381,14 +220,14 @@ export function authPlugin<W extends WorkspaceRef>({
     if (principal.kind !== 'user') throw forbidden('This action needs a signed-in person, not a machine key')
     admit(request, { principal, actor: actorOf(principal, request, server) })
   }
-  guards.set(signedIn, 'signed-in')
+  registerGuard(signedIn, 'signed-in')
 
   async function anyCaller({ request, cookie, body, server, set }: Credentials & Reply) {
     const principal = await authenticate({ request, cookie, body }, server)
     await count(request, server, set, principal)
     admit(request, { principal, actor: actorOf(principal, request, server) })
   }
-  guards.set(anyCaller, 'any-caller')
+  registerGuard(anyCaller, 'any-caller')
 
   return new Elysia({ name: 'auth' }).decorate('principalOf', principalOf).macro({
     /** `auth: true`: a signed-in person (a machine key gets 403). */
