@@ -1,15 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import type { Core } from '../../core'
 import { type ClientReads, createClientFinder } from '../clients'
 import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial, LoadedClients } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
 import type { LoginPolicy } from '../policy'
+import { type KeyStore, keyStoreOf } from './internals'
 import { InstanceSigningKey } from './signing-keys'
 
 /**
- * Everything of one instance the shared Provider reads (shared.ts): its issuer, keys and cookie
+ * Everything of one instance the shared Provider reads (internals.ts, configuration.ts): its issuer, keys and cookie
  * keys, the clients and payloads of its adapter, and the login policy its prompts and session
  * lifetime follow. A few KiB, so a node holds every active instance (README "Performance").
  */
@@ -76,17 +76,13 @@ export function servedInstance(
   /** The clients its load read, while still current (the platform's are its own, from code: never asked). */
   loaded: () => LoadedClients | null = () => null,
 ): ServedKeys {
-  const keystore = new KeyStore()
-  const algs = new Set<string>()
-  for (const key of keys.keys) {
-    algs.add(String(key.publicJwk.alg))
-    keystore.add(new InstanceSigningKey(key))
-  }
+  const algs = new Set(keys.keys.map((key) => String(key.publicJwk.alg)))
   // oidc-provider narrows its signing algorithm lists by the keys it was built with, once: an
   // instance with other algorithms would advertise and use what it cannot sign.
   if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
     throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
   }
+  const keystore = keyStoreOf(keys.keys.map((key) => new InstanceSigningKey(key)))
   const findClient = createClientFinder(core, id, clients, loaded)
   return {
     id,
