@@ -1,25 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { and, eq } from 'drizzle-orm'
 import {
   createLocalJWKSet,
+  decodeJwt,
   decodeProtectedHeader,
   type JSONWebKeySet,
   type JWTPayload,
   jwtVerify,
 } from 'jose'
 import * as oidc from 'openid-client'
+import { events } from '../src/events/schema'
 import { apps } from '../src/features/apps/schema'
 import { signUp } from '../src/identity'
+import { serving } from '../src/identity/provider'
+import { PER_INSTANCE, type PerInstanceOption } from '../src/identity/provider/served'
 import { newId } from '../src/shared/ids'
 import { Agent } from './support/browserless'
 import { callApi, type Person, person } from './support/callers'
-import { activeWorkspace, pkceAuthorization } from './support/instances'
+import { activeWorkspace, pkceAuthorization, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 import type { Json } from './support/users'
 
 // Two workspace identity instances, A and B, on one server, black-box through HTTP: nothing one
-// instance issued, stored or decided (issuer, keys, tokens, codes, sessions, device codes, login
-// policy) is honoured by the other, one request at a time and with many in flight at once. Path-based
-// issuers share a host, so one browser (an Agent) carries both instances' cookies.
+// instance issued, stored or decided is honoured by the other, one request at a time and with many in
+// flight at once. One Provider serves both (provider/internals.ts): every option it serves per
+// instance is listed in PER_INSTANCE (provider/served.ts), and each has its case in CASES here; an
+// option without one fails the first test. Path-based issuers share a host, so one browser (an Agent)
+// carries both instances' cookies.
 
 const RP = 'https://rp.example.com'
 const CB = `${RP}/cb`
@@ -328,28 +335,112 @@ async function clientCredentialsBurst(n: number) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// One isolation case per option the shared Provider serves per instance (PER_INSTANCE)
 
-describe('discovery and JWKS', () => {
-  it("name each instance's own issuer and endpoints, and publish disjoint public keys only", async () => {
-    // Both instances' documents, twice each, all in flight at once (they are answered from a cache).
-    const paths = ['/.well-known/openid-configuration', '/jwks']
-    const asked = [A, B, A, B].flatMap((inst) => paths.map((p) => ({ inst, p })))
-    const answers = await Promise.all(
-      asked.map(async ({ inst, p }) => {
-        const res = await fetch(`${inst.issuer}${p}`)
-        expect(res.status).toBe(200)
-        return (await res.json()) as Json
-      }),
-    )
-    for (const [i, { inst, p }] of asked.entries()) {
-      const other = inst === A ? B : A
-      const body = answers[i]
+/** A pair of instances of their own, for a case that changes an instance's login policy or settings. */
+const freshPair = async () => [await instance('A'), await instance('B')] as const
+
+let settingsPair: ReturnType<typeof freshPair> | undefined
+/**
+ * The pair the cases that change a setting of A share (each changes another, and none changes B's):
+ * instances are made with their users' password hashes, a few a second on a shared machine.
+ */
+const changedSettingsPair = () => (settingsPair ??= freshPair())
+
+/** The owner changes a workspace's login policy through the API, as the dashboard does. */
+async function patchPolicy(inst: Instance, body: Record<string, unknown>) {
+  const res = await callApi(server.baseUrl, owner, 'PATCH', `/v1/workspaces/${inst.id}/login-policy`, body)
+  expect(res.status).toBe(200)
+  return res.body
+}
+
+/** A fresh browser signs `inst`'s user in; returns the browser and where it ended. */
+async function signInFresh(inst: Instance, scope = 'openid email') {
+  const agent = new RecordingAgent(server.baseUrl)
+  const { url, verifier } = await pkceAuthorization(inst.config, CB, scope)
+  const end = await signIn(agent, url, inst.user)
+  return { agent, end, verifier }
+}
+
+/** Seconds from now until the `expires` of the last `_session` cookie the agent was given. */
+const sessionSecondsLeft = (agent: RecordingAgent) => {
+  const cookie = agent.lastSet('_session')
+  expect(cookie).toBeDefined()
+  const expires = /expires=([^;]+)/i.exec(cookie!)?.[1]
+  expect(expires).toBeDefined()
+  return (Date.parse(expires!) - Date.now()) / 1000
+}
+
+/** The hosted sign-in page of a fresh authorization request at `inst`: its text and headers. */
+async function signInPage(inst: Instance) {
+  const { url } = await pkceAuthorization(inst.config, CB)
+  const page = await new Agent(server.baseUrl).follow(url, {}, atRp)
+  const html = await page.res.text()
+  expect(html).toContain('<h1>Sign in</h1>')
+  return { html, csp: page.res.headers.get('content-security-policy') ?? '' }
+}
+
+/** The discovery document of `inst`. */
+async function discovery(inst: Instance): Promise<Json> {
+  const res = await fetch(`${inst.issuer}/.well-known/openid-configuration`)
+  expect(res.status).toBe(200)
+  return (await res.json()) as Json
+}
+
+/** The record the pool holds of `inst` (it served a request lately). */
+function held(inst: Instance) {
+  const record = server.identity.pool.held(inst.id)
+  expect(record?.id).toBe(inst.id)
+  return record!
+}
+
+/** A web app of `inst`'s made through the apps API. */
+async function newApp(inst: Instance) {
+  const created = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${inst.id}/apps`, {
+    name: 'another web app',
+    app_type: 'web',
+    redirect_uris: [CB],
+  })
+  expect(created.status).toBe(201)
+  return {
+    id: String(created.body.id),
+    clientId: String(created.body.client_id),
+    clientSecret: String(created.body.client_secret),
+  }
+}
+
+const CLIENT_CREDENTIALS = { grant_type: 'client_credentials' }
+
+/** The client ids of the Client objects an instance's record holds (its `#int.dynamicClients`). */
+const clientObjectIds = (inst: Instance) =>
+  [...(held(inst).clientObjects as unknown as { held: Map<string, { clientId: string }> }).held.values()].map(
+    (client) => client.clientId,
+  )
+
+/** The session.ended events recorded for `inst`'s workspace. */
+const sessionsEnded = (inst: Instance) =>
+  server.core.db
+    .select({ data: events.data })
+    .from(events)
+    .where(and(eq(events.workspaceId, inst.id), eq(events.type, 'session.ended')))
+
+const CASES: Record<PerInstanceOption, () => Promise<void>> = {
+  async issuer() {
+    const [docA, docB] = await Promise.all([discovery(A), discovery(B)])
+    expect(docA.issuer).toBe(A.issuer)
+    expect(docB.issuer).toBe(B.issuer)
+    const [tokenA, tokenB] = await Promise.all([clientCredentials(A, A), clientCredentials(B, B)])
+    expect(decodeJwt(tokenA.body.access_token).iss).toBe(A.issuer)
+    expect(decodeJwt(tokenB.body.access_token).iss).toBe(B.issuer)
+  },
+
+  async endpoints() {
+    for (const [inst, other] of [
+      [A, B],
+      [B, A],
+    ] as const) {
+      const body = await discovery(inst)
       expect(JSON.stringify(body)).not.toContain(other.id)
-      if (p === '/jwks') {
-        expect(body).toEqual(inst.jwks)
-        continue
-      }
-      expect(body.issuer).toBe(inst.issuer)
       expect(body).toMatchObject({
         authorization_endpoint: `${inst.issuer}/auth`,
         token_endpoint: `${inst.issuer}/token`,
@@ -365,8 +456,30 @@ describe('discovery and JWKS', () => {
       )
       expect(urls.length).toBeGreaterThanOrEqual(8)
       for (const [, v] of urls) expect(String(v)).toStartWith(`${inst.issuer}/`)
+      // provider.urlFor, outside a request's context, in the instance's scope.
+      const record = held(inst)
+      expect(serving(record, () => record.provider.urlFor('token'))).toBe(`${inst.issuer}/token`)
     }
+  },
 
+  async signingKeys() {
+    const [tokenA, tokenB] = await Promise.all([clientCredentials(A, A), clientCredentials(B, B)])
+    await expectOwnClientToken(tokenA, A, B)
+    await expectOwnClientToken(tokenB, B, A)
+    expect(held(A).keystore).not.toBe(held(B).keystore)
+  },
+
+  async jwks() {
+    // Both instances' JWKS, twice each, all in flight at once (they are answered from a cache).
+    const asked = [A, B, A, B]
+    const answers = await Promise.all(
+      asked.map(async (inst) => {
+        const res = await fetch(`${inst.issuer}/jwks`)
+        expect(res.status).toBe(200)
+        return (await res.json()) as Json
+      }),
+    )
+    for (const [i, inst] of asked.entries()) expect(answers[i]).toEqual(inst.jwks)
     for (const inst of [A, B]) {
       expect(inst.jwks.keys.map((k) => k.alg).sort()).toEqual(['ES256', 'RS256'])
       for (const key of inst.jwks.keys) {
@@ -379,40 +492,37 @@ describe('discovery and JWKS', () => {
     const material = (inst: Instance) => new Set(inst.jwks.keys.map((k) => String(k.n ?? k.x)))
     const mine = material(A)
     expect([...material(B)].filter((m) => mine.has(m))).toEqual([])
-  })
-})
+  },
 
-describe('client credentials', () => {
-  it("issues A's client a JWT of A's only, and B refuses A's client right after A accepted it (and the reverse)", async () => {
-    for (let round = 0; round < 4; round++) {
-      await expectOwnClientToken(await clientCredentials(A, A), A, B)
-      expectInvalidClient(await clientCredentials(A, B))
-      await expectOwnClientToken(await clientCredentials(B, B), B, A)
-      expectInvalidClient(await clientCredentials(B, A))
+  async cookieKeys() {
+    const agent = new RecordingAgent(server.baseUrl)
+    const back = await signIn(agent, (await pkceAuthorization(A.config, CB)).url, A.user)
+    expect(back.url.searchParams.get('code')).toBeTruthy()
+    expect(agent.cookie('_session')).toBeTruthy()
+    expect(agent.cookie('_session.sig')).toBeTruthy()
+    // A's session cookie and its signature, sent as a browser would if the path did not keep them from B.
+    const cookie = `_session=${agent.cookie('_session')}; _session.sig=${agent.cookie('_session.sig')}`
+    const silently = async (inst: Instance) => {
+      const res = await fetch(await silentAuthorization(inst), { headers: { cookie }, redirect: 'manual' })
+      expect(res.status).toBe(303)
+      const location = new URL(res.headers.get('location')!)
+      expect(location.href).toStartWith(CB)
+      // A signature that does not verify under the instance's cookie keys is cleared (Koa's cookies).
+      const cleared = res.headers.getSetCookie().some((c) => c.startsWith('_session.sig=;'))
+      return { location, cleared }
     }
-    // A client of one instance with the other's secret, at either instance: refused.
-    const mixed = { clientId: A.web.clientId, clientSecret: B.web.clientSecret }
-    for (const at of [A, B])
-      expectInvalidClient(await post(`${at.issuer}/token`, { grant_type: 'client_credentials' }, mixed))
-  })
+    // Positive control: A's keys verify it, and A signs the browser in silently.
+    const atA = await silently(A)
+    expect(atA.location.searchParams.get('code')).toBeTruthy()
+    expect(atA.cleared).toBe(false)
+    // B's keys do not: the signature is refused, and nobody is signed in.
+    const atB = await silently(B)
+    expect(atB.cleared).toBe(true)
+    expect(atB.location.searchParams.get('error')).toBe('login_required')
+    expect(atB.location.searchParams.get('code')).toBeNull()
+  },
 
-  it('keeps every answer to its own instance with 64 requests in flight, alternating A and B', async () => {
-    await clientCredentialsBurst(64)
-  })
-})
-
-describe('authorization code + PKCE through the hosted pages', () => {
-  it("A's code, tokens and refresh token are honoured at A only", async () => {
-    await codeFlow(A, B)
-  })
-
-  it("B's are honoured at B only", async () => {
-    await codeFlow(B, A)
-  })
-})
-
-describe('sessions and accounts', () => {
-  it("a session at A does not sign the same browser in at B, not even with A's cookie sent to B", async () => {
+  async cookiePath() {
     const agent = new RecordingAgent(server.baseUrl)
     const { url } = await pkceAuthorization(A.config, CB)
     const back = await signIn(agent, url, A.user)
@@ -434,57 +544,18 @@ describe('sessions and accounts', () => {
     expect(silentB.url.searchParams.get('error')).toBe('login_required')
     expect(silentB.url.searchParams.get('code')).toBeNull()
 
-    // A's session cookie (and its signature) sent to B, as a browser would if the path did not
-    // keep it from B: still login_required.
-    const aCookies = `_session=${agent.cookie('_session')}; _session.sig=${agent.cookie('_session.sig')}`
-    expect(agent.cookie('_session')).toBeTruthy()
-    expect(agent.cookie('_session.sig')).toBeTruthy()
-    const forged = await fetch(await silentAuthorization(B), {
-      headers: { cookie: aCookies },
-      redirect: 'manual',
-    })
-    expect(forged.status).toBe(303)
-    const location = new URL(forged.headers.get('location')!)
-    expect(location.href).toStartWith(CB)
-    expect(location.searchParams.get('error')).toBe('login_required')
-    expect(location.searchParams.get('code')).toBeNull()
-
     // Without prompt=none B asks for credentials.
     const { url: atB } = await pkceAuthorization(B.config, CB)
     const page = await agent.follow(atB, {}, atRp)
     expect(page.url.href).toStartWith(`${B.issuer}/interaction/`)
-    expect(await page.res.text()).toContain('<h1>Sign in</h1>')
-  })
+    const html = await page.res.text()
+    expect(html).toContain('<h1>Sign in</h1>')
+    // Signed in there too, B's session cookie is scoped to B's path.
+    await agent.submit(html, page.url, '/login', { email: B.user.email, password: B.user.password }, atRp)
+    expect(agent.lastSet('_session')).toMatch(new RegExp(`;\\s*path=/i/${B.id}(;|$)`, 'i'))
+  },
 
-  it("A's user cannot sign in at B, and a same-email account of each instance keeps its own password and sub", async () => {
-    const { url } = await pkceAuthorization(B.config, CB)
-    const refused = await signIn(new Agent(server.baseUrl), url, A.user)
-    expect(refused.res.status).toBe(401)
-    expect(refused.url.href).not.toStartWith(RP)
-    expect(await refused.res.text()).toContain('Wrong email or password.')
-
-    const email = 'same@example.com'
-    const inA = await signUp(server.core, A.id, { email, password: 'password of same at A' })
-    const inB = await signUp(server.core, B.id, { email, password: 'password of same at B' })
-    expect(inA.id).not.toBe(inB.id)
-    // A's password at B: refused.
-    const wrong = await signIn(new Agent(server.baseUrl), (await pkceAuthorization(B.config, CB)).url, {
-      email,
-      password: 'password of same at A',
-    })
-    expect(wrong.res.status).toBe(401)
-    expect(await wrong.res.text()).toContain('Wrong email or password.')
-    // B's password at B: B's account, B's sub, B's keys.
-    const { url: again, verifier } = await pkceAuthorization(B.config, CB)
-    const ok = await signIn(new Agent(server.baseUrl), again, { email, password: 'password of same at B' })
-    expect(ok.url.href).toStartWith(CB)
-    const tokens = await oidc.authorizationCodeGrant(B.config, ok.url, { pkceCodeVerifier: verifier })
-    const claims = await expectIssuedBy(tokens.id_token!, B, A, B.web.clientId)
-    expect(claims.sub).toBe(inB.id)
-    expect(claims.sub).not.toBe(inA.id)
-  })
-
-  it("an interaction of A cannot be resumed at B, even with A's interaction cookie", async () => {
+  async interactions() {
     const agent = new Agent(server.baseUrl)
     const { url } = await pkceAuthorization(A.config, CB)
     const page = await agent.follow(url, {}, atRp)
@@ -514,11 +585,73 @@ describe('sessions and accounts', () => {
     // A's own interaction is still open at A.
     const stillThere = await agent.follow(page.url, {}, atRp)
     expect(await stillThere.res.text()).toContain('<label for="password">Password</label>')
-  })
-})
+  },
 
-describe('device flow (RFC 8628)', () => {
-  it("a device code of A can be neither entered at B's device page nor redeemed at B's token endpoint", async () => {
+  async clients() {
+    for (let round = 0; round < 4; round++) {
+      await expectOwnClientToken(await clientCredentials(A, A), A, B)
+      expectInvalidClient(await clientCredentials(A, B))
+      await expectOwnClientToken(await clientCredentials(B, B), B, A)
+      expectInvalidClient(await clientCredentials(B, A))
+    }
+    // A client of one instance with the other's secret, at either instance: refused.
+    const mixed = { clientId: A.web.clientId, clientSecret: B.web.clientSecret }
+    for (const at of [A, B])
+      expectInvalidClient(await post(`${at.issuer}/token`, { grant_type: 'client_credentials' }, mixed))
+  },
+
+  async clientObjects() {
+    // Apps written behind the instances' backs: not among the clients their load read, so each is
+    // read by id and its Client object made on oidc-provider's dynamic path.
+    const [appA, appB] = await Promise.all([
+      registerApp(server.core, A.id, { type: 'web', redirectUris: [CB] }),
+      registerApp(server.core, B.id, { type: 'web', redirectUris: [CB] }),
+    ])
+    const credentials = (app: typeof appA) => ({ clientId: app.clientId, clientSecret: app.clientSecret! })
+    expect((await post(`${A.issuer}/token`, CLIENT_CREDENTIALS, credentials(appA))).status).toBe(200)
+    expect((await post(`${B.issuer}/token`, CLIENT_CREDENTIALS, credentials(appB))).status).toBe(200)
+    expectInvalidClient(await post(`${B.issuer}/token`, CLIENT_CREDENTIALS, credentials(appA)))
+    expect(clientObjectIds(A)).toContain(appA.clientId)
+    expect(clientObjectIds(A)).not.toContain(appB.clientId)
+    expect(clientObjectIds(B)).toContain(appB.clientId)
+    expect(clientObjectIds(B)).not.toContain(appA.clientId)
+  },
+
+  async clientSecrets() {
+    const [appA, appB] = await Promise.all([newApp(A), newApp(B)])
+    const rotated = await callApi(
+      server.baseUrl,
+      owner,
+      'POST',
+      `/v1/workspaces/${A.id}/apps/${appA.id}/rotate-secret`,
+      { grace_hours: 1 },
+    )
+    expect(rotated.status).toBe(200)
+    // A accepts its app's new secret and, in the grace, the old one; neither opens B's app, nor A's app at B.
+    for (const secret of [String(rotated.body.client_secret), appA.clientSecret]) {
+      expect(
+        (await post(`${A.issuer}/token`, CLIENT_CREDENTIALS, { ...appA, clientSecret: secret })).status,
+      ).toBe(200)
+      expectInvalidClient(
+        await post(`${B.issuer}/token`, CLIENT_CREDENTIALS, { ...appB, clientSecret: secret }),
+      )
+      expectInvalidClient(
+        await post(`${B.issuer}/token`, CLIENT_CREDENTIALS, { ...appA, clientSecret: secret }),
+      )
+    }
+    // B's app keeps its one secret, which opens no app of A's.
+    expect((await post(`${B.issuer}/token`, CLIENT_CREDENTIALS, appB)).status).toBe(200)
+    expectInvalidClient(
+      await post(`${A.issuer}/token`, CLIENT_CREDENTIALS, { ...appA, clientSecret: appB.clientSecret }),
+    )
+  },
+
+  async payloads() {
+    await codeFlow(A, B)
+    await codeFlow(B, A)
+  },
+
+  async deviceFlow() {
     const started = await post(`${A.issuer}/device/auth`, { client_id: A.device.clientId, scope: 'openid' })
     expect(started.status).toBe(200)
     const { device_code, user_code, verification_uri, verification_uri_complete } = started.body
@@ -602,42 +735,80 @@ describe('device flow (RFC 8628)', () => {
     expect(infoAtB.status).toBe(401)
     // Redeemed once at A: B still has nothing for it.
     expect((await poll(B, B.device.clientId)).body.error).toBe('invalid_grant')
-  })
-})
+  },
 
-describe('concurrency', () => {
-  it('keeps A and B apart with both code flows and a client-credentials burst in flight at once', async () => {
-    await Promise.all([codeFlow(A, B), codeFlow(B, A), clientCredentialsBurst(48), codeFlow(A, B)])
-  })
-})
+  async accounts() {
+    const { url } = await pkceAuthorization(B.config, CB)
+    const refused = await signIn(new Agent(server.baseUrl), url, A.user)
+    expect(refused.res.status).toBe(401)
+    expect(refused.url.href).not.toStartWith(RP)
+    expect(await refused.res.text()).toContain('Wrong email or password.')
 
-// Last: these change A's login policy (MFA required), which every sign-in at A above relies on not being.
-describe('login policy', () => {
-  /** The owner changes a workspace's login policy through the API, as the dashboard does. */
-  async function patchPolicy(inst: Instance, body: Record<string, unknown>) {
-    const res = await callApi(server.baseUrl, owner, 'PATCH', `/v1/workspaces/${inst.id}/login-policy`, body)
-    expect(res.status).toBe(200)
-    return res.body
-  }
+    const email = 'same@example.com'
+    const inA = await signUp(server.core, A.id, { email, password: 'password of same at A' })
+    const inB = await signUp(server.core, B.id, { email, password: 'password of same at B' })
+    expect(inA.id).not.toBe(inB.id)
+    // A's password at B: refused.
+    const wrong = await signIn(new Agent(server.baseUrl), (await pkceAuthorization(B.config, CB)).url, {
+      email,
+      password: 'password of same at A',
+    })
+    expect(wrong.res.status).toBe(401)
+    expect(await wrong.res.text()).toContain('Wrong email or password.')
+    // B's password at B: B's account, B's sub, B's keys.
+    const { url: again, verifier } = await pkceAuthorization(B.config, CB)
+    const ok = await signIn(new Agent(server.baseUrl), again, { email, password: 'password of same at B' })
+    expect(ok.url.href).toStartWith(CB)
+    const tokens = await oidc.authorizationCodeGrant(B.config, ok.url, { pkceCodeVerifier: verifier })
+    const claims = await expectIssuedBy(tokens.id_token!, B, A, B.web.clientId)
+    expect(claims.sub).toBe(inB.id)
+    expect(claims.sub).not.toBe(inA.id)
+  },
 
-  /** A fresh browser signs `inst`'s user in; returns the browser and where it ended. */
-  async function signInFresh(inst: Instance) {
-    const agent = new RecordingAgent(server.baseUrl)
-    const { url, verifier } = await pkceAuthorization(inst.config, CB, 'openid email')
-    const end = await signIn(agent, url, inst.user)
-    return { agent, end, verifier }
-  }
+  async tenantsClaim() {
+    /** A tenant of `inst`'s workspace with `inst`'s user in it. */
+    const join = async (inst: Instance, slug: string) => {
+      const call = (path: string, body: unknown) =>
+        callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${inst.id}/tenants${path}`, body)
+      const made = await call('', { slug, name: slug })
+      expect(made.status).toBe(201)
+      expect((await call(`/${made.body.id}/members`, { user_id: inst.user.id })).status).toBe(201)
+    }
+    await Promise.all([join(A, 'tenant-of-a'), join(B, 'tenant-of-b')])
+    const claimsOf = async (home: Instance, away: Instance) => {
+      const { end, verifier } = await signInFresh(home, 'openid tenants')
+      expect(end.url.href).toStartWith(CB)
+      const tokens = await oidc.authorizationCodeGrant(home.config, end.url, { pkceCodeVerifier: verifier })
+      return expectIssuedBy(tokens.id_token!, home, away, home.web.clientId)
+    }
+    const [claimsA, claimsB] = await Promise.all([claimsOf(A, B), claimsOf(B, A)])
+    expect(claimsA.tenants).toEqual(['tenant-of-a'])
+    expect(claimsB.tenants).toEqual(['tenant-of-b'])
+  },
 
-  /** Seconds from now until the `expires` of the last `_session` cookie the agent was given. */
-  const sessionSecondsLeft = (agent: RecordingAgent) => {
-    const cookie = agent.lastSet('_session')
-    expect(cookie).toBeDefined()
-    const expires = /expires=([^;]+)/i.exec(cookie!)?.[1]
-    expect(expires).toBeDefined()
-    return (Date.parse(expires!) - Date.now()) / 1000
-  }
+  async audience() {
+    const [tokenA, tokenB] = await Promise.all([clientCredentials(A, A), clientCredentials(B, B)])
+    expect(decodeJwt(tokenA.body.access_token).aud).toBe(A.issuer)
+    expect(decodeJwt(tokenB.body.access_token).aud).toBe(B.issuer)
+  },
 
-  it("session_lifetime_hours of A sets A's session lifetime only", async () => {
+  async sessionEnded() {
+    const before = { A: (await sessionsEnded(A)).length, B: (await sessionsEnded(B)).length }
+    const { agent, end, verifier } = await signInFresh(A)
+    const tokens = await oidc.authorizationCodeGrant(A.config, end.url, { pkceCodeVerifier: verifier })
+    const page = await agent.follow(oidc.buildEndSessionUrl(A.config, { id_token_hint: tokens.id_token! }))
+    const html = await page.res.text()
+    expect(html).toContain('Signing you out')
+    const done = await agent.submit(html, page.url, '/session/end/confirm', { logout: 'yes' })
+    expect(await done.res.text()).toContain('You have been signed out.')
+    const endedA = await sessionsEnded(A)
+    expect(endedA.length).toBe(before.A + 1)
+    expect(endedA.at(-1)?.data).toMatchObject({ user_id: A.user.id })
+    expect((await sessionsEnded(B)).length).toBe(before.B)
+  },
+
+  async sessionLifetime() {
+    const [A, B] = await changedSettingsPair()
     expect((await patchPolicy(A, { session_lifetime_hours: 1 })).session_lifetime_hours).toBe(1)
     const policyB = await callApi(server.baseUrl, owner, 'GET', `/v1/workspaces/${B.id}/login-policy`)
     expect(policyB.body.session_lifetime_hours).toBe(168)
@@ -650,9 +821,11 @@ describe('login policy', () => {
     expect(leftA).toBeLessThan(3600 + 60)
     expect(leftB).toBeGreaterThan(168 * 3600 - 120)
     expect(leftB).toBeLessThan(168 * 3600 + 60)
-  })
+  },
 
-  it("mfa required at A asks A's user to enrol a second factor; B, with the default, signs in with a password alone", async () => {
+  async secondFactor() {
+    // A pair of its own: once A requires MFA, A's users no longer sign in with a password alone.
+    const [A, B] = await freshPair()
     expect((await patchPolicy(A, { mfa: 'required' })).mfa).toBe('required')
     const policyB = await callApi(server.baseUrl, owner, 'GET', `/v1/workspaces/${B.id}/login-policy`)
     expect(policyB.body.mfa).toBe('off')
@@ -677,5 +850,90 @@ describe('login policy', () => {
     expect(againB.end.url.href).toStartWith(CB)
     expect(againA.end.url.href).not.toStartWith(RP)
     expect(await againA.end.res.text()).toContain('Set up two-step verification')
+  },
+
+  async signInMethods() {
+    const [A, B] = await changedSettingsPair()
+    expect((await patchPolicy(A, { allow_registration: false })).allow_registration).toBe(false)
+    const [pageA, pageB] = await Promise.all([signInPage(A), signInPage(B)])
+    expect(pageA.html).not.toContain('Create an account')
+    expect(pageB.html).toContain('Create an account')
+  },
+
+  async idps() {
+    const [A, B] = await changedSettingsPair()
+    const added = await callApi(server.baseUrl, owner, 'POST', `/v1/workspaces/${A.id}/idps`, {
+      type: 'google',
+      client_id: 'google-client-of-a',
+      client_secret: 'google secret of a',
+    })
+    expect(added.status).toBe(201)
+    const [pageA, pageB] = await Promise.all([signInPage(A), signInPage(B)])
+    expect(pageA.html).toContain(`data-idp="${added.body.id}"`)
+    expect(pageB.html).not.toContain('data-idp=')
+  },
+
+  async brand() {
+    const [A, B] = await changedSettingsPair()
+    await brandAs(A, 'The brand of A')
+    const [pageA, pageB] = await Promise.all([signInPage(A), signInPage(B)])
+    expect(pageA.html).toContain('The brand of A')
+    expect(pageB.html).not.toContain('The brand of A')
+  },
+
+  async csp() {
+    const [A, B] = await changedSettingsPair()
+    await brandAs(A, 'Coloured A')
+    const styleSources = (csp: string) => /style-src ([^;]+)/.exec(csp)?.[1]?.split(' ') ?? []
+    const [pageA, pageB] = await Promise.all([signInPage(A), signInPage(B)])
+    const [stylesA, stylesB] = [styleSources(pageA.csp), styleSources(pageB.csp)]
+    // A's page allows its brand's style element by hash; B's allows the layout's only.
+    expect(stylesA.length).toBe(stylesB.length + 1)
+    expect(stylesA.filter((s) => !stylesB.includes(s))).toHaveLength(1)
+  },
+}
+
+/** `inst`'s workspace branded with `name` and a colour of its own, through the API. */
+async function brandAs(inst: Instance, name: string) {
+  const res = await callApi(server.baseUrl, owner, 'PATCH', `/v1/workspaces/${inst.id}/branding`, {
+    display_name: name,
+    primary_color: '#0b5fff',
+  })
+  expect(res.status).toBe(200)
+}
+
+describe('the options served per instance (PER_INSTANCE)', () => {
+  it('each have their isolation case here', () => {
+    const cases: Record<string, unknown> = CASES
+    expect(Object.keys(PER_INSTANCE).filter((option) => typeof cases[option] !== 'function')).toEqual([])
+  })
+
+  it('are read of every field of a served instance but the shared Provider', async () => {
+    // A's record with its settings read (a page of its own read them).
+    await signInPage(A)
+    const record = held(A)
+    const fields = [
+      ...Object.keys(record),
+      ...Object.keys(Object.getOwnPropertyDescriptors(Object.getPrototypeOf(record))),
+    ]
+    const read = new Set<string>(Object.values(PER_INSTANCE).flatMap((option) => option.reads))
+    expect(
+      fields.filter((field) => !read.has(field) && field !== 'provider' && field !== 'callback'),
+    ).toEqual([])
+  })
+})
+
+describe('each option served per instance is kept to its instance', () => {
+  for (const option of Object.keys(PER_INSTANCE) as PerInstanceOption[])
+    it(`${option}: ${PER_INSTANCE[option].what}`, () => CASES[option]())
+})
+
+describe('concurrency', () => {
+  it('keeps every answer to its own instance with 64 requests in flight, alternating A and B', async () => {
+    await clientCredentialsBurst(64)
+  })
+
+  it('keeps A and B apart with both code flows and a client-credentials burst in flight at once', async () => {
+    await Promise.all([codeFlow(A, B), codeFlow(B, A), clientCredentialsBurst(48), codeFlow(A, B)])
   })
 })

@@ -12,7 +12,7 @@ type Metadata = Readonly<Record<string, unknown>>
 /**
  * The client metadata (an extra property of oidc-provider's, `extraClientMetadata`) that carries a
  * rotated secret's previous digest and until when it is accepted (epoch ms); the secret check
- * (provider/index.ts, compareClientSecret) reads it. Absent without a grace.
+ * (provider/index.ts, through internals.ts' patchClientSecretCompare) reads it. Absent without a grace.
  */
 export const PREVIOUS_SECRET = 'previous_client_secret'
 

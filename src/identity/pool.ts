@@ -9,6 +9,7 @@ import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import type { InstanceKeyMaterial, LoadedClients, LoadedInstance } from './keys'
 import type { LoginPolicy } from './policy'
 import type { ServedInstance, ServedKeys } from './provider'
+import type { PerInstanceField } from './provider/served'
 import { identityCsp } from './security-headers'
 
 /** How long a loaded instance serves before it is read again from the store. */
@@ -73,6 +74,20 @@ export interface Instance extends ServedInstance {
   /** The Content-Security-Policy of its responses: the plane's, allowing the brand's style. */
   csp: string
 }
+
+/** The fields of an instance every instance shares: the rest each vary per instance. */
+type SharedField = 'provider' | 'callback'
+
+/**
+ * Compiles only when every field of `Instance` but the shared ones is read by some option of
+ * PER_INSTANCE (provider/served.ts), and every field an option names is one of `Instance`: a field
+ * added here without its option (and so its isolation case) names itself in the error.
+ */
+export type EveryFieldPerInstance = [
+  Listed<Exclude<keyof Instance, SharedField | PerInstanceField>>,
+  Listed<Exclude<PerInstanceField, keyof Instance>>,
+]
+type Listed<Unlisted extends never> = Unlisted
 
 /** What an instance is built with besides its keys: read again whenever it is evicted. */
 export interface InstanceSettings {

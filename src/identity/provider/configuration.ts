@@ -43,7 +43,7 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
     cookies: {
       keys: setup.cookieKeys,
       // Path-based instances share a host: the long-lived cookies are scoped to the instance (the
-      // path is the served instance's, see provider/index.ts).
+      // path is the served instance's, see provider/internals.ts).
       long: { path: '/', secure, httpOnly: true, sameSite: 'lax' },
       short: { secure, httpOnly: true, sameSite: 'lax' },
     },

@@ -1,8 +1,6 @@
 import '../runtime-warning'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import Provider from 'oidc-provider'
-import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
-import internals from 'oidc-provider/lib/helpers/weak_cache.js'
 import type { Core } from '../../core'
 import { hexBytes, sha256Matches } from '../../shared/crypto'
 import { PREVIOUS_SECRET, type PreviousSecret } from '../clients'
@@ -11,6 +9,7 @@ import { logoutEvents } from '../pages/logout'
 import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
+import { patchClientSecretCompare, shareProvider } from './internals'
 import { current, SIGNING_ALGS } from './served'
 
 export { current, type ServedInstance, type ServedKeys, servedInstance, serving } from './served'
@@ -52,71 +51,19 @@ export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>)
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
   handleProviderErrors(core, provider, [devicePolling(core), logoutEvents(core)])
-  provider.Client.prototype.compareClientSecret = function compareClientSecret(
-    this: SecretHolder,
-    actual: string,
-  ) {
+  patchClientSecretCompare(provider, (client: SecretHolder, actual) => {
     // Decoded once per Client object: a changed secret is new metadata, hence a new Client.
-    this[SECRET_DIGEST] ??= hexBytes(this.clientSecret)
-    if (sha256Matches(actual, this[SECRET_DIGEST])) return true
+    client[SECRET_DIGEST] ??= hexBytes(client.clientSecret)
+    if (sha256Matches(actual, client[SECRET_DIGEST])) return true
     // A rotation's previous secret, only within the grace it asked for (the server's clock).
-    const previous = this[PREVIOUS_SECRET]
+    const previous = client[PREVIOUS_SECRET]
     if (!previous || core.clock.now() >= previous.until) return false
-    this[PREVIOUS_DIGEST] ??= hexBytes(previous.hash)
-    return sha256Matches(actual, this[PREVIOUS_DIGEST])
-  }
-  shareProvider(provider)
+    client[PREVIOUS_DIGEST] ??= hexBytes(previous.hash)
+    return sha256Matches(actual, client[PREVIOUS_DIGEST])
+  })
+  // Every per-issuer state of oidc-provider reads the request's instance (internals.ts).
+  shareProvider(provider, current)
   return provider
-}
-
-/**
- * Points every per-issuer state of oidc-provider 9.13 at the request's instance. None is patched in
- * the library: own properties become getters, and `#int` fields (through its weak_cache reader)
- * too. Each field is first checked to hold what the construction put there, so an upgrade that
- * renames one stops the process here instead of serving the template's keys or issuer. An upgrade
- * that read one of them once at construction instead would pass these checks: oidc-provider is
- * pinned exactly, and served.test.ts (tokens of two instances signed and issued each by its own)
- * and tests/instance-isolation.test.ts are what an upgrade must pass.
- * notes/shared-provider-spike.md lists each state, where oidc-provider reads it, and why the rest
- * (models, router, grant handlers) holds nothing of an issuer.
- */
-function shareProvider(provider: Provider): void {
-  const int = internals(provider)
-  const cookies = int.configuration.cookies.long
-  const expect = (ok: boolean, what: string) => {
-    if (!ok) throw new Error(`oidc-provider changed: ${what} is not where the shared Provider reads it`)
-  }
-  const redirect = (target: object, field: string, get: () => unknown) =>
-    Object.defineProperty(target, field, { get, set: () => {}, configurable: false, enumerable: true })
-
-  expect(typeof provider.issuer === 'string' && provider.issuer.includes(PLACEHOLDER_ID), 'issuer')
-  // The discovery `issuer`, token and ID token `iss`, introspection, WWW-Authenticate, `iss` of
-  // authorization responses, client assertion audiences (ctx.oidc.issuer reads it).
-  redirect(provider, 'issuer', () => current().issuer)
-  // Koa's app.keys: every signed cookie.
-  expect(Array.isArray((provider as unknown as { keys: unknown }).keys), 'keys')
-  redirect(provider, 'keys', () => current().cookieKeys())
-  // Signing (JWT access tokens, ID tokens, JWT responses) and the jwks endpoint's document.
-  expect(int.keystore instanceof KeyStore, '#int.keystore')
-  redirect(int, 'keystore', () => current().keystore)
-  expect(Array.isArray((int.jwks as { keys?: unknown })?.keys), '#int.jwks')
-  redirect(int, 'jwks', () => current().jwks)
-  // Client objects, cached by the digest of their metadata: per instance, dropped with it.
-  const dynamic = int.dynamicClients as { get?: unknown; set?: unknown } | undefined
-  expect(typeof dynamic?.get === 'function' && typeof dynamic.set === 'function', '#int.dynamicClients')
-  redirect(int, 'dynamicClients', () => current().clientObjects)
-  // The static-client slot: the clients the instance remembers, found by id (clients.ts), where a
-  // static client of the construction would belong to every instance.
-  expect(int.staticClients === undefined, '#int.staticClients')
-  redirect(int, 'staticClients', () => current().findClient.remembered)
-  // Path-based instances share a host: the long-lived cookies are scoped to the instance's path.
-  expect(typeof cookies.path === 'string', 'configuration.cookies.long.path')
-  redirect(cookies, 'path', () => current().prefix || '/')
-  // provider.urlFor outside a request's context; inside one oidc-provider passes its own mountPath.
-  const pathFor = provider.pathFor
-  provider.pathFor = function scopedPathFor(this: Provider, name: string, opts: object = {}) {
-    return pathFor.call(this, name, { mountPath: current().prefix, ...opts } as never)
-  } as typeof provider.pathFor
 }
 
 let template: { keys: Record<string, unknown>[] } | undefined

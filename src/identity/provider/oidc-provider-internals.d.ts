@@ -1,7 +1,6 @@
-// The two internal modules of oidc-provider 9.13 the shared Provider reaches (shared.ts). The package
-// has no `exports` map, so these resolve to the very modules its provider.js imports. The version
-// is pinned exactly in package.json; `shareProvider` checks at start-up that the fields it
-// redirects still hold what this file says, and refuses to start otherwise.
+// The types of the two internal modules of oidc-provider the shared Provider reaches. Imported by
+// internals.ts only, where each internal touched is listed with why and what breaks if it changes.
+// The package has no `exports` map, so these resolve to the very modules its provider.js imports.
 declare module 'oidc-provider/lib/helpers/weak_cache.js' {
   /** The Provider's private `#int` record (configuration, keystore, jwks, dynamicClients…). */
   const instance: (provider: unknown) => Record<string, unknown> & {

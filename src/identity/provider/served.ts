@@ -1,15 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import KeyStore from 'oidc-provider/lib/helpers/keystore.js'
 import type { Core } from '../../core'
 import { type ClientReads, createClientFinder } from '../clients'
 import { issuerFor } from '../instances'
 import type { InstanceKeyMaterial, LoadedClients } from '../keys'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
 import type { LoginPolicy } from '../policy'
+import { type KeyStore, keyStoreOf } from './internals'
 import { InstanceSigningKey } from './signing-keys'
 
 /**
- * Everything of one instance the shared Provider reads (shared.ts): its issuer, keys and cookie
+ * Everything of one instance the shared Provider reads (internals.ts, configuration.ts): its issuer, keys and cookie
  * keys, the clients and payloads of its adapter, and the login policy its prompts and session
  * lifetime follow. A few KiB, so a node holds every active instance (docs/performance.md).
  */
@@ -30,6 +30,99 @@ export interface ServedInstance {
   /** oidc-provider's Client objects of this instance, by the digest of their metadata. */
   clientObjects: ClientObjects
 }
+
+/**
+ * Every option the shared Provider (and the hosted pages it hands to) serves per instance: what
+ * varies between two instances of one process, each with the fields of the instance record it is
+ * read from. tests/instance-isolation.test.ts has an isolation case for each (two instances do not
+ * see each other's value) and fails for an option without one; pool.ts fails to compile when a field
+ * of the record is read by no option here. A new per-instance option is added here first.
+ */
+export const PER_INSTANCE = {
+  issuer: {
+    reads: ['issuer'],
+    what: 'the discovery `issuer`, `iss` of every token and introspection (internals.ts: provider.issuer)',
+  },
+  endpoints: {
+    reads: ['issuer', 'prefix'],
+    what: 'the endpoint URLs discovery names, provider.urlFor (internals.ts: provider.pathFor)',
+  },
+  signingKeys: {
+    reads: ['keystore'],
+    what: 'the keys its tokens are signed with (internals.ts: #int.keystore)',
+  },
+  jwks: { reads: ['jwks'], what: 'the public keys its jwks endpoint publishes (internals.ts: #int.jwks)' },
+  cookieKeys: {
+    reads: ['cookieKeys'],
+    what: 'the keys its cookies are signed with (internals.ts: provider.keys)',
+  },
+  cookiePath: {
+    reads: ['prefix'],
+    what: 'the path its session cookies are scoped to (internals.ts: #int.configuration.cookies.long.path)',
+  },
+  interactions: {
+    reads: ['prefix', 'id'],
+    what: 'its interaction URLs (configuration.ts: interactions.url) and the interactions it stores',
+  },
+  clients: {
+    reads: ['findClient'],
+    what: 'the clients it knows, by id (adapter.ts; internals.ts: #int.staticClients)',
+  },
+  clientObjects: {
+    reads: ['clientObjects'],
+    what: "oidc-provider's Client objects of its clients (internals.ts: #int.dynamicClients)",
+  },
+  clientSecrets: {
+    reads: ['findClient'],
+    what: "the secret digests its clients are checked against, a rotated one's in its grace (index.ts)",
+  },
+  payloads: {
+    reads: ['id', 'codec'],
+    what: 'codes, tokens, grants and sessions it issued: its rows, its lookup keys (adapter.ts)',
+  },
+  deviceFlow: {
+    reads: ['id', 'codec'],
+    what: 'its device codes and their polling pace (grants/device-polling.ts)',
+  },
+  accounts: {
+    reads: ['id'],
+    what: 'the accounts it signs in and answers claims of (claims.ts: findAccount)',
+  },
+  tenantsClaim: { reads: ['id'], what: 'the `tenants` claim, of its own tenants (claims.ts)' },
+  audience: {
+    reads: ['id', 'issuer'],
+    what: 'the audience of its client-credentials tokens (resources.ts: defaultResource)',
+  },
+  sessionEnded: {
+    reads: ['id'],
+    what: 'the workspace a hosted logout records session.ended for (pages/logout.tsx)',
+  },
+  sessionLifetime: {
+    reads: ['policy'],
+    what: 'session_lifetime_hours of its login policy (configuration.ts: ttl.Session)',
+  },
+  secondFactor: {
+    reads: ['policy'],
+    what: 'mfa of its login policy: the login prompt asks a second factor (second-factor.ts)',
+  },
+  signInMethods: {
+    reads: ['policy'],
+    what: 'what its hosted pages offer by its login policy: registration, passwords, IdPs (pages/)',
+  },
+  idps: { reads: ['idps'], what: 'the external IdPs its sign-in page offers (pages/broker.tsx)' },
+  brand: { reads: ['brand'], what: 'its look on every hosted page (pages/)' },
+  csp: {
+    reads: ['csp'],
+    what: "its pages' Content-Security-Policy: its brand's style hash (security-headers.ts)",
+  },
+} as const satisfies Record<string, { reads: readonly InstanceField[]; what: string }>
+
+/** The fields of the pool's instance record (pool.ts `Instance`) an option may be read from. */
+type InstanceField = keyof ServedInstance | 'idps' | 'brand' | 'csp'
+
+export type PerInstanceOption = keyof typeof PER_INSTANCE
+/** The fields some option reads: pool.ts checks every field of its record is one of them. */
+export type PerInstanceField = (typeof PER_INSTANCE)[PerInstanceOption]['reads'][number]
 
 /** Client objects an instance keeps at most: oidc-provider's own cache holds 100 per Provider. */
 const CLIENT_OBJECTS = 100
@@ -76,17 +169,13 @@ export function servedInstance(
   /** The clients its load read, while still current (the platform's are its own, from code: never asked). */
   loaded: () => LoadedClients | null = () => null,
 ): ServedKeys {
-  const keystore = new KeyStore()
-  const algs = new Set<string>()
-  for (const key of keys.keys) {
-    algs.add(String(key.publicJwk.alg))
-    keystore.add(new InstanceSigningKey(key))
-  }
+  const algs = new Set(keys.keys.map((key) => String(key.publicJwk.alg)))
   // oidc-provider narrows its signing algorithm lists by the keys it was built with, once: an
   // instance with other algorithms would advertise and use what it cannot sign.
   if ([...algs].sort().join() !== SIGNING_ALGS.join()) {
     throw new Error(`instance ${id}: signing keys ${[...algs].join()} instead of ${SIGNING_ALGS.join()}`)
   }
+  const keystore = keyStoreOf(keys.keys.map((key) => new InstanceSigningKey(key)))
   const findClient = createClientFinder(core, id, clients, loaded)
   return {
     id,
