@@ -1,4 +1,4 @@
-// `gatehouse mcp` for the bench (issue 58): what an agent waits for when it connects (the key file
+// `mcp-connect`: `gatehouse mcp` (issue 58): what an agent waits for when it connects (the key file
 // read, the RFC 7523 exchange, tools/list), and what a tool call costs over the same API call made
 // directly with the same key's token. The fixtures come through the public API only: an owner signs
 // up on the hosted pages, creates a workspace and waits for it to be active, registers apps and
@@ -8,23 +8,25 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { MachineKeyAuth } from '../../src/cli/key-auth'
-import { openMcpContext } from '../../src/cli/mcp'
-import { createMcpServer } from '../../src/cli/mcp/server'
-import type { TestServer } from '../../tests/support/server'
-import { json, signUpUser, waitForState } from '../../tests/support/users'
-import { cpuWindow } from './cpu'
-import { type Percentiles, summarize } from './provisioning'
+import { MachineKeyAuth } from '../../../src/cli/key-auth'
+import { openMcpContext } from '../../../src/cli/mcp'
+import { createMcpServer } from '../../../src/cli/mcp/server'
+import type { TestServer } from '../../../tests/support/server'
+import { json, signUpUser, waitForState } from '../../../tests/support/users'
+import { cpuWindow } from '../cpu'
+import { formatMs, type Percentiles, summarize } from '../load'
+import { startGatehouse } from '../process'
+import { reportCpu, reportLatency, type Scenario } from '../scenario'
 
-const root = join(import.meta.dir, '../..')
+const root = join(import.meta.dir, '../../..')
 
-export interface McpFixture {
+interface McpFixture {
   workspaceId: string
   keyPath: string
 }
 
 /** An owner, an active workspace with `apps` apps and a workspace:read key file, all through the API. */
-export async function mcpFixture(origin: string, dir: string, apps: number): Promise<McpFixture> {
+async function mcpFixture(origin: string, dir: string, apps: number): Promise<McpFixture> {
   const owner = await signUpUser({ baseUrl: origin } as TestServer, {
     email: `bench-mcp-${crypto.randomUUID()}@example.com`,
     password: 'a long bench password 1',
@@ -76,7 +78,7 @@ function spawnedClient(keyPath: string) {
   return { client: new Client({ name: 'bench', version: '1.0.0' }), transport }
 }
 
-export interface McpConnectResult {
+interface McpConnectResult {
   /** Spawn → tools listed: the process start, its imports, the key read, the exchange, tools/list. */
   spawned: Percentiles
   /** In this process: the key read, the exchange and tools/list over an in-memory transport. */
@@ -98,7 +100,7 @@ const time = async (fn: () => Promise<unknown>) => {
  * `connects` connects of each kind, then `calls` pairs of a list_apps tool call and the same GET
  * made directly, alternated so that both see the same machine.
  */
-export async function measureMcpConnect(
+async function measureMcpConnect(
   fixture: McpFixture,
   opts: { connects: number; calls: number },
 ): Promise<McpConnectResult> {
@@ -167,45 +169,26 @@ const CONNECTS = 20
 const CALLS = 200
 const APPS = 10
 
-const ms = (p: Percentiles) =>
-  `p50 ${p.p50.toFixed(1)} ms, p95 ${p.p95.toFixed(1)} ms, max ${p.max.toFixed(1)} ms`
-
-/** The bench's `mcp-connect` scenario on a gatehouse `start` gives (SQLite, in its own process). */
-export function mcpConnectScenario(
-  start: () => Promise<{ url: string; dataDir: string; pid: number; stop(): Promise<void> }>,
-) {
-  return {
-    kind: 'latency' as const,
-    description: `gatehouse mcp with a workspace:read machine key made through the API (${APPS} apps): connect (spawned by the SDK's stdio client: process start, key file read, RFC 7523 exchange, tools/list), and a list_apps tool call against GET …/apps made directly with a token of the same key`,
-    method: `${CONNECTS} connects one after another, spawn → tools listed (the samples), then ${CONNECTS} in this process (key read + exchange + tools/list over an in-memory transport, no process start); then ${CALLS} pairs, alternated, of a list_apps call through one spawned session and the same GET made directly; overhead = tool call − direct call, at p50 and p95`,
-    // "Fails at connect within seconds": a working connect takes well under that.
-    maxP95Ms: 2_000,
-    subject: {
-      name: 'gatehouse mcp: connect',
-      async run() {
-        const gh = await start()
-        try {
-          const fixture = await mcpFixture(gh.url, gh.dataDir, APPS)
-          const done = cpuWindow(gh.pid)
-          const t0 = performance.now()
-          const r = await measureMcpConnect(fixture, { connects: CONNECTS, calls: CALLS })
-          return {
-            samples: r.spawned,
-            count: CONNECTS,
-            unit: 'connects',
-            details: [
-              `connect in process (key read + exchange + tools/list, ${r.tools} tools): ${ms(r.inProcess)}`,
-              `list_apps tool call over stdio: ${ms(r.toolCall)}`,
-              `GET …/apps directly with the key's token: ${ms(r.direct)}`,
-              `tool call overhead over the direct call: p50 ${(r.toolCall.p50 - r.direct.p50).toFixed(1)} ms, p95 ${(r.toolCall.p95 - r.direct.p95).toFixed(1)} ms`,
-            ],
-            cpu: done(),
-            seconds: (performance.now() - t0) / 1000,
-          }
-        } finally {
-          await gh.stop()
-        }
-      },
-    },
-  }
-}
+export default {
+  description: `gatehouse mcp with a workspace:read machine key made through the API (${APPS} apps): connect (spawned by the SDK's stdio client: process start, key file read, RFC 7523 exchange, tools/list), and a list_apps tool call against GET …/apps made directly with a token of the same key`,
+  method: `${CONNECTS} connects one after another, spawn → tools listed (the samples), then ${CONNECTS} in this process (no process start); then ${CALLS} alternated pairs of a list_apps call through one spawned session and the same GET made directly`,
+  async run({ opts, report }) {
+    const gh = await startGatehouse({ logLevel: opts.logLevel })
+    try {
+      const fixture = await mcpFixture(gh.url, gh.dataDir, APPS)
+      const done = cpuWindow([gh.pid])
+      const r = await measureMcpConnect(fixture, { connects: CONNECTS, calls: CALLS })
+      // "Fails at connect within seconds": a working connect takes well under that.
+      reportLatency(report, 'connect, spawned', r.spawned, 2_000)
+      report.print(
+        `  connect in process (key read + exchange + tools/list, ${r.tools} tools): ${formatMs(r.inProcess)}`,
+      )
+      report.print(`  list_apps tool call over stdio: ${formatMs(r.toolCall)}`)
+      report.print(`  GET …/apps directly with the key's token: ${formatMs(r.direct)}`)
+      report.figure('tool call overhead p50 ms', r.toolCall.p50 - r.direct.p50, 'ms')
+      reportCpu(report, done(), CONNECTS, 'connect')
+    } finally {
+      await gh.stop()
+    }
+  },
+} satisfies Scenario
