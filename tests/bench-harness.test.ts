@@ -50,7 +50,7 @@ describe('the bench harness', () => {
 
   it('alternates the two sides round by round and writes the comparison as JSON', async () => {
     const opts = resolveOptions(parseArgs(['--rounds', '2', '--seconds', '0.3', '--warmup', '0.1']))
-    const report = new Report('harness', 'two trivial servers', { ...opts, results })
+    const report = new Report('harness', 'two trivial servers', { ...opts, results }, () => {})
     const order: string[] = []
     const track = (s: Side): Side => ({
       ...s,

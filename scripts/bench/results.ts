@@ -41,7 +41,12 @@ export function ratioText(ratio: number, target: number): string {
 export class Report {
   readonly result: RunResult
 
-  constructor(scenario: string, description: string, options: Options) {
+  constructor(
+    scenario: string,
+    description: string,
+    options: Options,
+    private readonly log: (line: string) => void = console.log,
+  ) {
     const { results: _, ...rest } = options
     this.result = {
       scenario,
@@ -58,7 +63,7 @@ export class Report {
 
   /** A line of the running account. */
   print(line: string): void {
-    console.log(line)
+    this.log(line)
   }
 
   figure(name: string, value: number, unit: string): void {

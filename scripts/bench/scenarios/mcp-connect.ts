@@ -1,8 +1,7 @@
 // `mcp-connect`: `gatehouse mcp` (issue 58): what an agent waits for when it connects (the key file
 // read, the RFC 7523 exchange, tools/list), and what a tool call costs over the same API call made
-// directly with the same key's token. The fixtures come through the public API only: an owner signs
-// up on the hosted pages, creates a workspace and waits for it to be active, registers apps and
-// creates a workspace:read machine key, whose key file an agent would be given.
+// directly with the same key's token. The fixtures come through the public API (../fixtures.ts), with
+// a workspace:read machine key whose key file an agent would be given.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -11,12 +10,13 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { MachineKeyAuth } from '../../../src/cli/key-auth'
 import { openMcpContext } from '../../../src/cli/mcp'
 import { createMcpServer } from '../../../src/cli/mcp/server'
-import type { TestServer } from '../../../tests/support/server'
-import { json, signUpUser, waitForState } from '../../../tests/support/users'
 import { cpuWindow } from '../cpu'
+import { gatehouseWithOwnedWorkspace } from '../fixtures'
 import { formatMs, type Percentiles, summarize } from '../load'
-import { startGatehouse } from '../process'
+import { createMachineKey } from '../machine-keys'
+import type { Gatehouse } from '../process'
 import { reportCpu, reportLatency, type Scenario } from '../scenario'
+import type { BenchSession } from '../setup'
 
 const root = join(import.meta.dir, '../../..')
 
@@ -25,44 +25,11 @@ interface McpFixture {
   keyPath: string
 }
 
-/** An owner, an active workspace with `apps` apps and a workspace:read key file, all through the API. */
-async function mcpFixture(origin: string, dir: string, apps: number): Promise<McpFixture> {
-  const owner = await signUpUser({ baseUrl: origin } as TestServer, {
-    email: `bench-mcp-${crypto.randomUUID()}@example.com`,
-    password: 'a long bench password 1',
-    name: 'Bench owner',
-  })
-  const expect = (what: string, res: { status: number; body: unknown }, status: number) => {
-    if (res.status !== status)
-      throw new Error(`${what} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`)
-    return res.body as Record<string, unknown>
-  }
-  const ws = expect(
-    'POST /v1/workspaces',
-    await json(owner.agent, 'POST', '/v1/workspaces', { name: 'Bench' }),
-    201,
-  )
-  const workspaceId = ws.id as string
-  await waitForState(owner.agent, workspaceId, 'active', 30_000)
-  for (let i = 0; i < apps; i++)
-    expect(
-      'POST …/apps',
-      await json(owner.agent, 'POST', `/v1/workspaces/${workspaceId}/apps`, {
-        name: `App ${i}`,
-        redirect_uris: [`https://app-${i}.example.com/callback`],
-      }),
-      201,
-    )
-  const key = expect(
-    'POST …/machine-keys',
-    await json(owner.agent, 'POST', `/v1/workspaces/${workspaceId}/machine-keys`, {
-      name: 'bench agent',
-      scopes: ['workspace:read'],
-    }),
-    201,
-  )
-  const keyPath = join(dir, 'key.json')
-  writeFileSync(keyPath, JSON.stringify(key.key), { mode: 0o600 })
+/** A workspace:read key of `workspaceId`, created by its owner, written where an agent would be given it. */
+async function mcpFixture(gh: Gatehouse, owner: BenchSession, workspaceId: string): Promise<McpFixture> {
+  const key = await createMachineKey(gh.url, owner, workspaceId, ['workspace:read'])
+  const keyPath = join(gh.dataDir, 'key.json')
+  writeFileSync(keyPath, JSON.stringify(key), { mode: 0o600 })
   return { workspaceId, keyPath }
 }
 
@@ -173,9 +140,9 @@ export default {
   description: `gatehouse mcp with a workspace:read machine key made through the API (${APPS} apps): connect (spawned by the SDK's stdio client: process start, key file read, RFC 7523 exchange, tools/list), and a list_apps tool call against GET …/apps made directly with a token of the same key`,
   method: `${CONNECTS} connects one after another, spawn → tools listed (the samples), then ${CONNECTS} in this process (no process start); then ${CALLS} alternated pairs of a list_apps call through one spawned session and the same GET made directly`,
   async run({ opts, report }) {
-    const gh = await startGatehouse({ logLevel: opts.logLevel })
+    const { gh, session, ws } = await gatehouseWithOwnedWorkspace(opts, APPS)
     try {
-      const fixture = await mcpFixture(gh.url, gh.dataDir, APPS)
+      const fixture = await mcpFixture(gh, session, ws.workspaceId)
       const done = cpuWindow([gh.pid])
       const r = await measureMcpConnect(fixture, { connects: CONNECTS, calls: CALLS })
       // "Fails at connect within seconds": a working connect takes well under that.
