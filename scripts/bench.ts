@@ -32,9 +32,7 @@ try {
   const report = new Report(name, scenario.description, opts)
   report.print(`scenario ${name}: ${scenario.description}`)
   if (scenario.method) report.print(scenario.method)
-  report.print(
-    `${opts.seconds} s windows, ${opts.rounds} rounds, ${opts.warmup} s warm-up, ${opts.connections} connections, gatehouse LOG_LEVEL=${opts.logLevel}`,
-  )
+  report.print(`${opts.connections} connections, gatehouse LOG_LEVEL=${opts.logLevel}`)
   try {
     await scenario.run({ opts, report })
     report.save(opts.results)

@@ -111,6 +111,9 @@ export async function measureWindow(side: Side, seconds: number, log = console.l
 
 export async function compare(baseline: Side, subject: Side, opts: CompareOptions): Promise<Comparison> {
   const log = opts.log ?? console.log
+  log(
+    `${baseline.name} against ${subject.name}: ${opts.rounds} rounds of ${opts.seconds} s windows, the order flipped each round, after ${opts.warmup} s of warm-up each`,
+  )
   await warm(baseline, opts.warmup)
   await warm(subject, opts.warmup)
   const result: Comparison = {

@@ -9,11 +9,20 @@ import { benchServerEnv, freePort } from './setup'
 
 export const ROOT = join(import.meta.dir, '../..')
 /** The bun running the bench: children run on it too, whether or not `bun` is on PATH. */
-export const BUN = process.execPath
+const BUN = process.execPath
 /** BENCH_CPU_PROF=<dir>: each server writes a .cpuprofile there when it stops (Bun's --cpu-prof). */
-export const PROFILE = process.env.BENCH_CPU_PROF
+const PROFILE = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
   : []
+/**
+ * BENCH_PIN=<cpu list> (taskset's, e.g. `1`): every server runs on those CPUs, so the load generator
+ * (pinned apart with `taskset -c 0 npm run bench …`) does not take its cycles. taskset execs the
+ * server: the pid measured is the server's.
+ */
+const PIN = process.env.BENCH_PIN ? ['taskset', '-c', process.env.BENCH_PIN] : []
+
+/** A bun child running `args`, pinned and profiled as asked. */
+const bunCommand = (...args: string[]) => [...PIN, BUN, ...PROFILE, ...args]
 
 export interface Running {
   url: string
@@ -38,7 +47,7 @@ export async function startServerScript(
   env: Record<string, string> = {},
   logFile?: string,
 ): Promise<Running> {
-  const proc = Bun.spawn([BUN, ...PROFILE, join(import.meta.dir, 'servers', script)], {
+  const proc = Bun.spawn(bunCommand(join(import.meta.dir, 'servers', script)), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdout: logFile ? Bun.file(logFile) : 'pipe',
@@ -73,8 +82,8 @@ export interface GatehouseOptions {
   nodeId?: string
   /** A source tree other than this checkout (alternate's sides). */
   tree?: string
-  /** What to run instead of `src/main.ts serve` (a serve entry with extra job kinds). */
-  command?: string[]
+  /** What bun runs instead of `src/main.ts serve` (a serve entry with extra job kinds). */
+  entry?: string
   /** More environment (JOB_WORKERS, RATE_LIMIT_*, …). */
   env?: Record<string, string>
 }
@@ -97,7 +106,7 @@ export async function startGatehouse(opts: GatehouseOptions): Promise<Gatehouse>
     ...opts.env,
   }
   const logFile = join(dataDir, 'stdout.log')
-  const proc = Bun.spawn(opts.command ?? [BUN, ...PROFILE, 'src/main.ts', 'serve'], {
+  const proc = Bun.spawn(opts.entry ? bunCommand(opts.entry) : bunCommand('src/main.ts', 'serve'), {
     cwd: opts.tree ?? ROOT,
     env: { ...process.env, ...env },
     stdout: Bun.file(logFile),

@@ -9,7 +9,7 @@ import { SQL } from 'bun'
 import { cpuWindow } from '../cpu'
 import { median } from '../load'
 import type { Options } from '../options'
-import { BUN, freshPostgresDatabase, startGatehouse } from '../process'
+import { freshPostgresDatabase, startGatehouse } from '../process'
 import type { Scenario } from '../scenario'
 import { BENCH_JOB_KIND } from '../servers/bench-jobs'
 
@@ -59,7 +59,7 @@ async function startJobNodes(opts: Options, store: 'sqlite' | 'postgres', nodes:
     Array.from({ length: nodes }, (_, i) =>
       startGatehouse({
         logLevel: opts.logLevel,
-        command: [BUN, 'scripts/bench/servers/serve-with-bench-jobs.ts'],
+        entry: 'scripts/bench/servers/serve-with-bench-jobs.ts',
         databaseUrl: pg?.url,
         nodeId: pg ? `bench-node-${i + 1}` : undefined,
         env: { JOB_WORKERS: String(WORKERS) },
