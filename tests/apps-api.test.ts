@@ -186,6 +186,16 @@ describe('spa apps', () => {
 })
 
 describe('web apps', () => {
+  it('lists the apps to their workspace owner only: 401 without a credential', async () => {
+    const anonymous = await fetch(`${server.baseUrl}${appsPath()}`)
+    expect(anonymous.status).toBe(401)
+    const owned = await json(owner.agent, 'GET', appsPath())
+    expect(owned.status).toBe(200)
+    expect((owned.body as { items: Json[]; total: number }).items).toHaveLength(
+      (owned.body as { total: number }).total,
+    )
+  })
+
   it('returns the client secret once, never lists it, and stores only a digest', async () => {
     const r = await createApp(WEB)
     expect(r.status).toBe(201)

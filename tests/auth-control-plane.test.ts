@@ -100,6 +100,15 @@ describe('the dashboard login flow', () => {
     expect(stored.map((r) => r.id_hash)).not.toContain(value)
   })
 
+  it('stores the password as an argon2id hash, what the sign-in bench measures its bound with', async () => {
+    const [row] = await server.core.store.query<{ password_hash: string }>(
+      'SELECT password_hash FROM accounts WHERE email = $1',
+      [user.email],
+    )
+    expect(row?.password_hash).toStartWith('$argon2id$')
+    expect(row?.password_hash).not.toContain(user.password)
+  })
+
   for (const next of [
     'https://evil.example',
     '//evil.example',

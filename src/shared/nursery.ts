@@ -24,7 +24,7 @@ export const REQUESTS_PER_EDEN = 4_000
  * where a bare `Bun.serve` process, nearly empty, collects every ~7 MiB. Requests then allocate in
  * memory that is cold: the allocator's freed pages are returned to the system and faulted in again
  * (page faults per request 5x), and caches miss. The same cached-answer handler, 5 rounds of
- * scripts/bench/cached-answer-floor.ts: in an empty process 17.6 µs of CPU per request (0.82 of
+ * `npm run bench -- cached-answer-floor` (scripts/bench/scenarios/cached-answer-floor.ts): in an empty process 17.6 µs of CPU per request (0.82 of
  * bare's rate), in a process running a whole node 23.1 µs (0.74), and there with an eden collection
  * every 2,000 requests 18.6 µs (0.84).
  */

@@ -3,7 +3,7 @@
 // BENCH_HASH. Prints a `listening` line like the other baselines; POST /run?seconds=N&concurrency=N
 // runs that many Bun.password.verify calls at once (Bun runs them on its thread pool) for that long,
 // each required to succeed, and answers the result as JSON (a CheckedLoadResult, errorKinds as pairs).
-import { runClosedLoop } from './checked-load'
+import { runClosedLoop } from '../load'
 
 const password = process.env.BENCH_PASSWORD
 const hash = process.env.BENCH_HASH

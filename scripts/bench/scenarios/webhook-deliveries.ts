@@ -1,10 +1,18 @@
-// The webhook-deliveries scenario, as a user causes deliveries: a workspace and its endpoints
-// created through the API (api.ts), tenants created with POST …/tenants:batch (each one emits
-// tenant.created, a batch in one transaction), and every delivery posted by the server's job worker
-// to receivers on loopback in this process.
-import { Api } from './api'
+// `webhook-deliveries`, as a user causes deliveries: a workspace and its endpoints created through
+// the API, tenants created with POST …/tenants:batch (each one emits tenant.created, a batch in one
+// transaction), and every delivery posted by the server's job worker to receivers on loopback in
+// this process. A lost delivery, or a row not ending `delivered`, is counted as an error.
+import { Api } from '../api'
+import { cpuWindow } from '../cpu'
+import { summarize } from '../load'
+import { startGatehouse } from '../process'
+import { reportCpu, reportLatency, type Scenario } from '../scenario'
 
-export interface DeliveryRun {
+const EVENTS = 2_000
+const ENDPOINTS = 10
+const BATCH = 100
+
+interface DeliveryRun {
   /** Deliveries expected (events × endpoints) and received (distinct endpoint and event id). */
   expected: number
   received: number
@@ -26,7 +34,7 @@ export interface DeliveryRun {
  * `endpoints` endpoints of a new workspace, each subscribed to tenant.created, and `events` tenants
  * created in batches of `batch`; waits (up to `timeoutMs`) until every delivery arrived.
  */
-export async function runDeliveries(
+async function runDeliveries(
   origin: string,
   opts: { endpoints: number; events: number; batch: number; timeoutMs: number },
 ): Promise<DeliveryRun> {
@@ -126,3 +134,47 @@ export async function runDeliveries(
     receiver.stop(true)
   }
 }
+
+export default {
+  description: `${EVENTS} tenants created with POST …/tenants:batch, ${BATCH} a batch, to ${ENDPOINTS} endpoints of one workspace on loopback receivers in the bench process: ${EVENTS * ENDPOINTS} signed POSTs by the server's job worker (JOB_CONCURRENCY=64), the per-endpoint cap raised out of reach, on SQLite`,
+  method:
+    'one sample per delivery: the batch that made its event sent → its POST received; the rate counts distinct deliveries between the first and the last receipt',
+  async run({ opts, report }) {
+    const gh = await startGatehouse({
+      logLevel: opts.logLevel,
+      env: {
+        WEBHOOKS_ALLOW_HTTP: 'true',
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOK_RATE_PER_MINUTE: '1000000',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '64',
+        JOB_CONCURRENCY: '64',
+      },
+    })
+    try {
+      const done = cpuWindow([gh.pid])
+      const r = await runDeliveries(gh.url, {
+        endpoints: ENDPOINTS,
+        events: EVENTS,
+        batch: BATCH,
+        timeoutMs: 180_000,
+      })
+      const lost = r.expected - r.received
+      report.errors(lost + (r.received - r.delivered))
+      report.print(
+        `${r.received} of ${r.expected} received, ${lost} lost, ${r.duplicates} twice; ${r.delivered} rows delivered`,
+      )
+      report.print(`the API (setup, batches, delivery counts): ${r.setup}`)
+      reportLatency(report, 'batch sent → delivery received', summarize(r.latencies), 30_000)
+      report.figure('deliveries/s', r.rate, 'deliveries/s')
+      report.target('>= 1000 deliveries/s', r.rate >= 1_000, `${r.rate.toFixed(0)} deliveries/s`)
+      report.target(
+        'no delivery lost',
+        lost === 0 && r.delivered === r.expected,
+        `${lost} lost, ${r.delivered} of ${r.expected} rows delivered`,
+      )
+      reportCpu(report, done(), r.received, 'delivery')
+    } finally {
+      await gh.stop()
+    }
+  },
+} satisfies Scenario
