@@ -149,7 +149,7 @@ function nextAuth(app: QuickstartApp): QuickstartFile[] {
     {
       name: 'auth.ts',
       language: 'ts',
-      code: `// auth.ts: npm install next-auth@beta
+      code: `// auth.ts — npm install next-auth@beta
 import NextAuth from "next-auth";
 
 export const { handlers, auth, signIn, signOut } = NextAuth({
@@ -205,7 +205,7 @@ export default async function Home() {
 function spa(app: QuickstartApp): string {
   const redirect = firstRedirect(app, 'https://app.example.com/callback')
   const logout = app.postLogoutRedirectUris[0]
-  return `// auth.ts: npm install oidc-client-ts (authorization code with PKCE; no secret in the browser)
+  return `// auth.ts — npm install oidc-client-ts (authorization code with PKCE; no secret in the browser)
 import { UserManager } from "oidc-client-ts";
 
 export const userManager = new UserManager({
