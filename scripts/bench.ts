@@ -75,7 +75,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { decodeProtectedHeader } from 'jose'
-import { SIGN_IN_RULES } from '../src/identity/throttle'
+import { ATTEMPT_BUCKETS } from '../src/limits/buckets'
 import { type FuzzReport, formatReport, loadRoutes, runFuzz } from '../tests/support/fuzz'
 import { Api } from './bench/api'
 import { BENCH_JOB_KIND } from './bench/bench-jobs'
@@ -755,10 +755,10 @@ async function gatehouseWithWorkspace(
 async function startSignIns(env: Record<string, string> = {}): Promise<Target> {
   // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1),
   // and verify() below spends one failure of it.
-  const maxConnections = SIGN_IN_RULES.ip.limit - 1
+  const maxConnections = ATTEMPT_BUCKETS.signInAddress.limit - 1
   if (connections > maxConnections)
     throw new Error(
-      `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${SIGN_IN_RULES.ip.limit} attempts per client address at once)`,
+      `sign-in: at most ${maxConnections} connections (the sign-in throttle allows ${ATTEMPT_BUCKETS.signInAddress.limit} attempts per client address at once)`,
     )
   const emails = Array.from({ length: connections }, (_, i) => `user-${i}@bench.example`)
   const { gh, ws } = await gatehouseWithWorkspace('', {
