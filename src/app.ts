@@ -68,7 +68,7 @@ export function createApp(core: Core, { identity, features = productFeatures, no
     )
     .use(bodyLimitPlugin(features.flatMap((f) => f.bodyLimits ?? [])))
     .use(
-      addressLimitPlugin(core.limiter, core.config.rateLimits, (request, server) =>
+      addressLimitPlugin(core.limiter, (request, server) =>
         clientAddress(request, server, core.config.trustedProxies, core.warnings),
       ),
     )
@@ -185,7 +185,7 @@ export function createAuth(core: Core, features: Feature[] = productFeatures) {
     resolvers: features.flatMap((f) => f.principals?.(core) ?? []),
     findAccess,
     clientIp: (request, server) => clientAddress(request, server, core.config.trustedProxies, core.warnings),
-    limit: controlPlaneLimit(core.limiter, core.config.rateLimits, findAccess),
+    limit: controlPlaneLimit(core.limiter, findAccess),
   })
 }
 

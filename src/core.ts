@@ -30,7 +30,7 @@ export interface Core {
   audit: Audit
   /** Tells in-memory views of an identity instance, on every node, that its rows changed. */
   instances: InstanceChanges
-  /** The one rate limiter: store-backed buckets, exact across nodes. */
+  /** The one rate limiter: every rate the platform counts, by named bucket. */
   limiter: Limiter
   /** What this node noticed of its set-up for its operator: logged once, listed in /healthz. */
   warnings: NodeWarnings
@@ -62,7 +62,7 @@ export function createCore(config: Config, opts: CoreOptions = {}): Core {
     emit: createEmit(store, clock, jobs),
     audit: createAudit(clock),
     instances: new InstanceChanges(store, config.dataDir),
-    limiter: createLimiter(store, clock),
+    limiter: createLimiter(store, clock, config),
     warnings: new NodeWarnings(log),
   }
 }

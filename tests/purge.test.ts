@@ -6,7 +6,6 @@ import { createSession, findSession } from '../src/features/auth/sessions'
 import { trySignIns } from '../src/features/try-sign-in/schema'
 import { signUp } from '../src/identity'
 import { issueAccountToken, useAccountToken } from '../src/identity/accounts'
-import { LoginThrottle, SIGN_IN_RULES } from '../src/identity/throttle'
 import { PURGE_EXPIRED } from '../src/jobs/maintenance'
 import { jobHandlers } from '../src/jobs/registry'
 import { type JobHandler, JobRunner } from '../src/jobs/runner'
@@ -81,12 +80,10 @@ async function trySignIn() {
 describe('the purge job', () => {
   it('removes what expired or was used, and keeps what is live', async () => {
     const { core } = t
-    const throttle = new LoginThrottle(core)
-    // One failed sign-in: the attempt is reserved before the check, then kept as a failure.
+    // One failed sign-in: the attempt is taken before the check, then kept as a failure.
     const failOnce = async (key: string) => {
-      const entry: [string, typeof SIGN_IN_RULES.account] = [key, SIGN_IN_RULES.account]
-      expect(await throttle.reserve([entry])).toBe(0)
-      await throttle.fail([entry])
+      expect(await core.limiter.take('signInAccount', key)).toMatchObject({ allowed: true })
+      await core.limiter.fail([['signInAccount', key]])
     }
     const account = await signUp(core, 'platform', {
       email: 'purge@example.com',
@@ -101,8 +98,8 @@ describe('the purge job', () => {
     await issueAccountToken(core, account, 'reset_password', 3600_000)
     const oldLogin = await loginRequest()
     await trySignIn()
-    await failOnce('acct:stale')
-    for (let i = 0; i < 5; i++) await failOnce('acct:was-locked')
+    await failOnce('stale')
+    for (let i = 0; i < 5; i++) await failOnce('was-locked')
 
     core.clock.advance(8 * DAY)
 
@@ -112,8 +109,8 @@ describe('the purge job', () => {
     const liveToken = await issueAccountToken(core, account, 'reset_password', 3600_000)
     const liveLogin = await loginRequest()
     const liveTry = await trySignIn()
-    await failOnce('acct:recent')
-    for (let i = 0; i < 5; i++) await failOnce('acct:locked')
+    await failOnce('recent')
+    for (let i = 0; i < 5; i++) await failOnce('locked')
 
     expect(await deviceCodes()).toBe(26)
     expect(await count('sessions')).toBe(2)
@@ -140,7 +137,7 @@ describe('the purge job', () => {
     ])
     const keys = await core.store.query<{ key: string }>('SELECT key FROM login_throttle ORDER BY key')
     expect(keys.map((k) => k.key)).toEqual(['acct:locked', 'acct:recent'])
-    expect(await throttle.reserve([['acct:locked', SIGN_IN_RULES.account]])).toBeGreaterThan(0)
+    expect(await core.limiter.take('signInAccount', 'locked')).toMatchObject({ allowed: false })
   })
 
   it('is enqueued once per slot, however many nodes try', async () => {

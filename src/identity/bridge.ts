@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { isStoreUnavailable, loggable } from '../db/store'
+import type { DataPlaneLimit } from '../limits/data-plane'
 import { logRequest } from '../shared/plugins/request-log'
 import { drawnWithBrand } from '../shared/views/brand'
 import { FAVICON_PATH } from '../shared/views/hosted-layout'
@@ -10,6 +11,7 @@ import {
   errorResponse,
   type IdentityError,
   INSTANCE_NOT_FOUND,
+  rateLimitedError,
   SERVER_ERROR,
   STORE_UNAVAILABLE,
   writeError,
@@ -20,7 +22,6 @@ import { faviconResponse } from './pages/assets'
 import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
 import { serving } from './provider'
-import { type DataPlaneLimit, rateLimitedError } from './rate-limit'
 import { DOCUMENT_CSP, type HeaderBag, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import type { Decision } from '../limits/decision'
 import { Alert, Layout } from '../shared/views/hosted-layout'
 
 /** An error of the identity plane, whoever meets it: the front door, a hosted page, oidc-provider. */
@@ -132,3 +133,19 @@ export const SERVER_ERROR: IdentityError = {
   message: 'Something went wrong. Try again.',
   json: { detail: 'Internal Server Error' },
 }
+
+/** The data plane's refusal: RFC 6749's `temporarily_unavailable` for clients, a page for browsers. */
+export const rateLimitedError = (
+  decision: Pick<Decision, 'name' | 'limit' | 'retryAfter'>,
+): IdentityError => ({
+  status: 429,
+  title: 'Too many requests',
+  message:
+    decision.name === 'address'
+      ? 'Too many requests from your network to this sign-in service right now. Try again in a few seconds.'
+      : 'This sign-in service is receiving too many requests right now. Try again in a few seconds.',
+  json: {
+    error: 'temporarily_unavailable',
+    error_description: `Rate limit reached: ${decision.limit} requests per second ${decision.name === 'address' ? 'from one client address ' : ''}for this instance. Retry in ${decision.retryAfter} s.`,
+  },
+})

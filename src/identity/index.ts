@@ -46,7 +46,6 @@ export {
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
-export { accountLockRule, type ThrottleRule, throttleKey } from './throttle'
 export { tryClient } from './try-client'
 export {
   type AccountLinkPurpose,

@@ -1,18 +1,18 @@
 import type { Core } from '../core'
+import { createDataPlaneLimit } from '../limits/data-plane'
 import { preparePasswordChecks } from './accounts'
 import { brandOf } from './branding'
 import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
 import { platformIdps } from './broker/protocol'
 import { clientReads } from './clients'
 import type { IdentityDeps } from './deps'
-import { instanceAddressing, PLATFORM } from './instances'
+import { instanceAddressing, MEMO_MS, PLATFORM } from './instances'
 import { ensureInstanceKeys, loadInstance } from './keys'
 import { rehashLegacyPayloads } from './legacy-payloads'
 import { createPageRouter } from './pages/routes'
 import { PLATFORM_LOGIN_POLICY } from './policy'
 import { InstancePool, stateReads } from './pool'
 import { buildProvider, servedInstance } from './provider'
-import { createDataPlaneLimit } from './rate-limit'
 import { servingStates } from './serving'
 
 export type { Caller, Route }
@@ -58,7 +58,7 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     },
   )
   // The pool reads a workspace's state and rate in one: whichever of it and the limiter asks first.
-  const limit = createDataPlaneLimit(core, (instanceId) =>
+  const limit = createDataPlaneLimit(core, MEMO_MS, (instanceId) =>
     pool.readState(instanceId).then((state) => state.dataPlaneRps),
   )
   pool.onState((instanceId, state, at) => limit.heard(instanceId, state.dataPlaneRps, at))

@@ -1,3 +1,5 @@
+import type { AttemptRule } from '../limits/buckets'
+
 /**
  * The login policy of an instance as the identity plane applies it (DESIGN "Login policy"). The
  * login-policy feature owns the rows and hands them in through `IdentityDeps.loginPolicy`; the plane
@@ -42,3 +44,20 @@ export const PLATFORM_LOGIN_POLICY: Readonly<LoginPolicy> = Object.freeze({
   requireEmailVerification: false,
   mfa: 'optional',
 })
+
+/**
+ * The per-account lock of an instance's login policy (the `signInAccount` bucket's rule for it):
+ * `lockoutThreshold` failures within `lockoutMinutes` lock the account for `lockoutMinutes`; null
+ * when the policy never locks (0). Every factor of a sign-in (password, TOTP, recovery code,
+ * passkey) counts its failures on the same key with this rule.
+ */
+export const accountLockRule = (
+  policy: Pick<LoginPolicy, 'lockoutThreshold' | 'lockoutMinutes'>,
+): AttemptRule | null =>
+  policy.lockoutThreshold > 0
+    ? {
+        limit: policy.lockoutThreshold,
+        windowMs: policy.lockoutMinutes * 60_000,
+        lockMs: policy.lockoutMinutes * 60_000,
+      }
+    : null

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
+import { createDataPlaneLimit } from '../limits/data-plane'
+import { createLimiter } from '../limits/limiter'
 import type { WorkspaceState } from './deps'
 import { MEMO_MS, REFRESH_AHEAD_MS } from './instances'
 import { DEFAULT_LOGIN_POLICY } from './policy'
 import { type Instance, InstancePool, type StateReads } from './pool'
-import { createDataPlaneLimit } from './rate-limit'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
 /** The one client of the limiter's requests here. */
@@ -68,9 +69,10 @@ describe('instance pool', () => {
           dataPlanePageReserve: 0.25,
         },
       },
-      store: { liveNodes: async () => 1 },
+      store: { dialect: 'sqlite', liveNodes: async () => 1 },
       instances: { subscribe: (fn: () => void) => (listener = fn) },
     } as unknown as Core
+    core.limiter = createLimiter(core.store, core.clock, { ...core.config, webhooks: {} as never })
     const pool = new InstancePool(
       core,
       () => {
@@ -122,7 +124,7 @@ describe('instance pool', () => {
 
   it('shares one read with the data-plane limiter, whichever asks first, until MEMO_MS', async () => {
     const { core, pool, reads, now } = pendingPool()
-    const limit = createDataPlaneLimit(core, (id) => pool.readState(id).then((s) => s.dataPlaneRps))
+    const limit = createDataPlaneLimit(core, MEMO_MS, (id) => pool.readState(id).then((s) => s.dataPlaneRps))
     pool.onState((id, state, at) => limit.heard(id, state.dataPlaneRps, at))
 
     // A token request first: the limiter's read is the pool's, and the pool's state is known after it.
@@ -130,7 +132,7 @@ describe('instance pool', () => {
     expect(decision).toBeInstanceOf(Promise)
     expect(reads.map((r) => r.id)).toEqual([uuid(3)])
     reads[0]!.answer({ active: true, dataPlaneRps: 500 })
-    expect(await decision).toMatchObject({ allowed: true, rps: 500 })
+    expect(await decision).toMatchObject({ allowed: true, limit: 500 })
     expect(await pool.isServing(uuid(3))).toBe(true)
     expect(reads).toHaveLength(1)
 
@@ -138,17 +140,17 @@ describe('instance pool', () => {
     const serving = pool.isServing(uuid(4))
     reads[1]!.answer({ active: true, dataPlaneRps: 80 })
     expect(await serving).toBe(true)
-    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 80 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, limit: 80 })
     expect(reads).toHaveLength(2)
 
     // Past MEMO_MS both read again, once: the limiter goes on with the rate it had meanwhile.
     now.t += MEMO_MS + 1
-    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 80 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, limit: 80 })
     const again = pool.isServing(uuid(4))
     expect(reads.map((r) => r.id)).toEqual([uuid(3), uuid(4), uuid(4)])
     reads[2]!.answer({ active: true, dataPlaneRps: 90 })
     expect(await again).toBe(true)
-    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, rps: 90 })
+    expect(limit(uuid(4), false, CLIENT)).toMatchObject({ allowed: true, limit: 90 })
     expect(reads).toHaveLength(3)
   })
 

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
+import { instanceKey } from '../limits/buckets'
 import { issueAccountToken, signUp } from './accounts'
 import { ensureInstanceKeys } from './keys'
 import { payloadCodec } from './payload-keys'
 import { deleteInstanceData } from './teardown'
-import { LoginThrottle, SIGN_IN_RULES, throttleKey } from './throttle'
 
 const core = await testCore()
 afterAll(async () => {
@@ -25,11 +25,10 @@ async function seed(instanceId: string) {
     "INSERT INTO oidc_payloads (instance_id, model, id, payload, account_id) VALUES ($1, 'Session', $2, '{}', $3)",
     [instanceId, payloadCodec(core, instanceId).key('sid'), account.id],
   )
-  const throttle = new LoginThrottle(core)
-  await throttle.reserve([
-    [throttleKey('acct', instanceId, account.email), SIGN_IN_RULES.account],
-    [throttleKey('ip', instanceId, '198.51.100.7'), SIGN_IN_RULES.ip],
-    [throttleKey('reset', instanceId, account.email), SIGN_IN_RULES.account],
+  await core.limiter.takeAll([
+    ['signInAccount', instanceKey(instanceId, account.email)],
+    ['signInAddress', instanceKey(instanceId, '198.51.100.7')],
+    ['resetMail', instanceKey(instanceId, account.email)],
   ])
 }
 

@@ -1,5 +1,6 @@
 import { eq, or, sql } from 'drizzle-orm'
 import type { Core } from '../core'
+import { ATTEMPT_BUCKETS, instanceKey } from '../limits/buckets'
 import {
   accountLinks,
   accountPasskeys,
@@ -13,7 +14,6 @@ import {
   oidcPayloads,
   webauthnChallenges,
 } from './schema'
-import { THROTTLE_KINDS, throttleKey } from './throttle'
 
 /**
  * Deletes everything the plane holds of an instance: its keys and cookie secrets, its
@@ -22,8 +22,8 @@ import { THROTTLE_KINDS, throttleKey } from './throttle'
  * own transaction; idempotent, so a workspace teardown that failed half-way runs it again.
  */
 export async function deleteInstanceData(core: Core, instanceId: string): Promise<void> {
-  const throttled = THROTTLE_KINDS.map((kind) => {
-    const prefix = throttleKey(kind, instanceId, '')
+  const throttled = Object.values(ATTEMPT_BUCKETS).map((bucket) => {
+    const prefix = `${bucket.prefix}:${instanceKey(instanceId, '')}`
     return sql`substr(${loginThrottle.key}, 1, ${sql.raw(String(prefix.length))}) = ${prefix}`
   })
   await core.store.tx(async (tx) => {

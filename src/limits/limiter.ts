@@ -1,150 +1,112 @@
-import type { Conn } from '../db/store'
+import type { Config } from '../config'
+import type { Store } from '../db/store'
 import type { Clock } from '../shared/clock'
-import { LocalBuckets } from './local-buckets'
+import { type AttemptCheck, attemptLimiter } from './attempts'
+import { type AttemptRule, type BucketName, type BucketsOf, type LimitBuckets, limitBuckets } from './buckets'
+import type { Decision } from './decision'
+import { sharedLimiter } from './gcra'
+import { type NodeCall, nodeLimiter } from './node'
+import { takeWindow, type WindowCall, type WindowDecision } from './window'
 
-/** How often the table limiter drops the buckets that are full again (their rows say nothing). */
-const PRUNE_EVERY_MS = 60_000
+type SharedName = BucketsOf<'shared'>
+type AttemptName = BucketsOf<'attempts'>
 
-/** A limit: `limit` requests per `periodMs`, all of which may come at once (the burst). */
-export interface RateRule {
-  /** What the 429 names: `workspace`, `organisation`, `batch`, `address`. */
-  name: string
-  limit: number
-  periodMs: number
-}
+/** A check of `takeAll`: a bucket and its key; an attempt bucket may carry a rule of its own (an instance's lockout policy). */
+export type Check =
+  | readonly [bucket: SharedName, key: string]
+  | readonly [bucket: AttemptName, key: string, rule?: AttemptRule | null]
 
-/** What one check decided, with what the `X-RateLimit-*` headers say. */
-export interface RateDecision {
-  allowed: boolean
-  rule: RateRule
-  /** Requests left now (0 when refused). */
-  remaining: number
-  /** Unix seconds when the bucket is full again (`X-RateLimit-Reset`). */
-  resetAt: number
-  /** Whole seconds until one more request is allowed (`Retry-After`); 0 when allowed. */
-  retryAfter: number
-}
+/** Attempt checks only: what `fail` and `release` settle. */
+export type AttemptEntry = readonly [bucket: AttemptName, key: string, rule?: AttemptRule | null]
 
 export interface Limiter {
+  /** Every bucket's rule, as configured (`limitBuckets`). */
+  readonly buckets: LimitBuckets
   /**
-   * Counts one request against every bucket, or against none: allowed when all of them allow it
-   * (in one atomic step), refused (the first refusing bucket's decision) otherwise. Every rule of
-   * one call has the same period. In memory (SQLite) the answer comes at once, not as a promise:
-   * this runs on every API call.
+   * One request against one bucket's key, at `now` (the core's clock by default): what it decided,
+   * or null when the bucket is off (a limit of 0). Shared and node buckets answer at once, not as a
+   * promise, wherever they can (in memory): they run on every request.
    */
-  take(buckets: readonly (readonly [key: string, rule: RateRule])[]): RateDecision[] | Promise<RateDecision[]>
+  take(bucket: SharedName, key: string, now?: number): Decision | null | Promise<Decision | null>
+  take(bucket: 'dataPlane', key: string, call: NodeCall, now?: number): Decision | null
+  take(bucket: AttemptName, key: string, rule?: AttemptRule | null, now?: number): Promise<Decision>
+  take(bucket: 'webhookEgress', key: string, call: WindowCall, now?: number): Promise<WindowDecision>
+  /**
+   * One request against every check, or against none (the buckets of one kind: shared or
+   * attempts): each one's decision when all allowed it, otherwise only the refusing one's. Checks
+   * of buckets that are off are left out.
+   */
+  takeAll(checks: readonly Check[], now?: number): Decision[] | Promise<Decision[]>
+  /** The attempts taken failed (or were spent): they count, and a key that reached its limit locks. */
+  fail(entries: readonly AttemptEntry[], now?: number): Promise<void>
+  /** Gives taken attempts back: the attempt succeeded or was never made. */
+  release(entries: readonly AttemptEntry[]): Promise<void>
+  /** Forgets an attempt bucket's key (a successful sign-in clears its failures). */
+  forget(bucket: AttemptName, key: string): Promise<void>
 }
 
 /**
- * The one limiter: GCRA (the generic cell rate algorithm, as in ATM networks and `redis-cell`), one
- * number per bucket, its theoretical arrival time (TAT), so memory is O(1) per bucket whatever the
- * rate. A request any bucket of its check refuses counts in none.
- *
- * Where the buckets live follows the store:
- * - PostgreSQL (several nodes): the shared `rate_limits` table, and a check of one or several
- *   buckets is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING`, each row updated only when
- *   its bucket has room (the others give back what they took). Exact across nodes: the row lock
- *   orders concurrent checks.
- * - SQLite: one process serves by construction (the serve lock), so its memory is the one place
- *   every request of the node meets: `LocalBuckets`, the same GCRA, checked and updated in one
- *   synchronous step (nothing runs in between), exact, 0.3 µs. A write statement per request cost
- *   10-20 µs inside the server (a third of an API call: `npm run bench -- apps-list-limiter`), even
- *   on an in-memory table. A restart refills every bucket.
- *
- * With T = period / limit, a request at `now` is allowed when max(tat, now) + T - now <= period;
- * then tat = max(tat, now) + T.
+ * The one limiter: every rate the platform counts, in named buckets (`limitBuckets`), each kept
+ * where its kind needs it:
+ * - shared (the control plane: workspace, organisation, address, batch): GCRA, exact across nodes
+ *   (`gcra.ts`: the `rate_limits` table on PostgreSQL, memory on SQLite);
+ * - node (the data plane): per node in memory, divided by the live nodes (`node.ts`);
+ * - attempts (the sign-in throttle, reset and verification mails): store rows with a lock
+ *   (`attempts.ts`);
+ * - window (webhook egress): per-second rows in the caller's transaction (`window.ts`).
  */
-export function createLimiter(store: Conn, clock: Clock): Limiter {
-  return store.dialect === 'sqlite' ? memoryLimiter(clock) : tableLimiter(store, clock)
-}
-
-const interval = (rule: RateRule) => rule.periodMs / rule.limit
-
-/** The decision of a bucket that took the request: its TAT is now `tat`. */
-function allowed(rule: RateRule, tat: number, now: number): RateDecision {
-  return {
-    allowed: true,
-    rule,
-    remaining: Math.max(0, Math.floor((rule.periodMs - (tat - now)) / interval(rule))),
-    resetAt: Math.ceil(tat / 1000),
-    retryAfter: 0,
+export function createLimiter(
+  store: Store,
+  clock: Clock,
+  config: Pick<Config, 'rateLimits' | 'webhooks'>,
+): Limiter {
+  const buckets = limitBuckets(config)
+  const shared = sharedLimiter(store, clock)
+  const node = nodeLimiter(store)
+  const attempts = attemptLimiter(store)
+  const attemptCheck = ([bucket, key, rule]: AttemptEntry): AttemptCheck => {
+    const b = buckets[bucket]
+    return [`${b.prefix}:${key}`, rule ?? b, bucket]
   }
-}
 
-/** The decision of the bucket that refused: its TAT is `tat` (at most a period ahead). */
-function refused(rule: RateRule, tat: number, now: number): RateDecision[] {
-  return [
-    {
-      allowed: false,
-      rule,
-      remaining: 0,
-      resetAt: Math.ceil(tat / 1000),
-      retryAfter: Math.max(1, Math.ceil((tat + interval(rule) - rule.periodMs - now) / 1000)),
-    },
-  ]
-}
-
-function memoryLimiter(clock: Clock): Limiter {
-  const buckets = new LocalBuckets()
-  return {
-    take(list) {
-      const now = clock.now()
-      const checks = list.map(([key, rule]) => ({ key, interval: interval(rule), tolerance: rule.periodMs }))
-      const taken = buckets.takeEach(checks, now)
-      if (Array.isArray(taken)) return list.map(([, rule], i) => allowed(rule, taken[i]!, now))
-      const [key, rule] = list[taken.refused]!
-      return refused(rule, buckets.current(key, rule.periodMs, now), now)
-    },
+  const takeAll = (checks: readonly Check[], now = clock.now()): Decision[] | Promise<Decision[]> => {
+    if (checks.every((c): c is readonly [SharedName, string] => buckets[c[0]].kind === 'shared')) {
+      const on = checks.filter(([bucket]) => buckets[bucket].limit > 0)
+      return on.length
+        ? shared.take(
+            on.map(([b, key]) => [`${buckets[b].prefix}:${key}`, buckets[b]]),
+            now,
+          )
+        : []
+    }
+    if (checks.some((c) => buckets[c[0]].kind === 'shared')) throw new Error('one kind of bucket per take')
+    return attempts.take((checks as readonly AttemptEntry[]).map(attemptCheck), now)
   }
-}
+  const first = (decisions: Decision[] | Promise<Decision[]>) =>
+    decisions instanceof Promise ? decisions.then((d) => d[0] ?? null) : (decisions[0] ?? null)
 
-function tableLimiter(store: Conn, clock: Clock): Limiter {
-  // Typed casts: PostgreSQL cannot infer `$1 + $4`.
-  const num = (n: number) => `CAST($${n} AS DOUBLE PRECISION)`
-  const atNow = num(1)
-  const period = num(2)
-  // The bucket as of now: never before now (it refills no further than full), never more than one
-  // period ahead (a TAT further out can only come from a clock that went back: a node's skew). Each
-  // row's step is what its insert would have set, less now.
-  const base = `GREATEST(LEAST(rate_limits.tat, ${atNow} + ${period}), ${atNow})`
-  const step = `(excluded.tat - ${atNow})`
-  /** The statement for `n` buckets: `$1` now, `$2` the period, then each bucket's key and step. */
-  const takeStatement = (n: number) => `
-    INSERT INTO rate_limits (key, tat)
-    VALUES ${Array.from({ length: n }, (_, i) => `($${3 + 2 * i}, ${atNow} + ${num(4 + 2 * i)})`).join(', ')}
-    ON CONFLICT (key) DO UPDATE SET tat = ${base} + ${step}
-    WHERE ${base} + ${step} - ${atNow} <= ${period}
-    RETURNING key, tat`
-  const statements = [takeStatement(1), takeStatement(2), takeStatement(3)]
-  const READ = 'SELECT tat FROM rate_limits WHERE key = $1'
-  const GIVE_BACK = `UPDATE rate_limits SET tat = tat - ${num(2)} WHERE key = $1`
-  let prunedAt = clock.now()
+  function take(bucket: BucketName, key: string, call?: unknown, now?: number): unknown {
+    const b = buckets[bucket]
+    switch (b.kind) {
+      case 'shared':
+        return first(takeAll([[bucket as SharedName, key]], (call as number | undefined) ?? clock.now()))
+      case 'node':
+        return b.rps > 0 ? node(b, key, call as NodeCall, now ?? clock.now()) : null
+      case 'attempts':
+        return attempts
+          .take([attemptCheck([bucket as AttemptName, key, call as AttemptRule | null])], now ?? clock.now())
+          .then((d) => d[0]!)
+      case 'window':
+        return takeWindow(b, key, call as WindowCall, now ?? clock.now())
+    }
+  }
 
   return {
-    async take(buckets) {
-      const now = clock.now()
-      if (now - prunedAt > PRUNE_EVERY_MS) {
-        prunedAt = now
-        store.exec('DELETE FROM rate_limits WHERE tat <= $1', [now]).catch(() => {})
-      }
-      const periodMs = buckets[0]?.[1].periodMs ?? 0
-      const params: (string | number)[] = [now, periodMs]
-      for (const [key, rule] of buckets) {
-        if (rule.periodMs !== periodMs) throw new Error('one period per take')
-        params.push(key, interval(rule))
-      }
-      const text = statements[buckets.length - 1] ?? takeStatement(buckets.length)
-      const rows = await store.query<{ key: string; tat: number }>(text, params)
-      const taken = new Map<string, number>()
-      for (const r of rows) taken.set(r.key, Number(r.tat))
-      const refusing = buckets.find(([key]) => !taken.has(key))
-      if (!refusing) return buckets.map(([key, rule]) => allowed(rule, taken.get(key)!, now))
-      // All or nothing: what the other buckets took for this request goes back (rare: a refusal).
-      for (const [key, rule] of buckets)
-        if (taken.has(key)) await store.exec(GIVE_BACK, [key, interval(rule)])
-      const [key, rule] = refusing
-      const [row] = await store.query<{ tat: number }>(READ, [key])
-      return refused(rule, Math.min(Number(row?.tat ?? now), now + rule.periodMs), now)
-    },
+    buckets,
+    take: take as Limiter['take'],
+    takeAll,
+    fail: (entries, now = clock.now()) => attempts.fail(entries.map(attemptCheck), now),
+    release: (entries) => attempts.release(entries.map(attemptCheck)),
+    forget: (bucket, key) => attempts.forget(`${buckets[bucket].prefix}:${key}`),
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { LocalBuckets } from './local-buckets'
 
-// The in-memory GCRA: the data plane's buckets, and the control plane's on SQLite (limiter.ts).
+// The in-memory GCRA: the data plane's buckets, and the control plane's on SQLite (gcra.ts).
 const perMinute = (key: string, limit: number) => ({ key, interval: 60_000 / limit, tolerance: 60_000 })
 
 describe('LocalBuckets.takeEach', () => {

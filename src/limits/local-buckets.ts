@@ -23,9 +23,9 @@ export type LocalCheck = (LocalDecision & { allowed: false }) | { allowed: true;
 
 /**
  * Token buckets in this process's memory, by GCRA: one number per key, its theoretical arrival
- * time (TAT, when the bucket is next empty). The data plane's per-node buckets (DESIGN "Rate
- * limits": a store round trip per request would cost more than the limit protects), and the
- * control plane's on SQLite, where one process serves by construction (`limiter.ts`).
+ * time (TAT, when the bucket is next empty). The data plane's per-node buckets (`node.ts`; DESIGN
+ * "Rate limits": a store round trip per request would cost more than the limit protects), and the
+ * control plane's on SQLite, where one process serves by construction (`gcra.ts`).
  */
 export class LocalBuckets {
   private tat = new Map<string, number>()

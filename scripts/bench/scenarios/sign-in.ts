@@ -4,7 +4,7 @@
 // product's own sign-up of the same password, as many at once as CPUs, in a child process
 // (servers/hash-bound.ts). The ratio is the share of the sign-in path's time spent hashing.
 // `sign-in-metering`: the same sign-ins with billing's MAU metering on vs off.
-import { SIGN_IN_RULES } from '../../../src/identity/throttle'
+import { ATTEMPT_BUCKETS } from '../../../src/limits/buckets'
 import { gatehouseWithWorkspace } from '../fixtures'
 import { type LoadResult, runClosedLoop } from '../load'
 import { CPUS, type Options } from '../options'
@@ -35,9 +35,9 @@ function signIns(name: string, env: Record<string, string> = {}): SideSpec {
     name,
     async start(opts: Options) {
       // Every attempt in flight holds a slot of the per-address throttle (all come from 127.0.0.1).
-      if (opts.connections >= SIGN_IN_RULES.ip.limit)
+      if (opts.connections >= ATTEMPT_BUCKETS.signInAddress.limit)
         throw new Error(
-          `sign-in: at most ${SIGN_IN_RULES.ip.limit - 1} connections (the sign-in throttle's per-address limit)`,
+          `sign-in: at most ${ATTEMPT_BUCKETS.signInAddress.limit - 1} connections (the sign-in throttle's per-address limit)`,
         )
       const emails = Array.from({ length: opts.connections }, (_, i) => `user-${i}@bench.example`)
       const { gh, ws } = await gatehouseWithWorkspace(opts, '', {

@@ -4,11 +4,11 @@ import { brandingForMail } from '../branding/service'
 import { sendThroughWorkspaceSmtp } from '../smtp/service'
 import { keepInDevOutbox } from './outbox'
 import { type MailBrand, PLATFORM_BRAND, renderMailHtml } from './render'
-import { mailRoute } from './route'
+import { routeMail } from './route'
 import type { MailMessage } from './service'
 
 /**
- * Sends a mail now (the `mail.send` job calls this) by the route mailRoute finds then: the
+ * Sends a mail now (the `mail.send` job calls this) by the route routeMail finds then: the
  * workspace's own SMTP server, the platform's (SMTP_URL), the dev outbox, or nowhere (dropped with
  * a warning). Throws on failure so the job is retried; the error never holds an SMTP password. It
  * goes as text and HTML, the HTML in its workspace's brand. The log never gets its text: that is
@@ -16,7 +16,7 @@ import type { MailMessage } from './service'
  */
 export async function deliverMail(core: Core, plain: MailMessage): Promise<void> {
   const msg = await branded(core, plain)
-  const route = await mailRoute(core, msg.workspaceId)
+  const route = await routeMail(core, msg.workspaceId)
   switch (route.via) {
     case 'workspace':
       return sendThroughWorkspaceSmtp(core, route.provider, msg)

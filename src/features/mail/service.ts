@@ -3,9 +3,9 @@ import type { Core } from '../../core'
 import type { EnqueueOptions } from '../../queue/queue'
 import { MAIL_SEND, sealMail } from './jobs'
 import { countDevMails } from './outbox'
-import { type MailRoute, mailRoute } from './route'
+import { type MailRoute, routeMail } from './route'
 
-export { type MailRoute, mailRoute } from './route'
+export { type MailPurpose, type MailRoute, routeMail, type TestCaller } from './route'
 
 export interface MailMessage {
   to: string
@@ -32,7 +32,7 @@ export function sendMail(
 
 /** Whether mail of the workspace (null: the platform's) goes anywhere now, or is dropped. */
 export const mailLeaves = async (core: Core, workspaceId: string | null | undefined) =>
-  (await mailRoute(core, workspaceId)).via !== 'none'
+  (await routeMail(core, workspaceId)).via !== 'none'
 
 /** What became of a mail just queued, as a page tells it: never "sent" for one that goes nowhere. */
 export const mailFate = (via: MailRoute['via']) =>
@@ -72,7 +72,7 @@ export interface MailState {
 }
 
 export async function mailStateOf(core: Core, principal: Principal, workspaceId: string): Promise<MailState> {
-  const { via } = await mailRoute(core, workspaceId)
+  const { via } = await routeMail(core, workspaceId)
   return { via, canCopy: via === 'none' && isAdminSession(principal) }
 }
 

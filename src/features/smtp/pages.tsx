@@ -5,7 +5,7 @@ import type { Core } from '../../core'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
 import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
 import { html, shellUser } from '../../shared/views/respond'
-import { mailRoute } from '../mail/service'
+import { routeMail } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { SmtpModel } from './model'
@@ -46,7 +46,7 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
   const sectionOf = async (w: Workspace, scopes: readonly string[]) => ({
     workspaceId: w.id,
     ...(await service.status(w)),
-    via: (await mailRoute(core, w.id)).via,
+    via: (await routeMail(core, w.id)).via,
     canAdmin: holdsScope(scopes, 'workspace:admin'),
   })
 

@@ -4,13 +4,13 @@ import addressparser from 'nodemailer/lib/addressparser'
 import type { Actor, Principal } from '../../access/model'
 import { fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
-import { type Account, normalizeEmail } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { displayName } from '../../shared/names'
 import { OutboundRefused, outboundUrlProblem, resolveOutbound } from '../../shared/outbound'
 import { SmtpFailure, type SmtpMail, sendThroughServer, sendThroughUrl } from '../../shared/smtp'
+import { routeMail, type TestCaller } from '../mail/service'
 import type { Workspace } from '../workspaces/service'
 import { SmtpErrors } from './errors'
 import { SmtpModel } from './model'
@@ -164,32 +164,9 @@ export interface SmtpHealth {
   lastError: string | null
 }
 
-/** Who asks for a test mail: a person's platform account, or null for a machine key (no address of its own). */
-export type TestCaller = Pick<Account, 'email' | 'emailVerified'> | null
-
 /** The test mail's caller of a principal. */
 export const testCallerOf = (principal: Principal): TestCaller =>
   principal.kind === 'user' ? principal.account : null
-
-/**
- * Where a test mail through the platform's server may go (DESIGN "SMTP"): only to the caller's own
- * verified address, so the platform's server and sender are no open relay for a workspace named
- * with a phishing line. Answers that address as stored; a 422 at `to` otherwise.
- */
-function platformRecipient(caller: TestCaller, to: string): string {
-  const refuse = (message?: string) =>
-    appError(SmtpErrors.TEST_RECIPIENT_REFUSED, 422, { loc: ['body', 'to'], message })
-  if (!caller)
-    throw refuse(
-      "Through the platform's mail server a test mail goes only to a person's own verified address, and a machine key has none. Set up this workspace's own server to test any address.",
-    )
-  if (normalizeEmail(to) !== caller.email) throw refuse()
-  if (!caller.emailVerified)
-    throw refuse(
-      "Verify your address first: through the platform's mail server a test mail goes only to your own verified address.",
-    )
-  return caller.email
-}
 
 const testMail = (workspace: Workspace, to: string, now: number) => {
   const text = `This is a test mail from the SMTP settings of the workspace ${workspace.name}, sent at ${isoTime(now)}.\nIf you can read it, this workspace's mail goes through.`
@@ -352,30 +329,24 @@ export function createSmtpService(core: Core, opts: SmtpServiceOptions = {}) {
      * Through the platform's server it goes only to the caller's own verified address.
      */
     async test(workspace: Workspace, caller: TestCaller, to: string): Promise<SmtpModel.Tested> {
-      const active = await activeProvider(core, workspace.id)
-      const provider = active ? 'custom' : 'platform'
-      const mail = testMail(workspace, active ? to : platformRecipient(caller, to), core.clock.now())
-      const { smtpUrl, smtpFrom } = core.config
-      if (!active && !smtpUrl)
-        return {
-          ok: false,
-          provider,
-          response: null,
-          error: {
-            type: 'not_configured',
-            message:
-              'This instance has no SMTP server (SMTP_URL is unset): its mail goes to the development outbox or is dropped. Set up a server for this workspace to test it.',
-          },
-        }
+      const route = await routeMail(core, workspace.id, { kind: 'test', caller, to })
+      const provider = route.via === 'workspace' ? 'custom' : 'platform'
+      if (route.via === 'none' && route.recipient)
+        throw appError(SmtpErrors.TEST_RECIPIENT_REFUSED, 422, { loc: ['body', 'to'], message: route.why })
+      if (route.via !== 'workspace' && route.via !== 'platform')
+        return { ok: false, provider, response: null, error: { type: 'not_configured', message: route.why } }
+      // Through the platform's server it goes to the caller's address as stored (the route checked it is `to`).
+      const mail = testMail(workspace, route.via === 'platform' ? caller!.email : to, core.clock.now())
       try {
-        const response = active
-          ? await sendThrough(core, active, mail)
-          : await sendThroughUrl(smtpUrl!, { ...mail, from: smtpFrom })
-        if (active) await recordOutcome(core, active.id, null)
+        const response =
+          route.via === 'workspace'
+            ? await sendThrough(core, route.provider, mail)
+            : await sendThroughUrl(route.smtpUrl, { ...mail, from: core.config.smtpFrom })
+        if (route.via === 'workspace') await recordOutcome(core, route.provider.id, null)
         return { ok: true, provider, response, error: null }
       } catch (e) {
         if (!(e instanceof SmtpFailure)) throw e
-        if (active) await recordOutcome(core, active.id, e)
+        if (route.via === 'workspace') await recordOutcome(core, route.provider.id, e)
         return { ok: false, provider, response: null, error: { type: e.kind, message: e.message } }
       }
     },

@@ -250,7 +250,7 @@ export function SmtpSection({
   workspaceId: string
   view: SmtpModel.View
   health: SmtpHealth | null
-  /** How the workspace's mail leaves now (mailRoute). */
+  /** How the workspace's mail leaves now (routeMail). */
   via: MailRoute['via']
   canAdmin: boolean
   form?: FormState<SmtpField>

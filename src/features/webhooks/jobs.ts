@@ -36,8 +36,6 @@ export const TIMEOUT_MS = 10_000
 const IN_FLIGHT_MS = TIMEOUT_MS + 20_000
 /** The job that mails a failing endpoint's owners. */
 const WARN_OWNERS = 'webhook.warn_owners'
-/** Seconds the rolling-minute cap sums: 61 whole seconds cover every 60-second window. */
-const RATE_SECONDS = 61
 /** SPEC "Limits": owners are warned when more than this share failed over the window, once a day. */
 const WARN_SHARE = 0.05
 const WARN_WINDOW_MS = 30 * MINUTE
@@ -97,13 +95,8 @@ const CLAIMED = `
   JOIN webhooks w ON w.id = d.webhook_id
   LEFT JOIN events e ON e.id = d.event_id
   WHERE d.id = $1`
-const IN_WINDOW =
-  'SELECT second, attempts FROM webhook_rate WHERE webhook_id = $1 AND second >= $2 ORDER BY second'
 const IN_FLIGHT =
   'SELECT COUNT(*) AS n FROM webhook_attempts WHERE webhook_id = $1 AND finished_at IS NULL AND started_at > $2'
-const COUNT_SECOND = `
-  INSERT INTO webhook_rate (webhook_id, workspace_id, second, attempts) VALUES ($1, $2, $3, 1)
-  ON CONFLICT (webhook_id, second) DO UPDATE SET attempts = webhook_rate.attempts + 1`
 const NEW_ATTEMPT =
   'INSERT INTO webhook_attempts (id, webhook_id, workspace_id, delivery_id, started_at) VALUES ($1, $2, $3, $4, $5)'
 const CLAIM = `
@@ -120,7 +113,6 @@ const CLAIM = `
  * back and it is sent again with the same event id (at-least-once).
  */
 export async function deliver(core: Core, deliveryId: string, jobId: string): Promise<void> {
-  const { perMinute, endpointConcurrency } = core.config.webhooks
   const plan = await core.store.tx(async (tx): Promise<Plan> => {
     const now = core.clock.now()
     // No row: the delivery or its endpoint was deleted.
@@ -133,26 +125,18 @@ export async function deliver(core: Core, deliveryId: string, jobId: string): Pr
     // Disabled or paused: the delivery waits, queued, for the endpoint to be enabled or reactivated.
     if (!d.enabled || d.paused_at !== null) return { kind: 'skip' }
     await tx.serialize(`webhook:${d.webhook_id}`)
-    const second = Math.floor(now / 1000)
-    const window = await tx.query<{ second: number; attempts: number }>(IN_WINDOW, [
+    const egress = await core.limiter.take(
+      'webhookEgress',
       d.webhook_id,
-      second - RATE_SECONDS + 1,
-    ])
-    let inWindow = window.reduce((sum, b) => sum + Number(b.attempts), 0)
-    if (inWindow >= perMinute) {
-      // Full: wait until enough of its oldest seconds have left it.
-      let leaves = second - RATE_SECONDS + 1
-      for (const b of window) {
-        inWindow -= Number(b.attempts)
-        leaves = Number(b.second)
-        if (inWindow < perMinute) break
-      }
-      return { kind: 'wait', until: (leaves + RATE_SECONDS) * 1000, workspaceId: d.workspace_id }
-    }
-    const [flying] = await tx.query<{ n: number }>(IN_FLIGHT, [d.webhook_id, now - IN_FLIGHT_MS])
-    if (Number(flying?.n ?? 0) >= endpointConcurrency)
-      return { kind: 'wait', until: now + 250, workspaceId: d.workspace_id }
-    await tx.exec(COUNT_SECOND, [d.webhook_id, d.workspace_id, second])
+      {
+        tx,
+        workspaceId: d.workspace_id,
+        inFlight: async () =>
+          Number((await tx.query<{ n: number }>(IN_FLIGHT, [d.webhook_id, now - IN_FLIGHT_MS]))[0]?.n ?? 0),
+      },
+      now,
+    )
+    if (!egress.allowed) return { kind: 'wait', until: egress.retryAt, workspaceId: d.workspace_id }
     const attemptId = newId('att', now)
     await tx.exec(NEW_ATTEMPT, [attemptId, d.webhook_id, d.workspace_id, deliveryId, now])
     await tx.exec(CLAIM, [deliveryId, now + IN_FLIGHT_MS, jobId, now])

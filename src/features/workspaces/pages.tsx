@@ -10,7 +10,7 @@ import { html, navigate, shellUser } from '../../shared/views/respond'
 import { createAppService } from '../apps/service'
 import { createBrandingService } from '../branding/service'
 import { entriesOf, type NavEntry } from '../feature'
-import { devOutboxSize, mailLeaves, mailRoute } from '../mail/service'
+import { devOutboxSize, mailLeaves, routeMail } from '../mail/service'
 import { createUserService } from '../users/service'
 import { WorkspaceModel } from './model'
 import { createWorkspaceService, type Workspace } from './service'
@@ -85,7 +85,7 @@ export function workspacePages(
     const [appList, userPage, mail, look] = await Promise.all([
       apps.list(w),
       users.list(w, { limit: 50 }),
-      mailRoute(core, w.id),
+      routeMail(core, w.id),
       branding.get(w),
     ])
     return [

@@ -1,8 +1,10 @@
+import { instanceKey } from '../../limits/buckets'
+import { waitOf } from '../../limits/decision'
+import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { findAccountByEmail, issueAccountToken } from '../accounts'
 import { writeError } from '../errors'
 import { issuerFor } from '../instances'
-import { type ThrottleEntry, throttleKey } from '../throttle'
 import { HTMX_PATH } from './assets'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
 import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
@@ -10,8 +12,6 @@ import type { InteractionDetails, InteractionLinks } from './interaction'
 import { mailLeaves, NO_MAIL } from './verify-email'
 
 const RESET_TTL_MS = 3600_000
-/** Reset mails per address: every request takes a slot, none is given back. */
-const RESET_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
 /** The same answer whether or not the account exists: no account enumeration. */
 const SENT = 'If an account exists for that address, we sent a link to reset the password.'
 
@@ -69,7 +69,7 @@ function ResetSentPage(p: { links: InteractionLinks; htmx: string; notice: strin
  * cookie its tab then sends, and the page waits for the new password as the verify page does.
  */
 export async function forgotPassword(c: PageContext, p: PageRequest, links?: InteractionLinks) {
-  const { core, deps, throttle } = c
+  const { core, deps } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
@@ -80,10 +80,10 @@ export async function forgotPassword(c: PageContext, p: PageRequest, links?: Int
   // The same answer whether or not the account exists: no account enumeration. Nor does it say
   // "sent" when no mail can leave.
   const notice = (await mailLeaves(c, p.instance.id)) ? SENT : NO_MAIL
-  const slot: ThrottleEntry = [throttleKey('reset', p.instance.id, email), RESET_MAIL_RULE]
-  if ((await throttle.reserve([slot])) === 0) {
+  const slot: AttemptEntry = ['resetMail', instanceKey(p.instance.id, email)]
+  if (waitOf(await core.limiter.takeAll([slot])) === 0) {
     // Each request spends its slot, whether or not a mail goes out.
-    await throttle.fail([slot])
+    await c.core.limiter.fail([slot])
     const account = await findAccountByEmail(core, p.instance.id, email)
     // An invited address has its invitation (7 days): a reset link would be a way around it.
     if (account?.status === 'active') {

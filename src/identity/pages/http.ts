@@ -6,13 +6,11 @@ import type { IdentityDeps } from '../deps'
 import type { IdentityError } from '../errors'
 import { PLATFORM } from '../instances'
 import type { Instance } from '../pool'
-import type { LoginThrottle } from '../throttle'
 
 /** What every page flow works with, built once per plane. */
 export interface PageContext {
   core: Core
   deps: IdentityDeps
-  throttle: LoginThrottle
   /** Sign-in through external IdPs. */
   broker: Broker
 }

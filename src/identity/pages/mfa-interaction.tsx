@@ -1,3 +1,7 @@
+import { minutesText } from '../../limits/attempts'
+import { instanceKey } from '../../limits/buckets'
+import { waitOf } from '../../limits/decision'
+import type { AttemptEntry } from '../../limits/limiter'
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount } from '../accounts'
@@ -7,7 +11,7 @@ import { instanceLabel } from '../mfa/names'
 import { authenticationOptions, registerPasskey, registrationOptions, verifyPasskey } from '../mfa/passkeys'
 import { issueRecoveryCodes, useRecoveryCode } from '../mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../mfa/totp'
-import { accountLockRule, minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
+import { accountLockRule } from '../policy'
 import { type Amr, finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
@@ -86,8 +90,10 @@ export async function beginSecondStep(
 /** A sign-in's per-account and per-address counters: a second factor shares the password's lockout. */
 const signInKeys = (p: PageRequest, email: string) => {
   const lock = accountLockRule(p.instance.policy)
-  const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
-  const account: ThrottleEntry | null = lock ? [throttleKey('acct', p.instance.id, email), lock] : null
+  const ip: AttemptEntry = ['signInAddress', instanceKey(p.instance.id, p.clientIp)]
+  const account: AttemptEntry | null = lock
+    ? ['signInAccount', instanceKey(p.instance.id, email), lock]
+    : null
   return { ip, account, all: account ? [account, ip] : [ip] }
 }
 
@@ -166,7 +172,7 @@ export async function mfaStep(
   const form = posted ? await readForm(p.req) : new URLSearchParams()
   if (pending.step === 'enrolled') {
     if (posted && form.get('continue')) {
-      await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
+      await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
       await finishWith(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending)
       return
     }
@@ -194,7 +200,7 @@ async function challenge(
   links: InteractionLinks,
   form: URLSearchParams | null,
 ) {
-  const { core, throttle } = c
+  const { core } = c
   const factors = await accountFactors(core, p.instance.id, account.id)
   const page = async (status: number, error?: string) =>
     send(
@@ -211,7 +217,7 @@ async function challenge(
     )
   if (!form) return page(200)
   const keys = signInKeys(p, account.email)
-  const wait = await throttle.reserve(keys.all)
+  const wait = waitOf(await c.core.limiter.takeAll(keys.all))
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
   let amr: Amr[] | null = null
   const credential = form.get('credential')
@@ -228,15 +234,15 @@ async function challenge(
     if (ok) amr = [...firstAmr(pending), 'otp']
   }
   if (!amr) {
-    await throttle.fail(keys.all)
+    await c.core.limiter.fail(keys.all)
     return page(
       401,
       credential ? 'That passkey could not be verified.' : 'That code is not right, or was used already.',
     )
   }
   // The address's slot is given back, never its failures forgotten; the account's are.
-  await throttle.release([keys.ip])
-  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  await c.core.limiter.release([keys.ip])
+  await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
   await finishWith(c, p, account, amr, pending)
 }
 
@@ -266,7 +272,7 @@ async function enrol(
   if (credential) {
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, 'The passkey could not be set up. Try again.')
-    await c.throttle.reset(throttleKey('acct', p.instance.id, account.email))
+    await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
     await finishWith(c, p, account, [...firstAmr(pending), kind], pending)
     return
   }
@@ -283,7 +289,7 @@ async function enrol(
 
 /** `/interaction/<uid>/passkey`: a sign-in with a passkey alone (a discoverable credential, verified user). */
 export async function passkeySignIn(c: PageContext, p: PageRequest, links: InteractionLinks) {
-  const { core, throttle } = c
+  const { core } = c
   const action = links.passkeyUrl
   if (!action) throw new AppError('PASSKEYS_OFF', 404, 'Passkeys are not available here.')
   const page = async (status: number, error?: string) =>
@@ -309,28 +315,28 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
     )
   if (p.req.method !== 'POST') return page(200)
   const form = await readForm(p.req)
-  const ipKey: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
-  const wait = await throttle.reserve([ipKey])
+  const ipKey: AttemptEntry = ['signInAddress', instanceKey(p.instance.id, p.clientIp)]
+  const wait = waitOf(await c.core.limiter.takeAll([ipKey]))
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
   const checked = await verifyPasskey(core, p.instance.id, form.get('credential') ?? '', null)
   const account = checked.accountId ? await findAccount(core, p.instance.id, checked.accountId) : undefined
   // The account's lock holds for its passkeys too; a failed check counts on it.
   const lock = accountLockRule(p.instance.policy)
-  const acctKey: ThrottleEntry | null =
-    account && lock ? [throttleKey('acct', p.instance.id, account.email), lock] : null
+  const acctKey: AttemptEntry | null =
+    account && lock ? ['signInAccount', instanceKey(p.instance.id, account.email), lock] : null
   if (acctKey) {
-    const locked = await throttle.reserve([acctKey])
+    const locked = waitOf(await c.core.limiter.takeAll([acctKey]))
     if (locked > 0) {
-      await throttle.release([ipKey])
+      await c.core.limiter.release([ipKey])
       return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(locked)}.`)
     }
   }
   if (!checked.ok || !account) {
-    await throttle.fail(acctKey ? [ipKey, acctKey] : [ipKey])
+    await c.core.limiter.fail(acctKey ? [ipKey, acctKey] : [ipKey])
     return page(401, 'That passkey could not be verified.')
   }
-  await throttle.release([ipKey])
-  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  await c.core.limiter.release([ipKey])
+  await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
   // As after a password: no code for an address the policy wants proven first.
   if (p.instance.policy.requireEmailVerification && !account.emailVerified) {
     await askToVerify(c, p, account, links, [checked.amr])

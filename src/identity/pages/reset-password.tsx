@@ -1,3 +1,4 @@
+import { instanceKey } from '../../limits/buckets'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import {
   type Account,
@@ -11,7 +12,6 @@ import {
 } from '../accounts'
 import { writeError } from '../errors'
 import { interactionClaimed } from '../interaction-claims'
-import { throttleKey } from '../throttle'
 import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
 import type { ResetWait } from './forgot-password'
 import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
@@ -38,7 +38,7 @@ function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRul
  * (`signInGoesOn`).
  */
 export async function resetPassword(c: PageContext, p: PageRequest, uid?: string) {
-  const { core, deps, throttle } = c
+  const { core, deps } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}${uid ? `/interaction/${uid}` : ''}/reset-password`
   // The instance's login policy says how long a password must be.
@@ -64,7 +64,7 @@ export async function resetPassword(c: PageContext, p: PageRequest, uid?: string
   await setPassword(core, deps, account, password, rule)
   // Whoever could read the mailbox proved the address too.
   await markEmailVerified(core, account)
-  await throttle.reset(throttleKey('acct', p.instance.id, account.email))
+  await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
   if (uid) return signInGoesOn(c, p, uid, account)
   await send(
     p.res,

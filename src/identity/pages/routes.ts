@@ -2,7 +2,6 @@ import { AppError } from '../../shared/errors'
 import { LOGO_PATH } from '../branding'
 import { Broker } from '../broker/protocol'
 import { writeError } from '../errors'
-import { LoginThrottle } from '../throttle'
 import { acceptInvite } from './accept-invite'
 import { HTMX_PATH, serveHtmx } from './assets'
 import { brokerCallback } from './broker'
@@ -73,8 +72,8 @@ function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | nul
  * Answers a request for a hosted page; false for paths that belong to oidc-provider. Every failure
  * becomes a page: a refusal says why, anything else is logged and said in general terms.
  */
-export function createPageRouter(c: Omit<PageContext, 'throttle' | 'broker'>) {
-  const context: PageContext = { ...c, throttle: new LoginThrottle(c.core), broker: new Broker(c.core) }
+export function createPageRouter(c: Omit<PageContext, 'broker'>) {
+  const context: PageContext = { ...c, broker: new Broker(c.core) }
   return async function handle(p: PageRequest): Promise<boolean> {
     const found = route(p)
     if (!found) return false

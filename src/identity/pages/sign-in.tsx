@@ -1,8 +1,11 @@
+import { minutesText } from '../../limits/attempts'
+import { instanceKey } from '../../limits/buckets'
+import { waitOf } from '../../limits/decision'
+import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, verifyPassword } from '../accounts'
 import type { ExternalIdp } from '../deps'
-import type { LoginPolicy } from '../policy'
-import { accountLockRule, minutesText, SIGN_IN_RULES, type ThrottleEntry, throttleKey } from '../throttle'
+import { accountLockRule, type LoginPolicy } from '../policy'
 import { externalStartUrl, hintedIdp, offeredIdps, startExternal } from './broker'
 import { EmailField, ExternalIdpButtons, PASSWORDS_OFF } from './components'
 import { finishLogin } from './finish-login'
@@ -118,13 +121,12 @@ export async function checkPassword(
   | { ok: true; account: Account; release: (done: boolean) => Promise<void> }
   | { ok: false; status: number; error: string }
 > {
-  const { throttle } = c
   // The account's lock is the login policy's (none when its threshold is 0); the address's is fixed.
   const lock = accountLockRule(p.instance.policy)
-  const accountKey = throttleKey('acct', p.instance.id, email)
-  const ip: ThrottleEntry = [throttleKey('ip', p.instance.id, p.clientIp), SIGN_IN_RULES.ip]
-  const keys: ThrottleEntry[] = lock ? [[accountKey, lock], ip] : [ip]
-  const wait = await throttle.reserve(keys)
+  const accountKey = instanceKey(p.instance.id, email)
+  const ip: AttemptEntry = ['signInAddress', instanceKey(p.instance.id, p.clientIp)]
+  const keys: AttemptEntry[] = lock ? [['signInAccount', accountKey, lock], ip] : [ip]
+  const wait = waitOf(await c.core.limiter.takeAll(keys))
   if (wait > 0)
     return {
       ok: false,
@@ -133,13 +135,13 @@ export async function checkPassword(
     }
   const account = await verifyPassword(c.core, p.instance.id, email, password)
   if (!account) {
-    await throttle.fail(keys)
+    await c.core.limiter.fail(keys)
     return { ok: false, status: 401, error: 'Wrong email or password.' }
   }
-  await throttle.release([ip])
+  await c.core.limiter.release([ip])
   const release = async (done: boolean) => {
-    if (done) await throttle.reset(accountKey)
-    else if (lock) await throttle.release([[accountKey, lock]])
+    if (done) await c.core.limiter.forget('signInAccount', accountKey)
+    else if (lock) await c.core.limiter.release([['signInAccount', accountKey, lock]])
   }
   return { ok: true, account, release }
 }

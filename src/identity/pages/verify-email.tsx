@@ -1,17 +1,17 @@
+import { minutesText } from '../../limits/attempts'
+import { instanceKey } from '../../limits/buckets'
+import { waitOf } from '../../limits/decision'
+import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount, issueAccountToken, markEmailVerified, useAccountToken } from '../accounts'
 import { writeError } from '../errors'
 import { issuerFor } from '../instances'
-import { minutesText, type ThrottleEntry, throttleKey } from '../throttle'
 import { VERIFY_TTL_MS } from '../users'
 import { HTMX_PATH } from './assets'
 import { DonePage } from './components'
 import type { Amr } from './finish-login'
 import { linkExpired, mailWorkspace, type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
-
-/** Verification mails per address: every mail takes a slot, none is given back. */
-const VERIFY_MAIL_RULE = { limit: 3, windowMs: 15 * 60_000, lockMs: 15 * 60_000 }
 
 /**
  * A sign-in waiting on its address: the account whose first factor was right, its auth_epoch then
@@ -69,10 +69,10 @@ export const NO_MAIL =
 
 /** A verification mail for the sign-in, at most a few per address: how long to wait, or 0 once sent. */
 async function sendVerification(c: PageContext, account: Account, links: InteractionLinks): Promise<number> {
-  const slot: ThrottleEntry = [throttleKey('verify', account.instanceId, account.email), VERIFY_MAIL_RULE]
-  const wait = await c.throttle.reserve([slot])
+  const slot: AttemptEntry = ['verifyMail', instanceKey(account.instanceId, account.email)]
+  const wait = waitOf(await c.core.limiter.takeAll([slot]))
   if (wait > 0) return wait
-  await c.throttle.fail([slot])
+  await c.core.limiter.fail([slot])
   await mailVerification(c, account, links)
   return 0
 }

@@ -1,10 +1,19 @@
 import { afterAll, describe, expect, it } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
-import { LoginThrottle, minutesText, type ThrottleEntry } from './throttle'
+import { minutesText } from './attempts'
+import { waitOf } from './decision'
+import type { AttemptEntry } from './limiter'
 
+// The attempt buckets (the sign-in throttle): store rows, so this runs on both stores.
 const core = await testCore()
-const throttle = new LoginThrottle(core)
+const { limiter } = core
+/** The milliseconds a take says to wait (whole seconds), 0 when it was allowed. */
+const throttle = {
+  reserve: async (entries: AttemptEntry[]) => waitOf(await limiter.takeAll(entries)) * 1000,
+  fail: (entries: AttemptEntry[]) => limiter.fail(entries),
+  release: (entries: AttemptEntry[]) => limiter.release(entries),
+}
 afterAll(async () => {
   await core.store.close()
   rmSync(core.config.dataDir, { recursive: true, force: true })
@@ -12,16 +21,16 @@ afterAll(async () => {
 
 const rule = { limit: 3, windowMs: 10 * 60_000, lockMs: 15 * 60_000 }
 let n = 0
-const fresh = (): ThrottleEntry => [`test:${++n}`, rule]
+const fresh = (): AttemptEntry => ['signInAccount', `test:${++n}`, rule]
 
 /** `times` reservations one after the other, and what each answered. */
-async function reserveTimes(times: number, entries: ThrottleEntry[]): Promise<number[]> {
+async function reserveTimes(times: number, entries: AttemptEntry[]): Promise<number[]> {
   const waits: number[] = []
   for (let i = 0; i < times; i++) waits.push(await throttle.reserve(entries))
   return waits
 }
 
-describe('LoginThrottle', () => {
+describe('the attempt buckets', () => {
   it('grants at most `limit` slots while they are in flight, and locks once they fail', async () => {
     const key = fresh()
     expect(await reserveTimes(4, [key])).toEqual([0, 0, 0, rule.lockMs])
@@ -88,17 +97,17 @@ describe('LoginThrottle', () => {
     expect(await throttle.reserve([first])).toBe(rule.lockMs)
   })
 
-  it('forgets a key on reset', async () => {
+  it('forgets a key', async () => {
     const key = fresh()
     await reserveTimes(3, [key])
     await throttle.fail([key])
-    await throttle.reset(key[0])
+    await limiter.forget('signInAccount', key[1])
     expect(await throttle.reserve([key])).toBe(0)
   })
 
   it('words the wait in whole minutes', () => {
     expect(minutesText(1)).toBe('1 minute')
-    expect(minutesText(60_000)).toBe('1 minute')
-    expect(minutesText(60_001)).toBe('2 minutes')
+    expect(minutesText(60)).toBe('1 minute')
+    expect(minutesText(61)).toBe('2 minutes')
   })
 })
