@@ -1,5 +1,5 @@
 // legs: once — pages checked in Chromium (axe-core, 375 px layout, console): no store dialect involved
-import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from 'bun:test'
 import { mkdirSync, rmSync } from 'node:fs'
 import { Secret, TOTP } from 'otpauth'
 import type { BrowserContext, Locator, Page } from 'playwright-core'
@@ -25,6 +25,9 @@ import { eventually, json, type PlatformUser, signUpUser } from './support/users
 
 const ARTIFACTS = new URL('../test-artifacts/hosted-pages/', import.meta.url)
 const WIDE = { width: 1280, height: 900 }
+// A case walks several pages, each screenshot twice and checked three ways: longer than 30 s on a
+// busy machine.
+setDefaultTimeout(90_000)
 /** The app's redirect URI: not on this machine, answered by the browser context itself. */
 const RP = 'https://rp.example.com/cb'
 const adminUser = { email: 'root@example.com', password: 'root password 1', name: 'Root' }
@@ -429,7 +432,7 @@ describe('the hosted pages of a workspace instance', () => {
 })
 
 describe('the dashboard pages no other walk visits', () => {
-  it('the dev outbox, the billing page, and the platform device approval (code, confirm, done)', async () => {
+  it('the dev outbox, the billing page, the platform device approval (code, confirm, done) and its MFA page', async () => {
     const { ws } = await workspace()
     const tab = await dashboard(adminUser)
     await visit(
@@ -468,6 +471,9 @@ describe('the dashboard pages no other walk visits', () => {
     await tab.page.getByRole('button', { name: 'Allow' }).click()
     await tab.page.getByRole('heading', { name: 'Device connected' }).waitFor()
     await holds(tab, 'platform-device-done')
+    // Where a dashboard user turns on two-step verification for their own account.
+    const factors = (p: Page) => p.getByText('Authenticator app: off. Passkeys: 0.')
+    await visit(tab, `${server.baseUrl}/i/platform/mfa`, factors, 'platform-mfa')
     await tab.context.close()
   })
 
