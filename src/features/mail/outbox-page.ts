@@ -29,8 +29,9 @@ const mailHtml = (mail: DevMail) => `
   <pre>${linkify(mail.text)}</pre>
 </article>`
 
+// `overflow-wrap`: a long recipient address breaks rather than scrolling a phone's page sideways.
 const STYLE = `
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; color: #1f2328; }
+body { font: 15px/1.5 system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; color: #1f2328; overflow-wrap: break-word; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.05rem; margin: 0; }
 article { border: 1px solid #d0d7de; border-radius: 8px; padding: 1rem; margin: 1rem 0; }
 header p { margin: .25rem 0 0; color: #59636e; font-size: .9rem; }

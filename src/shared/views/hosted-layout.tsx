@@ -2,8 +2,11 @@ import type { PropsWithChildren } from '@kitajs/html'
 import { cspHash } from '../security-headers'
 import { currentBrand, type HostedBrand } from './brand'
 
+// A word wider than a phone's card (an email address, a firm's compound name beside its logo) breaks
+// inside the card instead of scrolling the page sideways: `overflow-wrap`, and the brand's name may
+// shrink (`min-width:0`) and go under the logo (`flex-wrap`).
 const STYLE = `
-*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--brand-text,#1f2330);background:var(--brand-background,#f3f4f8);display:flex;min-height:100vh;align-items:center;justify-content:center}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--brand-text,#1f2330);background:var(--brand-background,#f3f4f8);display:flex;min-height:100vh;align-items:center;justify-content:center;overflow-wrap:break-word}
 main{width:100%;max-width:380px;margin:24px;background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(16,24,40,.1),0 1px 2px rgba(16,24,40,.06);padding:32px}
 h1{font-size:22px;margin:0 0 4px}p.sub{color:#5b6170;margin:0 0 20px}
 label{display:block;font-weight:600;font-size:14px;margin:14px 0 6px}
@@ -17,7 +20,7 @@ code.user-code{display:block;text-align:center;font-size:26px;letter-spacing:4px
 .hint{color:#5b6170;font-size:13px;margin-top:4px}
 .idps{display:flex;flex-direction:column;gap:8px;margin:0 0 16px}.idps a{display:block;text-align:center;padding:10px;border:1px solid #cfd3dc;border-radius:8px;color:#1f2330;text-decoration:none;font-weight:600}.idps a:hover{background:#f3f4f8}
 .or{text-align:center;color:#5b6170;font-size:13px;margin:4px 0 0}
-.brand{display:flex;align-items:center;gap:10px;margin:0 0 18px}.brand img{display:block;max-height:40px;max-width:160px}.brand p{margin:0;font-weight:600;font-size:16px}
+.brand{display:flex;flex-wrap:wrap;align-items:center;gap:10px;margin:0 0 18px}.brand img{display:block;max-height:40px;max-width:160px}.brand p{margin:0;font-weight:600;font-size:16px;min-width:0}
 .legal{margin:20px 0 0;font-size:12px;display:flex;gap:14px;justify-content:center}
 `
 
