@@ -1,3 +1,4 @@
+// legs: once — reads the import graph; no store
 import { describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 import { importChain, RULES, violations } from '../scripts/check-walls'
