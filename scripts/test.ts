@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
+import { failuresOf } from './junit'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
 import { classify, testFiles } from './test-legs'
 
@@ -95,26 +96,6 @@ const pgRuns: Run[] = legs.includes('PostgreSQL')
   : []
 // One after the other, SQLite first as always; side by side, the longest run (PostgreSQL) starts first.
 const runs = streamed ? [...sqliteRuns, ...pgRuns] : [...pgRuns, ...sqliteRuns]
-
-/** The failures a run's JUnit report holds, one block each: the file, the test, what it said. */
-function failuresOf(xml: string): string[] {
-  const decode = (text: string) =>
-    text
-      .replace(/&#10;/g, '\n')
-      .replace(/&quot;/g, '"')
-      .replace(/&apos;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&amp;/g, '&')
-  const out: string[] = []
-  for (const m of xml.matchAll(
-    /<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g,
-  )) {
-    const details = decode(m[3]!).split('\n').slice(0, 12).join('\n  ')
-    out.push(`${m[2]} > ${decode(m[1]!)}\n  ${details}`)
-  }
-  return out
-}
 
 const readReport = (report: string) => {
   try {

@@ -1,6 +1,7 @@
 // legs: once — reads test files' first lines (scripts/test-legs.ts); no store involved
 import { describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
+import { failuresOf } from '../scripts/junit'
 import { classify, legsOf, testFiles } from '../scripts/test-legs'
 
 const root = join(import.meta.dir, '..')
@@ -46,5 +47,23 @@ describe('the legs marker of a test file', () => {
     const { once, problems } = classify(root, files)
     expect(problems).toEqual([])
     expect(once).toContain('tests/test-legs.test.ts')
+  })
+})
+
+describe('the failures npm test repeats at the end of a leg', () => {
+  it('lists a test that timed out (a bare <failure/>) as well as one whose expectation failed', () => {
+    const report = `<testsuites>
+      <testcase name="waits too long" classname="a" time="30.04" file="tests/a.test.ts" line="3" assertions="0">
+        <failure type="TimeoutError" message="test timed out" />
+      </testcase>
+      <testcase name="passes" classname="a" time="0.1" file="tests/a.test.ts" line="9" assertions="1" />
+      <testcase name="expects &quot;1&quot;" classname="b" time="0.2" file="tests/b.test.ts" line="5" assertions="1">
+        <failure message="expect(received).toBe(expected)" type="AssertionError">Expected: 1&#10;Received: 2</failure>
+      </testcase>
+    </testsuites>`
+    expect(failuresOf(report)).toEqual([
+      'tests/a.test.ts > waits too long\n  TimeoutError: test timed out',
+      'tests/b.test.ts > expects "1"\n  Expected: 1\n  Received: 2',
+    ])
   })
 })
