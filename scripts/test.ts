@@ -50,7 +50,7 @@ const asked =
     : [
         ...new Set([
           ...paths.flatMap((p) =>
-            statSync(join(root, p)).isDirectory() ? every.filter((f) => f.startsWith(`${p}/`)) : [p],
+            statSync(join(root, p)).isDirectory() ? every.filter((f) => !p || f.startsWith(`${p}/`)) : [p],
           ),
           ...every.filter((f) => words.some((w) => f.includes(w))),
         ]),
