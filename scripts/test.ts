@@ -1,88 +1,240 @@
-// `npm test`: the whole suite on SQLite, then again on PostgreSQL (a throwaway cluster in a temp
-// folder, removed afterwards: scripts/pg-cluster.ts). Each leg prints its own counts; the exit code
-// is non-zero when either failed. Arguments go to both `bun test` runs (`npm test -- tests/apps-api.test.ts`).
-// TEST_STORE=sqlite or TEST_STORE=postgres runs one leg only.
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+// `npm test`: every test file under tests/ and src/ on SQLite, and the files that touch the store's
+// dialect again on PostgreSQL (a throwaway cluster in a temp folder, removed afterwards:
+// scripts/pg-cluster.ts). A file marked `// legs: once — <why>` (scripts/test-legs.ts) runs on the
+// SQLite leg only. With two cores or more the legs run side by side (TEST_JOBS=1: one after the
+// other, output streamed). Each `bun test` run prints its own "N pass" / "N fail"; each leg ends with
+// "== <leg> leg passed" or "FAILED"; the exit code is non-zero when any failed.
+// `npm test -- tests/apps-api.test.ts` runs the files named (or under a folder named, or whose path
+// contains a word given); options go to `bun test`. TEST_STORE=sqlite or TEST_STORE=postgres runs one leg.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join, relative, resolve } from 'node:path'
+import { failuresOf } from './junit'
 import { migrateDatabase, PostgresMissing, startThrowawayCluster, type ThrowawayCluster } from './pg-cluster'
+import { classify, testFiles } from './test-legs'
 
 const root = resolve(import.meta.dir, '..')
-const args = process.argv.slice(2)
 const only = process.env.TEST_STORE
+/** Once-files are spread over runs of this many, so that a free core picks up the next few. */
+const ONCE_CHUNK = 4
+/** `bun test` options whose value is the next argument (not a file filter). */
+const TAKES_VALUE = new Set(['-t', '--test-name-pattern', '--timeout', '--rerun-each', '--seed', '--preload'])
 
-/** The failures a leg's JUnit report holds, one block each: the file, the test, what it said. */
-function failuresOf(report: string): string[] {
-  let xml: string
-  try {
-    xml = readFileSync(report, 'utf8')
-  } catch {
-    return []
+/** The arguments split into files asked for (paths, or words a path contains) and `bun test` options. */
+function readArgs(argv: string[]) {
+  const options: string[] = []
+  const paths: string[] = []
+  const words: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg.startsWith('-')) {
+      options.push(arg)
+      if (TAKES_VALUE.has(arg) && i + 1 < argv.length) options.push(argv[++i]!)
+    } else if (existsSync(resolve(root, arg))) paths.push(relative(root, resolve(root, arg)))
+    else words.push(arg)
   }
-  const decode = (text: string) =>
-    text
-      .replace(/&#10;/g, '\n')
-      .replace(/&quot;/g, '"')
-      .replace(/&apos;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&amp;/g, '&')
-  const out: string[] = []
-  for (const m of xml.matchAll(
-    /<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g,
-  )) {
-    const details = decode(m[3]!).split('\n').slice(0, 12).join('\n  ')
-    out.push(`${m[2]} > ${decode(m[1]!)}\n  ${details}`)
-  }
-  return out
+  return { options, paths, words }
 }
 
-function leg(name: string, env: Record<string, string | undefined>): boolean {
-  console.log(`\n== tests on ${name}`)
+const { options, paths, words } = readArgs(process.argv.slice(2))
+const every = testFiles(root)
+const { once: allOnce, problems } = classify(root, every)
+if (problems.length) {
+  console.error(`Test files with a malformed legs marker (tests/README.md):\n  ${problems.join('\n  ')}`)
+  process.exit(1)
+}
+const asked =
+  paths.length + words.length === 0
+    ? every
+    : [
+        ...new Set([
+          ...paths.flatMap((p) =>
+            statSync(join(root, p)).isDirectory() ? every.filter((f) => !p || f.startsWith(`${p}/`)) : [p],
+          ),
+          ...every.filter((f) => words.some((w) => f.includes(w))),
+        ]),
+      ]
+const onceSet = new Set(allOnce)
+const once = asked.filter((f) => onceSet.has(f))
+const both = asked.filter((f) => !onceSet.has(f))
+
+type Leg = 'SQLite' | 'PostgreSQL'
+type Run = { leg: Leg; files: string[]; label: string }
+type Outcome = { ok: boolean; report: string; output: string; seconds: number }
+
+const legs: Leg[] = []
+if (only !== 'postgres' && asked.length) legs.push('SQLite')
+if (only !== 'sqlite' && both.length) legs.push('PostgreSQL')
+const jobs = Math.max(
+  1,
+  Number(process.env.TEST_JOBS) || (legs.length > 1 ? Math.min(2, availableParallelism()) : 1),
+)
+// Side by side, each run's output is kept and printed whole when it ends (lines of two runs never mix).
+const streamed = jobs === 1
+
+if (only === 'postgres' && once.length)
+  console.log(`(${once.length} file(s) marked "legs: once" run on the SQLite leg only: ${once.join(', ')})`)
+if (!legs.length) {
+  console.log('No test file to run.')
+  process.exit(asked.length ? 0 : 1)
+}
+
+const sqliteRuns: Run[] = []
+if (legs.includes('SQLite')) {
+  if (streamed) sqliteRuns.push({ leg: 'SQLite', files: [...both, ...once], label: 'SQLite' })
+  else {
+    if (both.length) sqliteRuns.push({ leg: 'SQLite', files: both, label: 'SQLite' })
+    for (let i = 0; i < once.length; i += ONCE_CHUNK) {
+      const part = once.slice(i, i + ONCE_CHUNK)
+      sqliteRuns.push({ leg: 'SQLite', files: part, label: `SQLite, once-files ${i + 1}–${i + part.length}` })
+    }
+  }
+}
+const pgRuns: Run[] = legs.includes('PostgreSQL')
+  ? [{ leg: 'PostgreSQL', files: both, label: 'PostgreSQL' }]
+  : []
+// One after the other, SQLite first as always; side by side, the longest run (PostgreSQL) starts first.
+const runs = streamed ? [...sqliteRuns, ...pgRuns] : [...pgRuns, ...sqliteRuns]
+
+const readReport = (report: string) => {
+  try {
+    return readFileSync(report, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+/** The counts of a JUnit report's root element. */
+function countsOf(xml: string) {
+  const root = xml.match(/<testsuites\b[^>]*>/)?.[0] ?? ''
+  const n = (name: string) => Number(root.match(new RegExp(`\\b${name}="(\\d+)"`))?.[1] ?? 0)
+  return { tests: n('tests'), failures: n('failures'), skipped: n('skipped') }
+}
+
+const reports = mkdtempSync(join(tmpdir(), 'gatehouse-junit-'))
+const children = new Set<ChildProcess>()
+let reportCount = 0
+
+function runBunTest(run: Run, env: Record<string, string | undefined>): Promise<Outcome> {
   // On CI only failures are printed, so that the tail CI keeps shows which file failed and why.
   const quiet = process.env.CI ? ['--only-failures'] : []
-  const report = join(mkdtempSync(join(tmpdir(), 'gatehouse-junit-')), 'report.xml')
-  const run = spawnSync(
+  const report = join(reports, `${++reportCount}-${run.leg}.xml`)
+  const started = performance.now()
+  const child = spawn(
     process.execPath,
-    ['test', '--timeout', '30000', '--reporter=junit', `--reporter-outfile=${report}`, ...quiet, ...args],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
+    [
+      'test',
+      '--timeout',
+      '30000',
+      '--reporter=junit',
+      `--reporter-outfile=${report}`,
+      ...quiet,
+      ...options,
+      // A leading ./ makes each a path: a bare argument is a filter that could match other files.
+      ...run.files.map((f) => `./${f}`),
+    ],
+    { cwd: root, stdio: streamed ? 'inherit' : ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   )
-  // Repeated last, where a log's tail is read: which file and test failed, and their error.
-  const failures = failuresOf(report)
-  if (failures.length) console.log(`\n== ${failures.length} failure(s) on ${name}:\n${failures.join('\n')}`)
-  console.log(`== ${name} leg ${run.status === 0 ? 'passed' : 'FAILED'}`)
-  return run.status === 0
+  children.add(child)
+  let output = ''
+  child.stdout?.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr?.on('data', (chunk) => {
+    output += chunk
+  })
+  return new Promise((done) =>
+    child.on('close', (code) => {
+      children.delete(child)
+      done({ ok: code === 0, report, output, seconds: (performance.now() - started) / 1000 })
+    }),
+  )
 }
 
-async function postgresLeg(): Promise<boolean> {
-  let cluster: ThrowawayCluster
-  try {
-    cluster = await startThrowawayCluster({
-      purpose: 'the PostgreSQL leg',
-      otherwise: '(or TEST_STORE=sqlite npm test)',
-    })
-  } catch (e) {
-    if (!(e instanceof PostgresMissing)) throw e
-    console.error(e.message)
-    return false
-  }
-  try {
-    // One migrated template: each test server gets a database copied from it (CREATE DATABASE … TEMPLATE).
-    migrateDatabase(await cluster.createDatabase('gatehouse_template'))
-    const admin = cluster.adminUrl
-    return leg('PostgreSQL', {
-      // The dialect of the test process; tests/support/postgres.ts gives every server its own database.
-      DATABASE_URL: `${admin}/gatehouse_no_database_set`,
-      TEST_PG_ADMIN_URL: admin,
-      TEST_STORE: 'postgres',
-    })
-  } finally {
-    await cluster.stop()
-  }
+const pg: { cluster?: Promise<ThrowawayCluster | null> } = {}
+/** The PostgreSQL leg's cluster, started once, with its migrated template; null when PostgreSQL is missing. */
+function postgres(): Promise<ThrowawayCluster | null> {
+  pg.cluster ??= (async () => {
+    try {
+      const started = await startThrowawayCluster({
+        purpose: 'the PostgreSQL leg',
+        otherwise: '(or TEST_STORE=sqlite npm test)',
+      })
+      try {
+        // One migrated template: each test server gets a database copied from it (CREATE DATABASE … TEMPLATE).
+        migrateDatabase(await started.createDatabase('gatehouse_template'))
+      } catch (e) {
+        await started.stop()
+        throw e
+      }
+      return started
+    } catch (e) {
+      if (!(e instanceof PostgresMissing)) throw e
+      console.error(e.message)
+      return null
+    }
+  })()
+  return pg.cluster
 }
+
+async function execute(run: Run): Promise<Outcome> {
+  if (streamed) console.log(`\n== tests on ${run.label}`)
+  if (run.leg === 'SQLite') return runBunTest(run, { DATABASE_URL: '', TEST_STORE: 'sqlite' })
+  const cluster = await postgres()
+  if (!cluster) return { ok: false, report: '', output: '', seconds: 0 }
+  return runBunTest(run, {
+    // The dialect of the test process; tests/support/postgres.ts gives every server its own database.
+    DATABASE_URL: `${cluster.adminUrl}/gatehouse_no_database_set`,
+    TEST_PG_ADMIN_URL: cluster.adminUrl,
+    TEST_STORE: 'postgres',
+  })
+}
+
+process.on('SIGINT', () => {
+  for (const child of children) child.kill('SIGINT')
+})
+
+const began = performance.now()
+if (!streamed)
+  console.log(
+    `${asked.length} test files (${once.length} marked "legs: once"): ${runs.length} runs of bun test, ${jobs} at a time`,
+  )
+const outcomes = new Map<Run, Outcome>()
+const queue = [...runs]
+await Promise.all(
+  Array.from({ length: Math.min(jobs, runs.length) }, async () => {
+    for (let run = queue.shift(); run; run = queue.shift()) {
+      const outcome = await execute(run)
+      outcomes.set(run, outcome)
+      if (!streamed) {
+        console.log(`\n== tests on ${run.label} (${run.files.length} files, ${outcome.seconds.toFixed(0)} s)`)
+        process.stdout.write(outcome.output)
+      }
+    }
+  }),
+)
+await (await pg.cluster)?.stop()
 
 let ok = true
-if (only !== 'postgres') ok = leg('SQLite', { DATABASE_URL: '', TEST_STORE: 'sqlite' }) && ok
-if (only !== 'sqlite') ok = (await postgresLeg()) && ok
+for (const leg of legs) {
+  const ran = runs.filter((r) => r.leg === leg).map((r) => outcomes.get(r)!)
+  const xml = ran.map((o) => readReport(o.report))
+  const counts = xml.map(countsOf)
+  const sum = (k: keyof ReturnType<typeof countsOf>) => counts.reduce((s, c) => s + c[k], 0)
+  const passed = ran.every((o) => o.ok)
+  ok &&= passed
+  // Repeated last, where a log's tail is read: which file and test failed, and their error.
+  const failures = xml.flatMap(failuresOf)
+  if (failures.length) console.log(`\n== ${failures.length} failure(s) on ${leg}:\n${failures.join('\n')}`)
+  // Not in bun's "N pass" form: CI adds up those of every run, this line repeats them per leg.
+  console.log(
+    `== ${leg}: ${sum('tests')} tests, ${sum('tests') - sum('failures') - sum('skipped')} passed, ` +
+      `${sum('failures')} failed, ${sum('skipped')} skipped, in ${ran.length} run(s)`,
+  )
+  console.log(`== ${leg} leg ${passed ? 'passed' : 'FAILED'}`)
+}
+console.log(
+  `== ${((performance.now() - began) / 1000).toFixed(0)} s; JUnit reports (per-file times) in ${reports}`,
+)
 process.exit(ok ? 0 : 1)

@@ -1,3 +1,4 @@
+// legs: once — configuration parsing; no store is opened
 import { describe, expect, it } from 'bun:test'
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,3 +1,4 @@
+// legs: once — pages in Chromium; the services behind them are tested on both stores by the API tests
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { holdProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
 import { sharedBrowser, signUpInBrowser } from './support/browser'

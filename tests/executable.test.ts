@@ -1,3 +1,4 @@
+// legs: once — builds and runs the compiled executable; its store code is what both legs test
 import { afterAll, describe, expect, it } from 'bun:test'
 import { rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,3 +1,4 @@
+// legs: once — checks a copied project's files and generated migrations; no store
 import { describe, expect, it } from 'bun:test'
 import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'

@@ -1,3 +1,4 @@
+// legs: once — a seeded fuzz of request parsing and validation, not of the store's dialect
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { platformClient } from '../src/identity'
 import { type FuzzTargets, formatReport, loadRoutes, runFuzz } from './support/fuzz'

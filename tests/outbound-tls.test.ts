@@ -1,3 +1,4 @@
+// legs: once — the outbound TLS guard; no store
 import { describe, expect, it } from 'bun:test'
 import { join } from 'node:path'
 

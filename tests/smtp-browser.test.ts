@@ -1,3 +1,4 @@
+// legs: once — pages in Chromium; the services behind them are tested on both stores by the API tests
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { acceptConfirmations, settled, sharedBrowser, signedInPage } from './support/browser'

@@ -1,3 +1,4 @@
+// legs: once — pages in Chromium; the services behind them are tested on both stores by the API tests
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { TOTP } from 'otpauth'
 import { inviteAccount, listAccounts } from '../src/identity'

@@ -1,3 +1,4 @@
+// legs: once — pages in Chromium; the services behind them are tested on both stores by the API tests
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import type { ParsedMail } from 'mailparser'
 import * as oidc from 'openid-client'

@@ -1,3 +1,4 @@
+// legs: once — reads the import graph; no store
 import { describe, expect, it } from 'bun:test'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

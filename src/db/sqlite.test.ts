@@ -1,3 +1,4 @@
+// legs: once — bun:sqlite's own behaviour, SQLite's alone
 import { Database } from 'bun:sqlite'
 import { describe, expect, it } from 'bun:test'
 import { mkdtempSync } from 'node:fs'

@@ -1,3 +1,4 @@
+// legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
 import type { Core } from '../core'
 import { createDataPlaneLimit } from '../limits/data-plane'

@@ -1,3 +1,4 @@
+// legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
 import { randomBytes } from 'node:crypto'
 import { hexBytes, SecretBox, safeEqual, sha256Hex, sha256Matches } from './crypto'

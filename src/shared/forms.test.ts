@@ -1,3 +1,4 @@
+// legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
 import { t } from 'elysia'
 import { AppError } from './errors'

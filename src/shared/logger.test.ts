@@ -1,3 +1,4 @@
+// legs: once — unit test; no store
 import { describe, expect, it, spyOn } from 'bun:test'
 import { batchedSink, createLogger } from './logger'
 

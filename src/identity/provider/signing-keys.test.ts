@@ -1,3 +1,4 @@
+// legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
 import { generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { compactVerify, importJWK } from 'jose'
