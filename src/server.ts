@@ -5,7 +5,7 @@ import { migrate } from './db/client'
 import { acquireNodeLock, type NodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable, loggable } from './db/store'
 import { type Feature, features } from './features'
-import { type IdentityDeps, type IdentityPlane, startIdentityPlane } from './identity'
+import { composeExtensions, type Extensions, type IdentityPlane, startIdentityPlane } from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { type JobRuntime, WorkerPool } from './jobs/pool'
@@ -39,22 +39,9 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-/** What the plane cannot start without; `instanceName` is optional. */
-const REQUIRED_DEPS = [
-  'sendMail',
-  'clients',
-  'endAccountSessions',
-  'loginPolicy',
-] as const satisfies readonly (keyof IdentityDeps)[]
-
-/** What the identity plane needs of the features (it imports none of them): what each provides. */
-export function identityDeps(core: Core, list: Feature[] = features): IdentityDeps {
-  const deps: Partial<IdentityDeps> = {}
-  for (const f of list) Object.assign(deps, f.identity?.(core))
-  const missing = REQUIRED_DEPS.filter((name) => !deps[name])
-  if (missing.length) throw new Error(`no feature provides the identity plane's ${missing.join(', ')}`)
-  return deps as IdentityDeps
-}
+/** What the features lend the identity engine (which imports none of them), composed once. */
+export const identityExtensions = (core: Core, list: Feature[] = features): Extensions =>
+  composeExtensions(core, list)
 
 /** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
@@ -77,7 +64,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     if (isStoreUnavailable(e)) throw new StartupError(`cannot reach the database: ${(e as Error).message}`)
     throw e
   }
-  const identity = await startIdentityPlane(core, identityDeps(core))
+  const identity = await startIdentityPlane(core, identityExtensions(core))
   const app = createApp(core, { identity, nodeLock })
   // The node lock is ours, so no live process runs jobs under this node id: those still marked
   // running by this node's earlier boot were cut off with it. Asked again now: it may have been

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { apps } from '../src/features/apps/schema'
 import { issuerFor } from '../src/identity'
 import { MEMO_MS, REFRESH_AHEAD_MS } from '../src/identity/instances'
-import { identityDeps } from '../src/server'
+import { identityExtensions } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { until } from './support/cluster'
 import { activeWorkspace, clientCredentials, registerApp } from './support/instances'
@@ -100,7 +100,7 @@ describe('reads ahead', () => {
 
   it("never hands an instance another workspace's client, even read together", async () => {
     const [one, other] = [await instanceWithClient(), await instanceWithClient()]
-    const source = identityDeps(server.core).clients
+    const source = identityExtensions(server.core).clients
     const found = await source.find([
       { instanceId: one.ws, clientId: one.clientId },
       { instanceId: one.ws, clientId: other.clientId },

@@ -6,7 +6,7 @@ import { createLoginPolicyService } from '../src/features/login-policy/service'
 import type { Workspace } from '../src/features/workspaces/service'
 import { signUp } from '../src/identity'
 import { setPassword } from '../src/identity/accounts'
-import { identityDeps } from '../src/server'
+import { identityExtensions } from '../src/server'
 import { ManualClock } from '../src/shared/clock'
 import { sharedBrowser, signUpInBrowser } from './support/browser'
 import { TEST_ACTOR } from './support/core'
@@ -189,7 +189,7 @@ describe('mfa: required on a workspace', () => {
     await password(page, user)
     await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor()
     // The owner resets the password (a reset signs out everywhere): the waiting step goes with it.
-    await setPassword(server.core, identityDeps(server.core), account, 'a brand new passphrase')
+    await setPassword(server.core, identityExtensions(server.core), account, 'a brand new passphrase')
     await page.reload()
     await page.getByLabel('Password').waitFor()
     expect(page.url()).not.toContain('/mfa')

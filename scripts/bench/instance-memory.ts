@@ -54,7 +54,7 @@ const clients = clientReads({
     })),
 })
 
-const provider = buildProvider(core, {})
+const provider = buildProvider(core, { claims: [], steps: [], grants: [] })
 const callback = provider.callback()
 const held: unknown[] = []
 async function buildAndServe() {

@@ -2,7 +2,7 @@ import type { AnyElysia } from 'elysia'
 import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../access/guard'
 import type { Core } from '../core'
 import type { NodeLock } from '../db/serve-lock'
-import type { IdentityDeps, IdentityPlane } from '../identity'
+import type { IdentityExtension, IdentityPlane } from '../identity'
 import type { Purge } from '../jobs/maintenance'
 import type { JobHandler } from '../jobs/runner'
 import type { BodyLimit } from '../shared/plugins/body-limit'
@@ -33,8 +33,8 @@ export interface Feature {
   purges?: Purge[]
   /** Its job kinds; the workspace lifecycle is handed in for the kinds that run it. */
   jobs?(lifecycle: WorkspaceLifecycle): JobHandler<Core, never>[]
-  /** What the identity plane needs of this feature (IdentityDeps is the union of every feature's). */
-  identity?(core: Core): Partial<IdentityDeps>
+  /** What this feature lends the identity engine: its extension points and sources (composeExtensions). */
+  identity?(core: Core): IdentityExtension
   /** Who is calling: resolvers asked in list order by the one auth guard. */
   principals?(core: Core): PrincipalResolver[]
   /** The workspace a path's `{workspace_id}` names and what a caller holds there; one feature provides it. */

@@ -13,7 +13,7 @@ describe('a password change', () => {
     const other = await issueAccountToken(core, account, 'reset_password', 3600_000)
     const verify = await issueAccountToken(core, account, 'verify_email', 24 * 3600_000)
     expect((await useAccountToken(core, 'platform', used, 'reset_password'))?.id).toBe(account.id)
-    await setPassword(core, { endAccountSessions: async () => {} }, account, 'second password 2')
+    await setPassword(core, { sessions: { end: async () => {} } }, account, 'second password 2')
     expect(await useAccountToken(core, 'platform', other, 'reset_password')).toBeNull()
     // Verifying the address is not a way into the account: that link still works.
     expect((await useAccountToken(core, 'platform', verify, 'verify_email'))?.id).toBe(account.id)

@@ -5,7 +5,7 @@ import { randomToken, sha256Hex } from '../shared/crypto'
 import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
 import { displayName } from '../shared/names'
-import type { IdentityDeps } from './deps'
+import type { Extensions } from './engine/extension'
 import { PLATFORM } from './instances'
 import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './policy'
 import { accounts, accountTokens, oidcPayloads } from './schema'
@@ -306,7 +306,7 @@ export async function revokeAccountPayloads(
  * an admin's MFA reset): what the instance issued goes (`revokeAccountPayloads`), and a new
  * `auth_epoch` voids what was decided under the old credentials without a lookup since: platform
  * access tokens (JWTs) and a sign-in waiting at its second step. A platform account's dashboard
- * sessions are the control plane's: the caller ends them too (`IdentityDeps.endAccountSessions`).
+ * sessions are the control plane's: the caller ends them too (the `sessions` source).
  */
 export async function signOutEverywhere(conn: Conn, instanceId: string, accountId: string): Promise<void> {
   await conn.db
@@ -320,12 +320,12 @@ export async function signOutEverywhere(conn: Conn, instanceId: string, accountI
  * The one way a password changes (a reset, and any later change). Whoever held the old one is
  * signed out everywhere (`signOutEverywhere`: the instance's sessions and tokens, so its refresh
  * tokens fail with invalid_grant, and platform access tokens issued before), its dashboard sessions
- * too (`endAccountSessions`). An invited account that chooses a password this way (a reset link) is
+ * too (the `sessions` source). An invited account that chooses a password this way (a reset link) is
  * active from then on, as if it had accepted the invitation.
  */
 export async function setPassword(
   core: Core,
-  deps: Pick<IdentityDeps, 'endAccountSessions'>,
+  extensions: Pick<Extensions, 'sessions'>,
   account: Account,
   password: string,
   rule: PasswordRule = DEFAULT_PASSWORD_RULE,
@@ -344,7 +344,7 @@ export async function setPassword(
     if (before?.status === 'invited' && after && after.instanceId !== PLATFORM)
       await core.emit('user.created', after.instanceId, userEventData(after), { tx })
     await signOutEverywhere(tx, account.instanceId, account.id)
-    await deps.endAccountSessions(tx, account.id)
+    await extensions.sessions.end(tx, account.id)
     // Other reset links (and an invitation) mailed before this change would let whoever reads that
     // mail set it again.
     await tx.db

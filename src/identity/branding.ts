@@ -1,6 +1,6 @@
 import type { Config } from '../config'
 import { type HostedBrand, hostedBrand } from '../shared/views/brand'
-import type { IdentityDeps } from './deps'
+import type { Extensions } from './engine/extension'
 import { issuerFor } from './instances'
 
 /** Where an instance serves its workspace's logo, below its issuer. */
@@ -16,10 +16,10 @@ export const brandingLogoUrl = (config: Config, workspaceId: string, version: st
 /** The brand a workspace's instance draws its pages with, or null for the platform's look. */
 export async function brandOf(
   config: Config,
-  deps: Pick<IdentityDeps, 'branding'>,
+  extensions: Pick<Extensions, 'branding'>,
   workspaceId: string,
 ): Promise<HostedBrand | null> {
-  const branding = await deps.branding?.(workspaceId)
+  const branding = await extensions.branding?.settings(workspaceId)
   if (!branding) return null
   const { logo, ...settings } = branding
   return hostedBrand(settings, logo ? brandingLogoUrl(config, workspaceId, logo.version) : null)

@@ -6,6 +6,7 @@ import type { DataPlaneLimit } from '../limits/data-plane'
 import { logRequest } from '../shared/plugins/request-log'
 import { drawnWithBrand } from '../shared/views/brand'
 import { FAVICON_PATH } from '../shared/views/hosted-layout'
+import type { InstanceEndpoints } from './engine/endpoints'
 import {
   BODY_TOO_LARGE,
   errorResponse,
@@ -17,7 +18,7 @@ import {
   writeError,
 } from './errors'
 import { type Finish, inject } from './inject'
-import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS } from './instances'
+import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS, PLATFORM } from './instances'
 import { faviconResponse } from './pages/assets'
 import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
@@ -176,6 +177,8 @@ export class IdentityBridge {
     private readonly addressing: InstanceAddressing,
     private readonly pages: (p: PageRequest) => Promise<boolean>,
     private readonly limit: DataPlaneLimit = () => null,
+    /** The features' endpoints under each workspace instance, if any. */
+    private readonly endpoints: InstanceEndpoints | null = null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     this.forwardedOf = forwardedHeaders(core.config.authUrlTemplate)
@@ -331,6 +334,12 @@ export class IdentityBridge {
       // The rest of the body is never read: the connection cannot carry another request.
       response.headers.set('connection', 'close')
       return response
+    }
+    // A feature's endpoint, counted above like any other request of the instance.
+    if (this.endpoints?.matches(request.method, route.path) && instanceId !== PLATFORM) {
+      const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
+      if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
+      return this.endpoints.handle(request, route.path, body, { id: instance.id, issuer: instance.issuer })
     }
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.

@@ -13,6 +13,7 @@ describe('client finder', () => {
     const asked: string[] = []
     const core = { clock: { now: () => now } } as unknown as Core
     const find = createClientFinder(core, ws, {
+      machineGrants: ['client_credentials'],
       ahead: () => Promise.reject(new Error('no read ahead here: no memo reaches its end')),
       now: async (_instanceId, clientId): Promise<ClientRecord> => {
         asked.push(clientId)
@@ -55,7 +56,11 @@ describe('client finder', () => {
     })
     const read = (ahead: boolean) => () =>
       new Promise<ClientRecord | null>((answer) => reads.push({ ahead, answer }))
-    const find = createClientFinder(core, ws, { now: read(false), ahead: read(true) })
+    const find = createClientFinder(core, ws, {
+      now: read(false),
+      ahead: read(true),
+      machineGrants: ['client_credentials'],
+    })
     const first = find('app')
     reads[0]!.answer(record('App'))
     expect(await first).toMatchObject({ client_name: 'App' })
@@ -99,6 +104,7 @@ describe('client finder', () => {
       config: { baseUrl: 'https://gh.example', authUrlTemplate: 'https://gh.example/i/{workspace_id}' },
     } as unknown as Core
     const reads = {
+      machineGrants: ['client_credentials'],
       ahead: () => Promise.reject(new Error('no read ahead here')),
       now: async (_instanceId: string, clientId: string) => {
         asked.push(clientId)

@@ -24,10 +24,11 @@ export interface PreviousSecret {
 type Found = Metadata | undefined | Promise<Metadata | undefined>
 
 /**
- * Client metadata (RFC 7591 names) of a client: its type drives grants and authentication. The
- * platform's own clients get no client_credentials: platform tokens always stand for a user.
+ * Client metadata (RFC 7591 names) of a client: its type drives grants and authentication. A
+ * confidential client of a workspace may also use `machineGrants` (client_credentials, and the
+ * features' grant types); the platform's own clients get none: platform tokens always stand for a user.
  */
-export function clientMetadata(client: ClientRecord, machineGrants: boolean): Metadata {
+export function clientMetadata(client: ClientRecord, machineGrants: readonly string[]): Metadata {
   const confidential = client.type === 'web'
   return Object.freeze({
     client_id: client.clientId,
@@ -44,7 +45,7 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
     grant_types: [
       'authorization_code',
       'refresh_token',
-      ...(confidential && machineGrants ? ['client_credentials'] : []),
+      ...(confidential ? machineGrants : []),
       ...client.extraGrants,
     ],
   })
@@ -58,16 +59,19 @@ export function clientMetadata(client: ClientRecord, machineGrants: boolean): Me
 export interface ClientReads {
   now(instanceId: string, clientId: string): Promise<ClientRecord | null>
   ahead(instanceId: string, clientId: string): Promise<ClientRecord | null>
+  /** What a workspace's confidential clients may ask for beyond the type's grants. */
+  machineGrants: readonly string[]
 }
 
 /** The reads of a node's client finders from one source: those waited on coalesced, the reads ahead gathered. */
-export function clientReads(source: ClientSource): ClientReads {
+export function clientReads(source: ClientSource, extensionGrants: readonly string[] = []): ClientReads {
   const read = (keys: readonly ClientKey[]) => source.find(keys)
   const now = coalesced(read)
   const ahead = gathered(read)
   return {
     now: (instanceId, clientId) => now({ instanceId, clientId }),
     ahead: (instanceId, clientId) => ahead({ instanceId, clientId }),
+    machineGrants: ['client_credentials', ...extensionGrants],
   }
 }
 
@@ -134,10 +138,7 @@ export function createClientFinder(
 ): ClientFinder {
   if (instanceId === PLATFORM) {
     const own = new Map<string, Known>(
-      [...platformClients(core)].map(([id, c]) => [
-        id,
-        { metadata: clientMetadata(c, false), until: Infinity },
-      ]),
+      [...platformClients(core)].map(([id, c]) => [id, { metadata: clientMetadata(c, []), until: Infinity }]),
     )
     return Object.assign((clientId: string): Found => own.get(clientId)?.metadata, {
       remembered: rememberedSlot((clientId) => own.get(clientId)),
@@ -149,7 +150,7 @@ export function createClientFinder(
   const tryId = tryClientId(instanceId)
   let tryKnown: Known | undefined
   const tryClient = (): Known =>
-    (tryKnown ??= { metadata: clientMetadata(tryClientRecord(core, instanceId), false), until: Infinity })
+    (tryKnown ??= { metadata: clientMetadata(tryClientRecord(core, instanceId), []), until: Infinity })
   // A Map that grows with the clients actually used, not an LRUCache: lru-cache allocates its
   // whole capacity up front (24.5 KiB for 1,000 slots), in every Provider of the pool, where most
   // instances use one or two clients. Entries live MEMO_MS, so the bound is reached only by a
@@ -180,7 +181,7 @@ export function createClientFinder(
           if (known.get(clientId) !== hit) return
           if (!client) known.delete(clientId)
           else {
-            const metadata = clientMetadata(client, true)
+            const metadata = clientMetadata(client, reads.machineGrants)
             if (JSON.stringify(metadata) === JSON.stringify(hit.metadata)) hit.until = now + MEMO_MS
             else remember(clientId, { metadata, until: now + MEMO_MS }, now)
           }
@@ -202,7 +203,11 @@ export function createClientFinder(
     const { text, readAt } = took
     for (const client of loadedClientRecords(text))
       if (!known.has(client.clientId))
-        remember(client.clientId, { metadata: clientMetadata(client, true), until: readAt + MEMO_MS }, readAt)
+        remember(
+          client.clientId,
+          { metadata: clientMetadata(client, reads.machineGrants), until: readAt + MEMO_MS },
+          readAt,
+        )
   }
   const fresh = (clientId: string): Known | undefined => {
     if (pending) takeLoaded(pending)
@@ -225,7 +230,7 @@ export function createClientFinder(
         known.delete(clientId)
         return undefined
       }
-      const metadata = clientMetadata(client, true)
+      const metadata = clientMetadata(client, reads.machineGrants)
       remember(clientId, { metadata, until: now + MEMO_MS }, now)
       return metadata
     })

@@ -1,13 +1,9 @@
 import type { IdpType } from '../config'
-import type { Core } from '../core'
-import type { Conn } from '../db/store'
 import type { BrandSettings } from '../shared/views/brand'
-import type { Account } from './accounts'
-import type { LoginPolicy } from './policy'
 
 /**
  * A mail the plane sends (verification, reset); `workspaceId` is null for the platform instance. The
- * plane's own port: the mail feature's message is a superset, so its `sendMail` is injected as is.
+ * plane's own port: the mail feature's message is a superset, so its `sendMail` is its `mail.send` as is.
  */
 export interface MailMessage {
   to: string
@@ -96,68 +92,4 @@ export interface WorkspaceState {
   active: boolean
   /** Its own data-plane rate (requests per second; Pro and above), or null for the configured default. */
   dataPlaneRps: number | null
-}
-
-/**
- * What the identity plane needs from the features, injected at start-up (app.ts/server.ts): the
- * plane imports no feature, and reads no feature's table.
- */
-export interface IdentityDeps {
-  sendMail(core: Core, msg: MailMessage): Promise<unknown> | unknown
-  /**
-   * Whether mail of a workspace (null: the platform's) goes anywhere now (a mail server, or the
-   * dev outbox), so a page never says "we sent a link" for one that is dropped. Optional: without
-   * it mail is taken to leave.
-   */
-  mailLeaves?(workspaceId: string | null): Promise<boolean>
-  clients: ClientSource
-  /**
-   * Ends what the control plane opened on an account's sign-in (its dashboard sessions), on `conn`:
-   * the transaction that changes the account's password.
-   */
-  endAccountSessions(conn: Conn, accountId: string): Promise<void>
-  /** A workspace instance's login policy (the login-policy feature); never asked for `platform`. */
-  loginPolicy(workspaceId: string): Promise<LoginPolicy>
-  /**
-   * A workspace instance's active external IdPs (the idps feature); never asked for `platform`.
-   * Optional: without it a workspace's sign-in page offers none.
-   */
-  externalIdps?(workspaceId: string): Promise<ExternalIdp[]>
-  /**
-   * A workspace's branding (the branding feature), read with its login policy and IdPs; never asked
-   * for `platform`. Optional: without it every page has the platform's look.
-   */
-  branding?(workspaceId: string): Promise<InstanceBranding | null>
-  /** A workspace's logo, served at `{auth_url}/branding/logo`. Optional, with `branding`. */
-  brandingLogo?(workspaceId: string): Promise<BrandingLogo | null>
-  /**
-   * A workspace's display name, for what users see of their instance outside its pages (the issuer
-   * an authenticator app lists). Optional: without it the issuer's address stands in.
-   */
-  instanceName?(workspaceId: string): Promise<string | null>
-  /**
-   * The slugs of the tenants an account of a workspace instance belongs to: the `tenants` claim of
-   * its ID tokens and userinfo, released by the `tenants` scope (DESIGN "Tenants"). Optional:
-   * without it the claim is never released.
-   */
-  tenantsOf?(instanceId: string, accountId: string): Promise<string[]>
-  /**
-   * Runs as each sign-in to a workspace instance finishes, before its tokens are issued: the
-   * tenants the account's proved address was invited to are joined (DESIGN "Tenants"). Optional.
-   */
-  accountSignedIn?(
-    workspaceId: string,
-    account: Pick<Account, 'id' | 'email' | 'emailVerified'>,
-  ): Promise<void>
-  /**
-   * Counts a workspace instance's monthly active user as each sign-in finishes (the billing
-   * feature's MAU metering: one upsert). Optional: without it nothing is metered.
-   */
-  activeUser?(workspaceId: string, accountId: string): Promise<void>
-  /**
-   * Whether a workspace instance refuses new users now (Free's included MAU or the spending cap
-   * reached): its sign-up page and just-in-time IdP sign-up say so; existing users still sign in.
-   * Optional: without it sign-ups are never refused for usage.
-   */
-  signupsBlocked?(workspaceId: string): Promise<boolean>
 }

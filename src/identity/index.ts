@@ -2,7 +2,7 @@
 // stays light (no oidc-provider) so job workers, which need accounts and keys, never load the
 // provider; `startIdentityPlane` loads the rest.
 import type { Core } from '../core'
-import type { IdentityDeps } from './deps'
+import type { Extensions } from './engine/extension'
 import type { IdentityPlane } from './plane'
 
 export {
@@ -26,11 +26,21 @@ export type {
   ClientKey,
   ClientSource,
   ExternalIdp,
-  IdentityDeps,
   InstanceBranding,
   MailMessage,
   WorkspaceState,
 } from './deps'
+export {
+  type ClaimSource,
+  composeExtensions,
+  type Extensions,
+  type GrantType,
+  type IdentityExtension,
+  type InstanceRef,
+  type InteractionStep,
+  instanceEndpoints,
+  type SignUpCheck,
+} from './engine/extension'
 export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
@@ -59,10 +69,10 @@ export {
   reissueAccountLink,
 } from './users'
 
-/** Starts the identity plane of this process; the features it needs come in `deps`. */
-export async function startIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
+/** Starts the identity plane of this process with what the features lend it (`composeExtensions`). */
+export async function startIdentityPlane(core: Core, extensions: Extensions): Promise<IdentityPlane> {
   const { createIdentityPlane } = await import('./plane')
-  return createIdentityPlane(core, deps)
+  return createIdentityPlane(core, extensions)
 }
 
 export { DEFAULT_LOGIN_POLICY, type LoginPolicy, type MfaMode, PLATFORM_LOGIN_POLICY } from './policy'

@@ -5,7 +5,8 @@ import { brandOf } from './branding'
 import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
 import { platformIdps } from './broker/protocol'
 import { clientReads } from './clients'
-import type { IdentityDeps } from './deps'
+import { mountEndpoints } from './engine/endpoints'
+import type { Extensions } from './engine/extension'
 import { instanceAddressing, MEMO_MS, PLATFORM } from './instances'
 import { ensureInstanceKeys, loadInstance } from './keys'
 import { rehashLegacyPayloads } from './legacy-payloads'
@@ -31,28 +32,34 @@ export interface IdentityPlane {
   pool: InstancePool
 }
 
-/** The identity plane of this process: the platform instance ready, the Provider pool, the bridge. */
-export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promise<IdentityPlane> {
+/**
+ * The identity plane of this process: the platform instance ready, the Provider pool, the bridge,
+ * each reading what the features lend it (`extensions`, composed once at start).
+ */
+export async function createIdentityPlane(core: Core, extensions: Extensions): Promise<IdentityPlane> {
   await rehashLegacyPayloads(core)
   await ensureInstanceKeys(core, PLATFORM)
   preparePasswordChecks()
   const addressing = instanceAddressing(core.config)
   // One per node: a node's reads ahead of every instance's clients are gathered together.
-  const clients = clientReads(deps.clients)
+  const clients = clientReads(
+    extensions.clients,
+    extensions.grants.map((g) => g.type),
+  )
   const pool = new InstancePool(
     core,
     (instanceId, keys, loaded) =>
       servedInstance(core, instanceId, addressing.prefixOf(instanceId), keys, clients, loaded),
-    buildProvider(core, deps),
+    buildProvider(core, extensions),
     stateReads(servingStates(core)),
     (instanceId) => loadInstance(core, instanceId),
     async (instanceId) => {
       if (instanceId === PLATFORM)
         return { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }
       const [policy, idps, brand] = await Promise.all([
-        deps.loginPolicy(instanceId),
-        deps.externalIdps?.(instanceId),
-        brandOf(core.config, deps, instanceId),
+        extensions.loginPolicy(instanceId),
+        extensions.externalIdps?.(instanceId),
+        brandOf(core.config, extensions, instanceId),
       ])
       return { policy, idps: idps ?? [], brand }
     },
@@ -62,7 +69,14 @@ export async function createIdentityPlane(core: Core, deps: IdentityDeps): Promi
     pool.readState(instanceId).then((state) => state.dataPlaneRps),
   )
   pool.onState((instanceId, state, at) => limit.heard(instanceId, state.dataPlaneRps, at))
-  const bridge = new IdentityBridge(core, pool, addressing, createPageRouter({ core, deps }), limit)
+  const bridge = new IdentityBridge(
+    core,
+    pool,
+    addressing,
+    createPageRouter({ core, extensions }),
+    limit,
+    mountEndpoints(core, extensions.endpoints),
+  )
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),
     route: (host, pathname) => bridge.route(host, pathname),

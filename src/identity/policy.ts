@@ -2,7 +2,7 @@ import type { AttemptRule } from '../limits/buckets'
 
 /**
  * The login policy of an instance as the identity plane applies it (DESIGN "Login policy"). The
- * login-policy feature owns the rows and hands them in through `IdentityDeps.loginPolicy`; the plane
+ * login-policy feature owns the rows and hands them in as its identity extension's `loginPolicy`; the plane
  * reads it once per Provider build (the pool), so a change reaches every node through
  * `core.instances.changed`.
  */

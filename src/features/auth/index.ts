@@ -16,6 +16,6 @@ export const feature: Feature = {
   routes: ({ core, auth, identity }) => authRoutes(core, auth, identity),
   pages: ({ core }) => authPages(core),
   purges: [purgeExpiredAuthRows],
-  identity: () => ({ endAccountSessions }),
+  identity: () => ({ sessions: { end: endAccountSessions } }),
   principals: (core) => [platformTokenResolver(createPlatformTokenVerifier(core)), sessionResolver(core)],
 }

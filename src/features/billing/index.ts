@@ -10,8 +10,9 @@ import { createUsageMeter, deleteWorkspaceUsage } from './usage'
 /**
  * Billing with Stripe (DESIGN "Billing", issue 31): plans, checkout, the portal, scheduled
  * downgrades, the spending cap, the signed inbound webhook that keeps the plan, and MAU metering,
- * which the identity plane calls on each sign-in (and asks before a new user signs up). Without
- * STRIPE_SECRET_KEY every workspace is Free and nothing is metered.
+ * which the identity plane runs on each sign-in (a `signedIn` hook) and asks before a new user
+ * signs up (a sign-up check). Without STRIPE_SECRET_KEY every workspace is Free and nothing is
+ * metered.
  */
 export const feature: Feature = {
   name: 'billing',
@@ -28,6 +29,9 @@ export const feature: Feature = {
   identity: (core) => {
     if (!core.config.billing.stripe) return {}
     const meter = createUsageMeter(core, core.config.billing)
-    return { activeUser: meter.activeUser, signupsBlocked: meter.signupsBlocked }
+    return {
+      signedIn: [(workspaceId, account) => meter.activeUser(workspaceId, account.id)],
+      signUpChecks: [{ name: 'monthly-active-users', blocks: meter.signupsBlocked }],
+    }
   },
 }

@@ -18,5 +18,5 @@ export const feature: Feature = {
   ],
   nav: [{ label: 'Branding', path: 'settings/branding', place: 'settings', order: 40 }],
   teardown: deleteWorkspaceBranding,
-  identity: (core) => ({ branding: instanceBrandingOf(core), brandingLogo: brandingLogoOf(core) }),
+  identity: (core) => ({ branding: { settings: instanceBrandingOf(core), logo: brandingLogoOf(core) } }),
 }

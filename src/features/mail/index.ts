@@ -11,5 +11,7 @@ export const feature: Feature = {
   teardown: deleteWorkspaceMail,
   purges: [purgeExpiredMail],
   jobs: () => [mailSend],
-  identity: (core) => ({ sendMail, mailLeaves: (workspaceId) => mailLeaves(core, workspaceId) }),
+  identity: (core) => ({
+    mail: { send: sendMail, leaves: (workspaceId) => mailLeaves(core, workspaceId) },
+  }),
 }

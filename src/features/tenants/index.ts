@@ -22,5 +22,17 @@ export const feature: Feature = {
   nav: [{ label: 'Tenants', path: 'tenants', place: 'sidebar', order: 30 }],
   teardown: deleteWorkspaceTenants,
   purges: [purgeExpiredTenantInvitations],
-  identity: (core) => ({ tenantsOf: tenantsOf(core), accountSignedIn: joinInvitedTenants(core) }),
+  identity: (core) => {
+    const slugsOf = tenantsOf(core)
+    return {
+      claims: [
+        {
+          scope: 'tenants',
+          claims: ['tenants'],
+          read: async (instanceId, accountId) => ({ tenants: await slugsOf(instanceId, accountId) }),
+        },
+      ],
+      signedIn: [joinInvitedTenants(core)],
+    }
+  },
 }

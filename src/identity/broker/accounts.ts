@@ -34,7 +34,7 @@ export async function accountForIdentity(
   idp: ExternalIdp,
   who: ExternalIdentity,
   policy: Pick<LoginPolicy, 'allowRegistration'>,
-  /** Whether the workspace takes no new users now (IdentityDeps.signupsBlocked); asked only for a new one. */
+  /** Whether the workspace takes no new users now (its sign-up checks); asked only for a new one. */
   signupsBlocked: () => Promise<boolean> = async () => false,
   retried = false,
 ): Promise<{ account: Account; created: boolean; proveAccount?: true }> {

@@ -4,6 +4,7 @@ import { accountForIdentity } from '../broker/accounts'
 import { assertsMfa, BrokerRefused } from '../broker/model'
 import type { BrokerStart } from '../broker/protocol'
 import type { ExternalIdp } from '../deps'
+import { signUpsBlocked } from '../engine/extension'
 import { brokerRedirectUri } from '../instances'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, send } from './http'
@@ -159,7 +160,7 @@ export async function finishExternal(
     const verifier = c.core.secrets.open(start.verifier, verifierContext(links.uid))
     const who = await c.broker.finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
     const instanceId = p.instance.id
-    const blocked = async () => (await c.deps.signupsBlocked?.(instanceId)) ?? false
+    const blocked = () => signUpsBlocked(c.extensions, instanceId)
     const found = await accountForIdentity(c.core, instanceId, idp, who, p.instance.policy, blocked)
     const { account } = found
     if (found.proveAccount) return await beginLinking(p, account, idp, who.subject, links)

@@ -29,8 +29,7 @@ export async function finishLogin(
   if (link) await linkIdentity(c.core, p.instance.id, account.id, link)
   await recordSignIn(c.core, account)
   if (p.instance.id !== PLATFORM) {
-    await c.deps.activeUser?.(p.instance.id, account.id)
-    await c.deps.accountSignedIn?.(p.instance.id, account)
+    for (const hook of c.extensions.signedIn) await hook(p.instance.id, account)
     await c.core.emit('session.started', p.instance.id, {
       user_id: account.id,
       name: account.name,

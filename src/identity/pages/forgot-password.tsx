@@ -69,7 +69,7 @@ function ResetSentPage(p: { links: InteractionLinks; htmx: string; notice: strin
  * cookie its tab then sends, and the page waits for the new password as the verify page does.
  */
 export async function forgotPassword(c: PageContext, p: PageRequest, links?: InteractionLinks) {
-  const { core, deps } = c
+  const { core, extensions } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
   if (p.req.method !== 'POST') {
@@ -90,7 +90,7 @@ export async function forgotPassword(c: PageContext, p: PageRequest, links?: Int
       const token = await issueAccountToken(core, account, 'reset_password', RESET_TTL_MS, links?.uid)
       const issuer = issuerFor(core.config, p.instance.id)
       const link = `${issuer}${links ? `/interaction/${links.uid}` : ''}/reset-password?token=${encodeURIComponent(token)}`
-      await deps.sendMail(core, {
+      await extensions.mail.send(core, {
         to: account.email,
         subject: 'Reset your password',
         text: `Someone asked to reset the password of ${account.email}. To choose a new password, open:\n\n${link}\n\nThe link is valid for 1 hour. If it was not you, ignore this email.`,

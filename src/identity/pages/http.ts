@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import type { Broker } from '../broker/protocol'
-import type { IdentityDeps } from '../deps'
+import type { Extensions } from '../engine/extension'
 import type { IdentityError } from '../errors'
 import { PLATFORM } from '../instances'
 import type { Instance } from '../pool'
@@ -10,7 +10,8 @@ import type { Instance } from '../pool'
 /** What every page flow works with, built once per plane. */
 export interface PageContext {
   core: Core
-  deps: IdentityDeps
+  /** What the features lend the engine. */
+  extensions: Extensions
   /** Sign-in through external IdPs. */
   broker: Broker
 }

@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors'
+import { runStep, stepOf } from '../engine/steps'
 import { finishExternal, startExternal } from './broker'
 import { forgotPassword } from './forgot-password'
 import { interactionGone, type PageContext, type PageRequest } from './http'
@@ -43,7 +44,8 @@ export interface InteractionLinks {
  * sign-in through an external IdP and its return, the proof of an existing account an IdP's identity
  * is to be linked to, the second step of a sign-in, a sign-in with a passkey alone, the sign-in
  * waiting on its address (its poll, and a new link) or on a new password (a reset link asked from
- * it), a cancel, and the consent prompt, which is answered without a page.
+ * it), a cancel, the consent prompt, which is answered without a page, and the features' steps
+ * (their page, and its post to `/step`).
  */
 export async function interaction(
   c: PageContext,
@@ -71,6 +73,8 @@ export async function interaction(
     return
   }
   if (details.prompt.name === 'consent') return consent(p, details)
+  const step = stepOf(c, details)
+  if (step) return runStep(p, details, step)
   const links = await interactionLinks(p, details)
   if (action === 'idp') return startExternal(c, p, links, idpId!)
   if (action === 'broker') return finishExternal(c, p, details, links)

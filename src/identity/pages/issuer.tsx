@@ -34,7 +34,7 @@ function IssuerPage(p: { name: string; issuer: string }) {
  * found"; an API client gets where those documents are. An instance that does not serve never gets
  * here: the dispatcher answers its not-found first.
  */
-export async function issuerHome({ core, deps }: PageContext, p: PageRequest) {
+export async function issuerHome({ core, extensions }: PageContext, p: PageRequest) {
   const issuer = issuerFor(core.config, p.instance.id)
   if (!prefersHtml(p.req.headers.accept ?? '')) {
     const pointer = { issuer, openid_configuration: `${issuer}${DISCOVERY}`, jwks_uri: `${issuer}${JWKS}` }
@@ -42,7 +42,7 @@ export async function issuerHome({ core, deps }: PageContext, p: PageRequest) {
     p.res.end(JSON.stringify(pointer))
     return
   }
-  const name = await instanceLabel(core, deps, p.instance.id)
+  const name = await instanceLabel(core, extensions, p.instance.id)
   p.res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
   p.res.end(await IssuerPage({ name, issuer }))
 }

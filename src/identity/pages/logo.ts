@@ -44,7 +44,7 @@ export async function serveLogo(c: PageContext, p: PageRequest) {
     p.res.end()
     return
   }
-  const logo = await c.deps.brandingLogo?.(p.instance.id)
+  const logo = await c.extensions.branding?.logo(p.instance.id)
   if (!logo) return writeError(p.res, NO_LOGO, p.req.headers.accept)
   p.res.writeHead(200, {
     ...headersOf(logo.version, logo.contentType),

@@ -255,7 +255,7 @@ async function enrol(
   form: URLSearchParams | null,
 ) {
   const { core } = c
-  const label = await instanceLabel(core, c.deps, p.instance.id)
+  const label = await instanceLabel(core, c.extensions, p.instance.id)
   const page = async (status: number, error?: string) =>
     send(
       p.res,

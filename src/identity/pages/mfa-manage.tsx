@@ -89,7 +89,7 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
     throw new AppError('NOT_SIGNED_IN', 401, 'Sign in to the application first, then come back to this page.')
   const { account } = who
   const action = `${p.prefix}/mfa`
-  const label = await instanceLabel(core, c.deps, p.instance.id)
+  const label = await instanceLabel(core, c.extensions, p.instance.id)
   const page = async (status: number, message: { ok?: string; error?: string } = {}) =>
     send(
       p.res,

@@ -38,7 +38,7 @@ function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRul
  * (`signInGoesOn`).
  */
 export async function resetPassword(c: PageContext, p: PageRequest, uid?: string) {
-  const { core, deps } = c
+  const { core, extensions } = c
   if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}${uid ? `/interaction/${uid}` : ''}/reset-password`
   // The instance's login policy says how long a password must be.
@@ -61,7 +61,7 @@ export async function resetPassword(c: PageContext, p: PageRequest, uid?: string
     writeError(p.res, linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
     return
   }
-  await setPassword(core, deps, account, password, rule)
+  await setPassword(core, extensions, account, password, rule)
   // Whoever could read the mailbox proved the address too.
   await markEmailVerified(core, account)
   await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))

@@ -31,7 +31,7 @@ interface PageRoute {
  */
 const ROUTES: PageRoute[] = [
   {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|link|passkey|verify|forgot|abort|broker)|\/idp\/([A-Za-z0-9_-]+))?$/,
+    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|link|passkey|verify|forgot|abort|broker|step)|\/idp\/([A-Za-z0-9_-]+))?$/,
     run: (c, p, m) => interaction(c, p, m![1]!, m![3] ? 'idp' : m![2], m![3]),
   },
   { path: '/broker/callback', methods: ['GET'], run: (_c, p) => brokerCallback(p) },

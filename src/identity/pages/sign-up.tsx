@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
+import { signUpsBlocked } from '../engine/extension'
 import { writeError } from '../errors'
 import { externalStartUrl, offeredIdps } from './broker'
 import {
@@ -77,7 +78,7 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
     return
   }
   // Usage before anything is typed: a workspace over its monthly users takes no new ones.
-  if (await c.deps.signupsBlocked?.(p.instance.id)) {
+  if (await signUpsBlocked(c.extensions, p.instance.id)) {
     writeError(p.res, {
       status: 403,
       title: 'Sign-up is paused',

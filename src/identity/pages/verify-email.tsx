@@ -42,7 +42,7 @@ export const verifyPendingOf = (details: InteractionDetails): VerifyPending | nu
  * interaction (verify-continue.tsx), where the interaction's cookie is sent, and names the app.
  */
 export async function mailVerification(
-  { core, deps }: PageContext,
+  { core, extensions }: PageContext,
   account: Account,
   signIn?: Pick<InteractionLinks, 'uid' | 'clientId'>,
 ) {
@@ -51,7 +51,7 @@ export async function mailVerification(
   const link = signIn
     ? `${issuer}/interaction/${signIn.uid}/verify-email?token=${encodeURIComponent(token)}&client_id=${encodeURIComponent(signIn.clientId)}`
     : `${issuer}/verify-email?token=${encodeURIComponent(token)}`
-  await deps.sendMail(core, {
+  await extensions.mail.send(core, {
     to: account.email,
     subject: 'Verify your email address',
     text: `Confirm that ${account.email} is your email address by opening this link:\n\n${link}\n\nThe link is valid for 24 hours. If you did not create an account, ignore this email.`,
@@ -60,8 +60,8 @@ export async function mailVerification(
 }
 
 /** Whether the instance's mail goes anywhere now: a page never says it sent a link that is dropped. */
-export const mailLeaves = async ({ deps }: PageContext, instanceId: string) =>
-  (await deps.mailLeaves?.(mailWorkspace(instanceId))) ?? true
+export const mailLeaves = async ({ extensions }: PageContext, instanceId: string) =>
+  (await extensions.mail.leaves?.(mailWorkspace(instanceId))) ?? true
 
 /** Told instead of "we sent a link" when no mail can leave: who can help. */
 export const NO_MAIL =

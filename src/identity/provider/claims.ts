@@ -1,46 +1,52 @@
 import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { findAccount } from '../accounts'
-import type { IdentityDeps } from '../deps'
+import type { ClaimSource } from '../engine/extension'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
 import { current } from './served'
 
 /**
- * Which claims each scope releases (OpenID Connect Core §5.4). `amr` (§2, RFC 8176) rides on
- * `openid`: oidc-provider puts the methods the sign-in recorded (finish-login.ts) into the ID token
- * only for a claim some scope releases.
+ * Which claims each scope releases (OpenID Connect Core §5.4), the features' scopes after the
+ * engine's own. `amr` (§2, RFC 8176) rides on `openid`: oidc-provider puts the methods the sign-in
+ * recorded (finish-login.ts) into the ID token only for a claim some scope releases.
  */
-export const CLAIMS: Configuration['claims'] = {
+export const claimsOf = (sources: readonly ClaimSource[]): NonNullable<Configuration['claims']> => ({
   openid: ['sub', 'amr'],
   email: ['email', 'email_verified'],
   profile: ['name'],
-  // DESIGN "Tenants": the slugs of the tenants the user belongs to.
-  tenants: ['tenants'],
-}
+  ...Object.fromEntries(sources.map((s) => [s.scope, s.claims])),
+})
 
 /**
- * The accounts of the served instance as oidc-provider sees them: an id and the claims above.
- * `tenants` is asked of the tenants feature only when the scope that releases it was granted.
+ * The accounts of the served instance as oidc-provider sees them: an id and the claims above. A
+ * feature's claims are read of it only on a workspace instance, and when the scope that releases
+ * them was granted.
  */
 export const accountFinder =
-  (core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>): Configuration['findAccount'] =>
+  (core: Core, sources: readonly ClaimSource[]): Configuration['findAccount'] =>
   async (_ctx, sub) => {
     const instanceId = current().id
     const account = await findAccount(core, instanceId, sub)
     if (!account) return undefined
     return {
       accountId: account.id,
-      claims: async (_use, scope) => ({
-        sub: account.id,
-        email: account.email,
-        email_verified: account.emailVerified,
-        name: account.name || undefined,
-        tenants:
-          deps.tenantsOf && instanceId !== PLATFORM && scope.split(' ').includes('tenants')
-            ? await deps.tenantsOf(instanceId, account.id)
-            : undefined,
-      }),
+      claims: async (_use, scope) => {
+        const granted = new Set(scope.split(' '))
+        const extended =
+          instanceId === PLATFORM
+            ? []
+            : await Promise.all(
+                sources.filter((s) => granted.has(s.scope)).map((s) => s.read(instanceId, account.id)),
+              )
+        // The engine's own last: a feature's claims never stand in for them.
+        return Object.assign({}, ...extended, {
+          sub: account.id,
+          email: account.email,
+          email_verified: account.emailVerified,
+          name: account.name || undefined,
+        })
+      },
     }
   }
 

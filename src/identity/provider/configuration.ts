@@ -2,13 +2,14 @@ import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { createAdapterClass } from '../adapter'
 import { PREVIOUS_SECRET } from '../clients'
-import type { IdentityDeps } from '../deps'
+import type { Extensions } from '../engine/extension'
+import { addSteps } from '../engine/steps'
 import { setError } from '../errors'
 import { devicePages } from '../pages/device'
 import { logoutPages } from '../pages/logout'
-import { accountFinder, CLAIMS, extraTokenClaims } from './claims'
+import { accountFinder, claimsOf, extraTokenClaims } from './claims'
 import { loadExistingGrant } from './consent'
-import { resourceIndicators, SCOPES } from './resources'
+import { resourceIndicators, scopesOf } from './resources'
 import { promptsFor } from './second-factor'
 import { current } from './served'
 import { TTL } from './ttl'
@@ -18,8 +19,8 @@ export interface ProviderSetup {
   /** Keys of the construction only (their algorithms shape the configuration); never signed with. */
   jwks: { keys: Record<string, unknown>[] }
   cookieKeys: string[]
-  /** The tenants of an account, for the `tenants` claim (IdentityDeps.tenantsOf). */
-  deps: Pick<IdentityDeps, 'tenantsOf'>
+  /** The features' claims (and their scopes) and interaction steps. */
+  extensions: Pick<Extensions, 'claims' | 'steps'>
 }
 
 /**
@@ -37,6 +38,8 @@ const sessionTtl = (_ctx: unknown, session: { loginTs?: number }): number => {
 export function providerConfiguration(core: Core, setup: ProviderSetup): Configuration {
   // Every issuer comes from the one template: all or none are https.
   const secure = core.config.authUrlTemplate.startsWith('https:')
+  const { claims, steps } = setup.extensions
+  const scopes = scopesOf(claims)
   return {
     adapter: createAdapterClass(core) as never,
     jwks: setup.jwks as never,
@@ -47,10 +50,10 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
       long: { path: '/', secure, httpOnly: true, sameSite: 'lax' },
       short: { secure, httpOnly: true, sameSite: 'lax' },
     },
-    claims: CLAIMS,
+    claims: claimsOf(claims),
     // ID tokens carry the claims of the granted scopes (what RPs and our own callback expect).
     conformIdTokenClaims: false,
-    scopes: SCOPES,
+    scopes,
     responseTypes: ['code'],
     // A rotated secret's previous digest and its grace travel with the client's metadata (clients.ts).
     extraClientMetadata: { properties: [PREVIOUS_SECRET] },
@@ -67,10 +70,10 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
       clientAuthSigningAlgValues: ['RS256', 'ES256', 'PS256', 'EdDSA'],
     },
     pkce: { required: (_ctx, client) => client.tokenEndpointAuthMethod === 'none' },
-    findAccount: accountFinder(core, setup.deps),
+    findAccount: accountFinder(core, claims),
     interactions: {
       url: (_ctx, interaction) => `${current().prefix}/interaction/${interaction.uid}`,
-      policy: promptsFor(core),
+      policy: addSteps(promptsFor(core), steps),
     },
     extraTokenClaims: extraTokenClaims(core),
     // SPEC login rule 1: which external IdP to go to straight away (the sign-in page reads it).
@@ -82,7 +85,7 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
       introspection: { enabled: true },
       revocation: { enabled: true },
       userinfo: { enabled: true },
-      resourceIndicators: resourceIndicators(core),
+      resourceIndicators: resourceIndicators(core, scopes),
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
       // Each instance's keys sign through node:crypto (signing-keys.ts). Acknowledged: an upgrade

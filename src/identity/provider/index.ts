@@ -4,7 +4,8 @@ import Provider from 'oidc-provider'
 import type { Core } from '../../core'
 import { hexBytes, sha256Matches } from '../../shared/crypto'
 import { PREVIOUS_SECRET, type PreviousSecret } from '../clients'
-import type { IdentityDeps } from '../deps'
+import type { Extensions } from '../engine/extension'
+import { registerGrants } from '../engine/grants'
 import { logoutEvents } from '../pages/logout'
 import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
@@ -36,21 +37,26 @@ const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
  * issuer, the signing keys and JWKS, the cookie keys and the long cookies' path, the adapter
  * (clients and payloads), the account finder, prompts, resources and session lifetime. One
  * Provider per instance held ~76 KiB each and could not hold 10,000 (docs/performance.md).
- * Client secrets are compared as SHA-256 digests; a rotated one's previous digest is accepted
+ * The features' claims, steps and grant types are part of that one configuration. Client secrets
+ * are compared as SHA-256 digests; a rotated one's previous digest is accepted
  * beside the new until its grace ends.
  */
-export function buildProvider(core: Core, deps: Pick<IdentityDeps, 'tenantsOf'>): Provider {
+export function buildProvider(
+  core: Core,
+  extensions: Pick<Extensions, 'claims' | 'steps' | 'grants'>,
+): Provider {
   const provider = new Provider(
     core.config.authUrlTemplate.replace('{workspace_id}', PLACEHOLDER_ID),
     providerConfiguration(core, {
       jwks: templateKeys(),
       cookieKeys: [randomBytes(32).toString('base64url')],
-      deps,
+      extensions,
     }),
   )
   // The bridge forwards X-Forwarded-Proto/Host derived from the issuer.
   provider.proxy = true
   handleProviderErrors(core, provider, [devicePolling(core), logoutEvents(core)])
+  registerGrants(provider, extensions.grants)
   patchClientSecretCompare(provider, (client: SecretHolder, actual) => {
     // Decoded once per Client object: a changed secret is new metadata, hence a new Client.
     client[SECRET_DIGEST] ??= hexBytes(client.clientSecret)

@@ -1,20 +1,27 @@
 import { type Configuration, errors } from 'oidc-provider'
 import type { Core } from '../../core'
+import type { ClaimSource } from '../engine/extension'
 import { PLATFORM } from '../instances'
 import { controlPlaneAudience } from '../platform'
 import { current } from './served'
 
-export const SCOPES = ['openid', 'offline_access', 'email', 'profile', 'tenants']
-const SCOPE_TEXT = SCOPES.join(' ')
+/** The scopes of every instance: the engine's, then those of the features' claims. */
+export const scopesOf = (sources: readonly ClaimSource[]) => [
+  'openid',
+  'offline_access',
+  'email',
+  'profile',
+  ...sources.map((s) => s.scope),
+]
 
 /**
  * RFC 8707 resource servers: every access token for an API is a JWT (RFC 9068), ES256-signed. The
  * platform instance serves one API, the control plane; a workspace's instance any its apps name.
  */
-function resourceServer(core: Core, instanceId: string, resource: string) {
+function resourceServer(core: Core, instanceId: string, resource: string, scope: string) {
   if (instanceId === PLATFORM && resource !== controlPlaneAudience(core)) return null
   return {
-    scope: SCOPE_TEXT,
+    scope,
     audience: resource,
     accessTokenTTL: 3600,
     accessTokenFormat: 'jwt' as const,
@@ -24,7 +31,8 @@ function resourceServer(core: Core, instanceId: string, resource: string) {
 
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>
 
-export function resourceIndicators(core: Core): ResourceIndicators {
+export function resourceIndicators(core: Core, scopes: readonly string[]): ResourceIndicators {
+  const scopeText = scopes.join(' ')
   return {
     enabled: true,
     // Not async, these three: oidc-provider awaits them on every token, and a function that need not
@@ -37,7 +45,7 @@ export function resourceIndicators(core: Core): ResourceIndicators {
     },
     useGrantedResource: () => true,
     getResourceServerInfo: (_ctx, resource) => {
-      const info = resourceServer(core, current().id, resource)
+      const info = resourceServer(core, current().id, resource, scopeText)
       if (!info) throw new errors.InvalidTarget()
       return info
     },

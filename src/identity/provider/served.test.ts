@@ -32,7 +32,7 @@ const served: Record<string, ServedInstance> = {}
 
 beforeAll(async () => {
   core = await testCore()
-  provider = buildProvider(core, {})
+  provider = buildProvider(core, { claims: [], steps: [], grants: [] })
   const clients = clientReads({
     find: async (wanted) =>
       wanted.map(({ instanceId, clientId }) => (clientId === `app-${instanceId}` ? webApp(clientId) : null)),

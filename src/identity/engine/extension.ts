@@ -1,0 +1,239 @@
+import { type AnyElysia, Elysia } from 'elysia'
+import type { Core } from '../../core'
+import type { Conn } from '../../db/store'
+import type { Account } from '../accounts'
+import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
+import type { LoginPolicy } from '../policy'
+
+/** The instance a grant, an endpoint or a step serves: a workspace's (features never extend the platform's). */
+export interface InstanceRef {
+  /** The workspace's id, which is its instance's. */
+  id: string
+  issuer: string
+}
+
+/** An account as the extension points see it. */
+export type SignedInAccount = Pick<Account, 'id' | 'email' | 'emailVerified'>
+
+/**
+ * A scope and the claims it releases (OpenID Connect Core §5.4) in ID tokens and userinfo, read of
+ * the account only when the scope was granted.
+ */
+export interface ClaimSource {
+  scope: string
+  claims: string[]
+  read(instanceId: string, accountId: string): Promise<Record<string, unknown>>
+}
+
+/** A token request of a grant type (RFC 6749 §4.5) to a workspace instance, its client authenticated. */
+export interface GrantRequest {
+  instance: InstanceRef
+  clientId: string
+  /** The grant's own parameters, as sent. */
+  params: Record<string, string | undefined>
+  /** Issues an access token of the client itself (as the client credentials grant does). */
+  issueAccessToken(opts?: { scope?: string }): Promise<{
+    access_token: string
+    token_type: string
+    expires_in: number
+  }>
+}
+
+/**
+ * An OAuth grant type (RFC 6749 §4.5) the instances accept, from every confidential client of a
+ * workspace: its answer is the token response; an AppError thrown answers `invalid_grant` with
+ * its message.
+ */
+export interface GrantType {
+  type: string
+  parameters: string[]
+  handle(request: GrantRequest): Promise<Record<string, unknown>>
+}
+
+/** What an interaction step is asked about a sign-in under way, its account known. */
+export interface StepContext {
+  instance: InstanceRef
+  accountId: string
+  /** The scopes the application asked for. */
+  scopes: string[]
+}
+
+/** One request to a step's page: its GET shows it, its POST (to `action`) answers it. */
+export interface StepRequest extends StepContext {
+  method: string
+  /** The posted form (empty on GET). */
+  form: URLSearchParams
+  /** Where the step's form posts to. */
+  action: string
+}
+
+/**
+ * An interaction step of a sign-in, after the account is proved and before the application gets
+ * its code, in ascending `order`: what oidc-provider's prompts are, a feature's own. `check` says
+ * whether it applies to this sign-in; `page` answers its page (a document whose output the feature
+ * escaped) until it answers `done`.
+ */
+export interface InteractionStep {
+  /** Unique across features; names its prompt. */
+  name: string
+  order: number
+  check(ctx: StepContext): Promise<boolean> | boolean
+  page(req: StepRequest): Promise<{ html: string } | { done: true }>
+}
+
+/** Whether a workspace instance refuses new users now: any check that says so refuses the sign-up. */
+export interface SignUpCheck {
+  name: string
+  blocks(workspaceId: string): Promise<boolean>
+}
+
+/** Runs as each sign-in to a workspace instance finishes, before its tokens are issued. */
+export type SignedInHook = (workspaceId: string, account: SignedInAccount) => Promise<void>
+
+/** The mail the plane sends (verification, reset). */
+export interface MailSource {
+  send(core: Core, msg: MailMessage): Promise<unknown> | unknown
+  /**
+   * Whether mail of a workspace (null: the platform's) goes anywhere now, so a page never says "we
+   * sent a link" for one that is dropped. Without it mail is taken to leave.
+   */
+  leaves?(workspaceId: string | null): Promise<boolean>
+}
+
+/** A workspace's look on its hosted pages, and the logo served at `{auth_url}/branding/logo`. */
+export interface BrandingSource {
+  settings(workspaceId: string): Promise<InstanceBranding | null>
+  logo(workspaceId: string): Promise<BrandingLogo | null>
+}
+
+/** The control plane's sessions an account opened. */
+export interface SessionSource {
+  /** Ends an account's dashboard sessions on `conn`: the transaction that changes its password. */
+  end(conn: Conn, accountId: string): Promise<void>
+}
+
+/**
+ * What a feature lends the identity engine (`Feature.identity`). The extension points are lists,
+ * composed across features in list order; the sources below them have exactly one owner.
+ */
+export interface IdentityExtension {
+  claims?: ClaimSource[]
+  grants?: GrantType[]
+  /**
+   * Elysia plugins (TypeBox, AppError: the control plane's stack) whose routes are mounted under
+   * every workspace instance's issuer (`GET /ping` answers `{issuer}/ping`); start them with
+   * `instanceEndpoints` to have the instance in the context.
+   */
+  endpoints?: AnyElysia[]
+  steps?: InteractionStep[]
+  signUpChecks?: SignUpCheck[]
+  signedIn?: SignedInHook[]
+  // One owner each.
+  /** Where the clients of workspace instances come from. Required. */
+  clients?: ClientSource
+  /** A workspace instance's login policy. Required. */
+  loginPolicy?: (workspaceId: string) => Promise<LoginPolicy>
+  mail?: MailSource
+  /** Required. */
+  sessions?: SessionSource
+  /** A workspace instance's active external IdPs; without an owner its sign-in page offers none. */
+  externalIdps?: (workspaceId: string) => Promise<ExternalIdp[]>
+  /** Without an owner every page has the platform's look. */
+  branding?: BrandingSource
+  /** A workspace's display name (the issuer an authenticator app lists); else the issuer's address. */
+  instanceName?: (workspaceId: string) => Promise<string | null>
+}
+
+type SourceName = Exclude<keyof IdentityExtension, ListName>
+type ListName = 'claims' | 'grants' | 'endpoints' | 'steps' | 'signUpChecks' | 'signedIn'
+
+const LISTS = ['claims', 'grants', 'endpoints', 'steps', 'signUpChecks', 'signedIn'] as const
+const REQUIRED = ['clients', 'loginPolicy', 'mail', 'sessions'] as const
+const OPTIONAL = ['externalIdps', 'branding', 'instanceName'] as const satisfies readonly SourceName[]
+
+/** Every feature's extension, composed once at start: what the engine reads. */
+export type Extensions = { [K in ListName]-?: NonNullable<IdentityExtension[K]> } & {
+  [K in (typeof REQUIRED)[number]]-?: NonNullable<IdentityExtension[K]>
+} & { [K in (typeof OPTIONAL)[number]]: IdentityExtension[K] | null }
+
+/** What composition reads of a feature: its name and its extension. */
+export interface Extending {
+  name: string
+  identity?(core: Core): IdentityExtension
+}
+
+/**
+ * Composes the features' extensions: the lists concatenated in feature order (the steps then by
+ * their `order`, stably), each source taken from its one owner. Two owners of a source, a missing
+ * required one, or two steps, claims' scopes or grants of one name stop the start with an error
+ * that names them.
+ */
+export function composeExtensions(core: Core, features: readonly Extending[]): Extensions {
+  const lists = Object.fromEntries(LISTS.map((k) => [k, []])) as unknown as Record<ListName, unknown[]>
+  const owners = new Map<SourceName, string>()
+  const sources: Partial<Record<SourceName, unknown>> = {}
+  for (const f of features) {
+    const extension = f.identity?.(core) ?? {}
+    for (const [key, value] of Object.entries(extension)) {
+      if (value === undefined) continue
+      if ((LISTS as readonly string[]).includes(key)) {
+        lists[key as ListName].push(...(value as unknown[]))
+        continue
+      }
+      const name = key as SourceName
+      const owner = owners.get(name)
+      if (owner)
+        throw new Error(`identity source "${name}" is provided by two features: ${owner} and ${f.name}`)
+      owners.set(name, f.name)
+      sources[name] = value
+    }
+  }
+  const missing = REQUIRED.filter((name) => !owners.has(name))
+  if (missing.length)
+    throw new Error(
+      `no feature provides the identity source${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
+    )
+  const composed = {
+    ...lists,
+    ...Object.fromEntries(OPTIONAL.map((k) => [k, null])),
+    ...sources,
+  } as Extensions
+  unique(
+    'interaction step',
+    composed.steps.map((s) => s.name),
+  )
+  unique(
+    'claim scope',
+    composed.claims.map((c) => c.scope),
+  )
+  unique(
+    'grant type',
+    composed.grants.map((g) => g.type),
+  )
+  composed.steps = [...composed.steps].sort((a, b) => a.order - b.order)
+  return composed
+}
+
+function unique(what: string, names: string[]) {
+  const twice = names.find((n, i) => names.indexOf(n) !== i)
+  if (twice !== undefined)
+    throw new Error(`two features extend the identity engine with the ${what} "${twice}"`)
+}
+
+/** Where the engine leaves the instance of a request to an endpoint, for `instanceEndpoints`. */
+export const endpointInstances = new WeakMap<Request, InstanceRef>()
+
+/**
+ * The start of an instance's endpoints plugin: its routes have `instance` (the workspace instance
+ * the request was addressed to) in their context.
+ */
+export const instanceEndpoints = (name: string) =>
+  new Elysia({ name }).derive({ as: 'global' }, ({ request }) => ({
+    instance: endpointInstances.get(request) as InstanceRef,
+  }))
+
+/** Whether a workspace instance refuses new users now: asked of every sign-up check, at once. */
+export async function signUpsBlocked(extensions: Pick<Extensions, 'signUpChecks'>, workspaceId: string) {
+  const answers = await Promise.all(extensions.signUpChecks.map((c) => c.blocks(workspaceId)))
+  return answers.includes(true)
+}

@@ -1,0 +1,69 @@
+import { interactionPolicy } from 'oidc-provider'
+import { PLATFORM } from '../instances'
+import type { PageContext, PageRequest } from '../pages/http'
+import { readForm, send } from '../pages/http'
+import { current } from '../provider/served'
+import type { InteractionStep, StepContext } from './extension'
+
+type Prompts = ReturnType<typeof interactionPolicy.base>
+type Details = Awaited<ReturnType<PageRequest['instance']['provider']['interactionDetails']>>
+
+const scopesOf = (scope: unknown) =>
+  String(scope ?? '')
+    .split(' ')
+    .filter(Boolean)
+
+/**
+ * The features' interaction steps as prompts of oidc-provider's policy, in their order after
+ * `login` (the account is known) and before `consent`: each asks its step's `check` once the
+ * sign-in before it is done, until the step answered (its name in the interaction's result).
+ */
+export function addSteps(prompts: Prompts, steps: readonly InteractionStep[]): Prompts {
+  const { Check, Prompt } = interactionPolicy
+  const at = prompts.findIndex((p) => p.name === 'consent')
+  steps.forEach((step, i) => {
+    const check = new Check(`${step.name}_step`, `The ${step.name} step applies`, async (ctx) => {
+      const { session, params, result } = ctx.oidc
+      const instance = current()
+      if (instance.id === PLATFORM || !session?.accountId || result?.[step.name])
+        return Check.NO_NEED_TO_PROMPT
+      const asked: StepContext = {
+        instance: { id: instance.id, issuer: instance.issuer },
+        accountId: session.accountId,
+        scopes: scopesOf(params?.scope),
+      }
+      return (await step.check(asked)) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT
+    })
+    prompts.add(new Prompt({ name: step.name, requestable: false }, check), at + i)
+  })
+  return prompts
+}
+
+/** The step an interaction stands at, if it is a feature's. */
+export const stepOf = (c: PageContext, details: Details) =>
+  c.extensions.steps.find((s) => s.name === details.prompt.name)
+
+/**
+ * A feature's step of a sign-in: its page, and its post (`{interaction}/step`), until it answers
+ * `done`; the sign-in then goes on to the next prompt.
+ */
+export async function runStep(p: PageRequest, details: Details, step: InteractionStep) {
+  const accountId = details.session?.accountId
+  if (!accountId) throw new Error(`step ${step.name} asked without an account`)
+  const post = p.req.method === 'POST'
+  const answer = await step.page({
+    instance: { id: p.instance.id, issuer: p.instance.issuer },
+    accountId,
+    scopes: scopesOf(details.params.scope),
+    method: post ? 'POST' : 'GET',
+    form: post ? await readForm(p.req) : new URLSearchParams(),
+    action: `${p.prefix}/interaction/${details.uid}/step`,
+  })
+  if ('html' in answer) return send(p.res, 200, answer.html)
+  await p.instance.provider.interactionFinished(
+    p.req,
+    p.res,
+    { [step.name]: { done: true } },
+    { mergeWithLastSubmission: true },
+  )
+}
