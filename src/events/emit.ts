@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Conn, Store } from '../db/store'
-import type { JobQueue } from '../queue/queue'
+import type { JobQueue } from '../queue/job-queue'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
 import { events, webhookAttempts, webhookDeliveries, webhookRate, webhooks } from './schema'

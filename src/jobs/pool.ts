@@ -2,7 +2,7 @@ import { Cron } from 'croner'
 import type { Config } from '../config'
 import type { Logger } from '../shared/logger'
 import { leaseOwner } from './leases'
-import type { FromWorker, ToWorker } from './protocol'
+import type { FromWorker, ToWorker } from './worker-messages'
 
 /** What runs the durable jobs of a server: worker threads (`gatehouse serve`) or its main thread (tests). */
 export interface JobRuntime {

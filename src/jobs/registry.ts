@@ -1,8 +1,8 @@
 import type { Core } from '../core'
 import { type Feature, features, workspaceLifecycle } from '../features'
 import { purgeExpiredIdentityRows } from '../identity'
-import { purgeFinishedJobs } from '../queue/queue'
-import { type Purge, purgeExpired } from './maintenance'
+import { purgeFinishedJobs } from '../queue/job-queue'
+import { type Purge, purgeExpired } from './purge-expired'
 import type { JobHandler } from './runner'
 
 /** What the periodic purge removes beyond the features' own: the identity plane's and the queue's rows. */

@@ -1,7 +1,7 @@
 import { Cron } from 'croner'
 import type { Core } from '../core'
 import { isoTime } from '../shared/clock'
-import { PURGE_EXPIRED } from './maintenance'
+import { PURGE_EXPIRED } from './purge-expired'
 
 export interface PeriodicJob {
   kind: string

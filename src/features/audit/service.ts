@@ -6,7 +6,7 @@ import { isoTime } from '../../shared/clock'
 import { appError, type ErrorCode } from '../../shared/errors'
 import { AuditErrors } from './errors'
 import type { AuditModel } from './model'
-import { parseTimestamp } from './time'
+import { parseTimestamp } from './timestamps'
 
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200

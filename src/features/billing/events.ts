@@ -1,7 +1,7 @@
 import type { Actor } from '../../access/model'
 import type { PlanName, StripeSettings } from '../../config'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import type { Conn } from '../../db/store'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'

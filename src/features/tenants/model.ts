@@ -1,7 +1,7 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
-import { nextCursorField, pageQuery } from '../../shared/pages'
+import { nextCursorField, pageQuery } from '../../shared/pagination'
 import { UserModel } from '../users/model'
 
 /** DESIGN "Tenants": a slug is 1..63 lower-case letters, digits and inner hyphens (a DNS label). */

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { type JWTPayload, jwtVerify } from 'jose'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import { type IdentityPlane, tryClient } from '../../identity'
 import { pkceS256, randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'

@@ -4,7 +4,7 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
-import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
+import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pagination'
 import {
   HandOverLink,
   ListCount,

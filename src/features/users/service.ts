@@ -16,7 +16,7 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError, notFound } from '../../shared/errors'
-import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
+import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pagination'
 import { mayCopyMailedLinks, sendMail } from '../mail/service'
 import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'

@@ -28,7 +28,7 @@ export const REQUESTS_PER_EDEN = 4_000
  * bare's rate), in a process running a whole node 23.1 µs (0.74), and there with an eden collection
  * every 2,000 requests 18.6 µs (0.84).
  */
-export function nurseryPacer(every: number = REQUESTS_PER_EDEN, collect: () => unknown = edenGC): () => void {
+export function gcPacer(every: number = REQUESTS_PER_EDEN, collect: () => unknown = edenGC): () => void {
   let count = 0
   return () => {
     if (++count < every) return
