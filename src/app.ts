@@ -23,7 +23,7 @@ import { baseSecurityHeaders } from './shared/security-headers'
 import { sessionCookieFor } from './shared/session-cookie'
 import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
-export interface AppDeps {
+interface AppDeps {
   identity: IdentityPlane
   /** The features to serve; the product's list unless a test passes its own. */
   features?: Feature[]

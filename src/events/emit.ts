@@ -11,14 +11,14 @@ export const DELIVER_WEBHOOK = 'webhook.deliver'
 
 export { type EventType, SUBSCRIBABLE_EVENTS, type SubscribableEvent } from './types'
 
-export interface EmitOptions {
+interface EmitOptions {
   tenantId?: string | null
   /** Write in the caller's transaction so the event exists exactly when the change does. */
   tx?: Conn
 }
 
 /** One event of a batch (`emit.many`). */
-export interface NewEvent {
+interface NewEvent {
   type: EventType
   data: Record<string, unknown>
   tenantId?: string | null

@@ -14,7 +14,7 @@ export interface JobRuntime {
   stop(): Promise<void>
 }
 
-export interface WorkerPoolOptions {
+interface WorkerPoolOptions {
   /** URL of src/jobs/worker.ts (resolved by the entry point so the compiled binary finds it). */
   workerUrl: URL | string
   handlerModules?: string[]

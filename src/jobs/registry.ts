@@ -9,7 +9,7 @@ import type { JobHandler } from './runner'
 const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedJobs]
 
 /** Every job kind of these features (each defined in its feature's `jobs.ts`), and the purge. */
-export function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {
+function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {
   const lifecycle = workspaceLifecycle(list)
   const purges = [...CORE_PURGES, ...list.flatMap((f) => f.purges ?? [])]
   return [...list.flatMap((f) => f.jobs?.(lifecycle) ?? []), purgeExpired(purges)] as JobHandler<Core>[]

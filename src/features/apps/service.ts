@@ -281,8 +281,6 @@ export function createAppService(core: Core) {
   }
 }
 
-export type AppService = ReturnType<typeof createAppService>
-
 /** The apps' teardown step of a workspace deletion (its instance is served no more). */
 export async function deleteWorkspaceApps(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {
   await core.db.delete(apps).where(eq(apps.workspaceId, workspaceId))

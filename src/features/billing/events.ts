@@ -34,7 +34,7 @@ function signedAt(header: string): number {
 const EVENT_IDS_KEPT_MS = 30 * 86_400_000
 
 /** Who the audit log names for what Stripe's events changed. */
-export const STRIPE_ACTOR: Actor = { id: 'system:stripe', ip: null, userAgent: null }
+const STRIPE_ACTOR: Actor = { id: 'system:stripe', ip: null, userAgent: null }
 
 const pad = (n: number | null | undefined) => String(Math.max(0, Math.floor(n ?? 0))).padStart(12, '0')
 

@@ -168,5 +168,3 @@ export function createTenantMemberService(core: Core) {
     },
   }
 }
-
-export type TenantMemberService = ReturnType<typeof createTenantMemberService>

@@ -18,7 +18,7 @@ import { tenantInvitations, tenantMembers, tenants } from './schema'
 
 export type Tenant = typeof tenants.$inferSelect
 
-export const tenantOut = (row: Tenant): TenantModel.Out => ({
+const tenantOut = (row: Tenant): TenantModel.Out => ({
   id: row.id,
   slug: row.slug,
   name: row.name,
@@ -328,8 +328,6 @@ export function createTenantService(core: Core) {
     },
   }
 }
-
-export type TenantService = ReturnType<typeof createTenantService>
 
 /** Tenants' share of a workspace teardown: its tenants, their memberships and invitations. */
 export async function deleteWorkspaceTenants(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {

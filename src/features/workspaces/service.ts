@@ -192,8 +192,6 @@ export function createWorkspaceService(core: Core) {
   }
 }
 
-export type WorkspaceService = ReturnType<typeof createWorkspaceService>
-
 /** The addresses of a workspace's owners, for mail about the workspace (a failing webhook endpoint). */
 export async function ownerEmails(core: Core, workspaceId: string): Promise<string[]> {
   const owners = await core.db
