@@ -4,8 +4,7 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
 import type { SidebarLink } from '../../shared/views/components'
-import { settingsPage } from '../../shared/views/crud'
-import { html } from '../../shared/views/respond'
+import { removeRow, settingsPage } from '../../shared/views/crud'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { MachineKeyModel } from './model'
@@ -94,11 +93,8 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar
     )
     .delete(
       `${path}/:key_id`,
-      async ({ principal, actor, scopes, workspace: w, params }) => {
-        await service.revoke(w, { principal, actor, scopes }, params.key_id)
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
-      },
+      async ({ principal, actor, scopes, workspace: w, params }) =>
+        removeRow(service.revoke(w, { principal, actor, scopes }, params.key_id)),
       { params: MachineKeyModel.params, scope: 'workspace:admin', ...views },
     )
 }

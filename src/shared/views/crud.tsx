@@ -1,4 +1,6 @@
-import { NO_STORE, type SidebarLink, WorkspacePage } from './components'
+import type { PropsWithChildren } from '@kitajs/html'
+import { listPageUrl, searchOfPage } from '../pagination'
+import { ListCount, NO_STORE, Pager, SearchForm, type SidebarLink, WorkspacePage } from './components'
 import { html, shellUser } from './respond'
 
 /**
@@ -48,4 +50,65 @@ export function settingsPage(shape: SettingsPageShape) {
         html(page(principal, workspace, await section(workspace, scopes)), 200, NO_STORE),
     answer: (ok: boolean, section: JSX.Element) => html(section, ok ? 200 : 422, NO_STORE),
   }
+}
+
+/**
+ * A paged list (users, tenants, a tenant's members): the search box when it has a placeholder, the
+ * count, the rows, and the pager, which keeps the search. Its ids come from `prefix`: `{prefix}-search`,
+ * `{prefix}-count` and `{prefix}s-next`.
+ */
+export function PagedList({
+  path,
+  prefix,
+  placeholder,
+  q = '',
+  noun,
+  page,
+  cursor,
+  children,
+}: PropsWithChildren<{
+  path: string
+  prefix: string
+  placeholder?: string
+  q?: string
+  noun: readonly [string, string]
+  page: { total: number; next_cursor: string | null }
+  /** The cursor this page was asked with: a later page links back to the first. */
+  cursor: string | undefined
+}>) {
+  return (
+    <>
+      {placeholder ? <SearchForm prefix={prefix} action={path} q={q} placeholder={placeholder} /> : ''}
+      <ListCount id={`${prefix}-count`} total={page.total} noun={noun} found={q !== ''} />
+      {children}
+      <Pager
+        nextId={`${prefix}s-next`}
+        first={cursor ? listPageUrl(path, { q }) : null}
+        next={page.next_cursor ? listPageUrl(path, { q, cursor: page.next_cursor }) : null}
+      />
+    </>
+  )
+}
+
+/**
+ * A list's count again, out of band, after a row came or went, within the search the page shows
+ * (read from the request's page URL; none without a request).
+ */
+export async function countAgain(
+  id: string,
+  noun: readonly [string, string],
+  totalOf: (q: string) => Promise<number>,
+  request?: Request,
+) {
+  const q = request ? searchOfPage(request) : ''
+  return <ListCount id={id} total={await totalOf(q)} noun={noun} found={q !== ''} oob />
+}
+
+/** The answer once a list's row is gone: a 200 with only what changed beside it, out of band (its count), or nothing; htmx swaps the row out (a 204 would leave it in place). */
+export const rowRemoved = (beside: JSX.Element = '') => html(beside)
+
+/** A DELETE of a list's row: the service removes it and writes its audit entry, then `rowRemoved`. */
+export async function removeRow(removal: Promise<unknown>, beside?: () => JSX.Element): Promise<Response> {
+  await removal
+  return rowRemoved(beside?.())
 }
