@@ -12,8 +12,8 @@ import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, 
 import { API_TAGS, apiDescription, securitySchemes } from './shared/api-document'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
+import { gcPacer } from './shared/gc-pacing'
 import type { NodeWarnings } from './shared/node-warnings'
-import { nurseryPacer } from './shared/nursery'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
 import { addressLimitPlugin, controlPlaneLimit } from './shared/plugins/rate-limit'
@@ -23,7 +23,7 @@ import { baseSecurityHeaders } from './shared/security-headers'
 import { sessionCookieFor } from './shared/session-cookie'
 import { LAYOUT_STYLE_HASH } from './shared/views/hosted-layout'
 
-export interface AppDeps {
+interface AppDeps {
   identity: IdentityPlane
   /** The features to serve; the product's list unless a test passes its own. */
   features?: Feature[]
@@ -199,7 +199,7 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const baseHeaders = baseSecurityHeaders(core.config.baseUrl.startsWith('https:'))
   const trusted = core.config.trustedProxies
   const routes = new Map<string, Route | null>()
-  const pace = nurseryPacer()
+  const pace = gcPacer()
   // Not async: a cached identity answer goes out without a promise.
   return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
     pace()

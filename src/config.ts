@@ -49,7 +49,7 @@ export interface Config {
 }
 
 /** DESIGN "SMTP": where a workspace's own mail server may be. */
-export interface SmtpSettings {
+interface SmtpSettings {
   /** Private, loopback, link-local and metadata addresses (`SMTP_ALLOW_PRIVATE`); refused by default. */
   allowPrivate: boolean
 }
@@ -57,7 +57,7 @@ export interface SmtpSettings {
 export type PlanName = 'free' | 'pro' | 'enterprise'
 
 /** What a plan includes (DESIGN "Billing"): monthly active users, and the price of each one beyond. */
-export interface PlanTerms {
+interface PlanTerms {
   includedMau: number
   /** Cents per monthly active user beyond `includedMau`; 0 on Free, which stops sign-ups instead. */
   overageCents: number
@@ -84,7 +84,7 @@ export interface BillingSettings {
   graceDays: number
 }
 
-export type NamedIdpType = 'google' | 'github' | 'microsoft'
+type NamedIdpType = 'google' | 'github' | 'microsoft'
 export type IdpType = NamedIdpType | 'oidc'
 
 /**
@@ -101,7 +101,7 @@ export interface NamedIdpEndpoints {
 }
 
 /** An IdP of the platform instance (the dashboard's own sign-in), from the environment. */
-export interface PlatformIdp {
+interface PlatformIdp {
   type: IdpType
   name: string
   clientId: string
@@ -111,7 +111,7 @@ export interface PlatformIdp {
 }
 
 /** DESIGN "IdPs". */
-export interface IdpSettings {
+interface IdpSettings {
   /** Issuers a workspace's `oidc` IdP may name (`IDPS_ALLOW_HTTP`, `IDPS_ALLOW_PRIVATE`): https and public by default. */
   allowHttp: boolean
   allowPrivate: boolean
@@ -121,7 +121,7 @@ export interface IdpSettings {
   platform: PlatformIdp[]
 }
 
-export const NAMED_IDP_ENDPOINTS: Record<NamedIdpType, NamedIdpEndpoints> = {
+const NAMED_IDP_ENDPOINTS: Record<NamedIdpType, NamedIdpEndpoints> = {
   google: {
     issuer: 'https://accounts.google.com',
     authorization: 'https://accounts.google.com/o/oauth2/v2/auth',
@@ -418,7 +418,7 @@ function bool(env: Env, name: string): boolean | null {
 const LOOPBACK = ['127.0.0.0/8', '::1/128'].map((c) => parseCidr(c)!)
 
 /** 127.0.0.0/8, ::1 or localhost: reachable from this machine only. */
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   if (bare === 'localhost') return true
   const address = parseIp(bare)

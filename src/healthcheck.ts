@@ -1,7 +1,7 @@
 import type { Config } from './config'
 
 /** Where a local probe reaches a server bound to `host`: a wildcard bind answers on loopback. */
-export function healthzUrl({ host, port }: Pick<Config, 'host' | 'port'>): string {
+function healthzUrl({ host, port }: Pick<Config, 'host' | 'port'>): string {
   const target = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   return `http://${target.includes(':') ? `[${target}]` : target}:${port}/healthz`
 }

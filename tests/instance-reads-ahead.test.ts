@@ -48,7 +48,7 @@ async function instanceWithClient() {
   return { ws, clientId: app.clientId, token }
 }
 
-/** The ids a read asked for: one as itself, several as a JSON array (src/db/lists.ts). */
+/** The ids a read asked for: one as itself, several as a JSON array (src/db/in-strings.ts). */
 const idsOf = (param: unknown) => {
   const text = String(param)
   return text.startsWith('[') ? (JSON.parse(text) as string[]).sort() : [text]

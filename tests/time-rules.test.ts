@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'bun:test'
 import { decodeJwt } from 'jose'
 import type { ParsedMail } from 'mailparser'
-import { PURGE_EXPIRED } from '../src/jobs/maintenance'
+import { PURGE_EXPIRED } from '../src/jobs/purge-expired'
 import { isoTime, ManualClock } from '../src/shared/clock'
 import { failProvisioning, PROVISIONING_CONTROL } from './fixtures/provisioning-control'
 import { Agent } from './support/browserless'

@@ -41,7 +41,7 @@ export class ApiError extends Error {
   }
 }
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   baseUrl: string
   auth: TokenSource | null
   /** Tries in all on 429/503 (SPEC's backoff between them); the last answer stands. */

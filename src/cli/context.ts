@@ -6,7 +6,7 @@ import { KeyFileError, MachineKeyAuth } from './key-auth'
 import { Output } from './output'
 
 /** The options every command takes (program.ts), after commander read flags and environment. */
-export interface GlobalOptions {
+interface GlobalOptions {
   json?: boolean
   baseUrl?: string
   keyFile?: string

@@ -20,7 +20,7 @@ interface DevicePoll {
   refresh_token?: string
 }
 
-export interface DeviceLoginOptions {
+interface DeviceLoginOptions {
   /** The control plane, unauthenticated. */
   api: ApiClient
   /** Tells the person what to do (stderr). */

@@ -25,7 +25,7 @@ export class KeyFileError extends Error {
 }
 
 /** Reads and checks a key file; KeyFileError names what is wrong with it. */
-export function readKeyFile(path: string): KeyFile {
+function readKeyFile(path: string): KeyFile {
   let text: string
   try {
     text = readFileSync(path, 'utf8')

@@ -24,7 +24,7 @@ export function formatTable<T>(rows: T[], columns: Column<T>[]): string {
 }
 
 /** `key: value` lines, keys aligned. */
-export function formatDetails(record: Record<string, unknown>): string {
+function formatDetails(record: Record<string, unknown>): string {
   const keys = Object.keys(record)
   const width = Math.max(0, ...keys.map((k) => k.length))
   return keys.map((k) => `${`${k}:`.padEnd(width + 1)} ${cell(record[k])}`).join('\n')

@@ -8,7 +8,7 @@ import type { Store } from './store'
 
 export type { Conn, Db, Store } from './store'
 
-export interface StoreConfig {
+interface StoreConfig {
   /** `postgres://…`, or null for SQLite at `databasePath`. */
   databaseUrl: string | null
   databasePath: string

@@ -7,7 +7,7 @@ const BATCH = 500
 
 export class CopyRefused extends Error {}
 
-export interface CopyCount {
+interface CopyCount {
   table: string
   sqlite: number
   postgres: number
@@ -16,7 +16,7 @@ export interface CopyCount {
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 /** The store's tables, each after the tables it references (foreign keys), drizzle's own left out. */
-export function tablesInDependencyOrder(sqlite: Database): string[] {
+function tablesInDependencyOrder(sqlite: Database): string[] {
   const names = (
     sqlite
       .query(

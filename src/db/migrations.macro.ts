@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-export interface EmbeddedMigration {
+interface EmbeddedMigration {
   sql: string[]
   bps: boolean
   folderMillis: number

@@ -2,7 +2,7 @@ import { SQL } from 'bun'
 import { drizzle } from 'drizzle-orm/bun-sql'
 import { type Conn, type Db, isStoreUnavailable, type Params, type Store } from './store'
 
-export interface PostgresOptions {
+interface PostgresOptions {
   url: string
   poolSize: number
 }
@@ -34,7 +34,7 @@ function conn(client: SQL, db: Db, committed: (() => void)[] | null): Conn {
  * What a lock's own connection finds when asked (`HeldLock.check`): its session still holds the
  * lock, or took it again (the connection had been replaced), or another session holds it now.
  */
-export type LockCheck = 'held' | 'retaken' | 'taken'
+type LockCheck = 'held' | 'retaken' | 'taken'
 
 /** A session-level advisory lock held on a connection of its own (`PostgresStore.holdLock`). */
 export interface HeldLock {

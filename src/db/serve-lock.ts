@@ -36,7 +36,7 @@ export function acquireServeLock(dataDir: string): { release(): void } {
 }
 
 /** `lost`: another process took this node id's lock after this one's connection to it dropped. */
-export type NodeLockState = 'held' | 'lost'
+type NodeLockState = 'held' | 'lost'
 
 export interface NodeLock {
   /** What /healthz says of it (`node_lock`). */
@@ -56,7 +56,7 @@ export const NODE_LOCK_CHECK_MS = 3000
  * How long a node starting on PostgreSQL waits for its node id's lock: a predecessor with the same
  * id that is stopping (a restart) may still hold it while its session ends.
  */
-export const NODE_LOCK_WAIT_MS = 3000
+const NODE_LOCK_WAIT_MS = 3000
 const NODE_LOCK_RETRY_MS = 100
 
 /**

@@ -53,7 +53,7 @@ export interface Store extends Conn {
 }
 
 /** Thrown (and answered 503) while the database cannot be reached. */
-export class StoreUnavailable extends Error {
+class StoreUnavailable extends Error {
   constructor(cause: unknown, message = 'the database is unavailable') {
     super(message, { cause })
   }

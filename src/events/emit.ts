@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Conn, Store } from '../db/store'
-import type { JobQueue } from '../queue/queue'
+import type { JobQueue } from '../queue/job-queue'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'
 import { events, webhookAttempts, webhookDeliveries, webhookRate, webhooks } from './schema'
@@ -11,14 +11,14 @@ export const DELIVER_WEBHOOK = 'webhook.deliver'
 
 export { type EventType, SUBSCRIBABLE_EVENTS, type SubscribableEvent } from './types'
 
-export interface EmitOptions {
+interface EmitOptions {
   tenantId?: string | null
   /** Write in the caller's transaction so the event exists exactly when the change does. */
   tx?: Conn
 }
 
 /** One event of a batch (`emit.many`). */
-export interface NewEvent {
+interface NewEvent {
   type: EventType
   data: Record<string, unknown>
   tenantId?: string | null

@@ -3,7 +3,7 @@ import type { AccessFinder, AuthPlugin, PrincipalResolver } from '../access/guar
 import type { Core } from '../core'
 import type { NodeLock } from '../db/serve-lock'
 import type { IdentityExtension, IdentityPlane } from '../identity'
-import type { Purge } from '../jobs/maintenance'
+import type { Purge } from '../jobs/purge-expired'
 import type { JobHandler } from '../jobs/runner'
 import type { BodyLimit } from '../shared/plugins/body-limit'
 import type { Workspace } from './workspaces/service'

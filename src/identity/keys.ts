@@ -3,7 +3,7 @@ import { promisify } from 'node:util'
 import { and, eq, sql } from 'drizzle-orm'
 import { createLocalJWKSet } from 'jose'
 import type { Core } from '../core'
-import { inStrings, type ListSize, listParam, listSize } from '../db/lists'
+import { inStrings, type ListSize, listParam, listSize } from '../db/in-strings'
 import { preparedRead } from '../db/prepared'
 import type { Conn, Dialect } from '../db/store'
 import type { WorkspaceState } from './deps'
@@ -142,7 +142,7 @@ const OLDEST_CLIENTS: Record<Dialect, string> = {
 // read of its own (on PostgreSQL, one round trip fewer on its path). An RS256 one (~2.3 KiB) signs
 // only ID tokens: read by its first signature, never by an instance that only issues
 // client-credentials tokens. Its oldest few clients come on the ES256 row (OLDEST_CLIENTS). Nothing
-// is opened here. One statement text per store and list size (db/lists.ts): several instances
+// is opened here. One statement text per store and list size (db/in-strings.ts): several instances
 // loaded at once share one read (`coalesced`). The list is asked of both tables: with only the
 // join's condition, PostgreSQL without statistics yet (a fresh or bulk-loaded store) hashes a scan
 // of every instance's keys (3.5 ms at 10,000 instances, not 0.1).

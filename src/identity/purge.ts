@@ -1,5 +1,5 @@
 import type { Core } from '../core'
-import { deleteInBatches } from '../db/purge'
+import { deleteInBatches } from '../db/batch-delete'
 import { userEventData } from './accounts'
 import { PLATFORM } from './instances'
 

@@ -1,5 +1,5 @@
 import type { Core } from '../core'
-import { inStrings, type ListSize, listParam, listSize } from '../db/lists'
+import { inStrings, type ListSize, listParam, listSize } from '../db/in-strings'
 import type { Dialect } from '../db/store'
 import type { WorkspaceState } from './deps'
 

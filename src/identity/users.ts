@@ -3,9 +3,9 @@ import type { Core } from '../core'
 import type { Conn } from '../db/store'
 import { isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
+import { displayName } from '../shared/display-names'
 import { newId } from '../shared/ids'
-import { displayName } from '../shared/names'
-import { likePrefix } from '../shared/pages'
+import { likePrefix } from '../shared/pagination'
 import {
   type Account,
   addressTaken,

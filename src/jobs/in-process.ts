@@ -6,7 +6,7 @@ import { everySecond, type JobRuntime } from './pool'
 import type { JobRunner } from './runner'
 import { threadRunner } from './thread-runner'
 
-export interface InProcessJobsOptions {
+interface InProcessJobsOptions {
   handlerModules?: string[]
   /** This start's boot id: the runner claims jobs as `<node id>:<boot id>:main`. */
   bootId: string

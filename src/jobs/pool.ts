@@ -2,7 +2,7 @@ import { Cron } from 'croner'
 import type { Config } from '../config'
 import type { Logger } from '../shared/logger'
 import { leaseOwner } from './leases'
-import type { FromWorker, ToWorker } from './protocol'
+import type { FromWorker, ToWorker } from './worker-messages'
 
 /** What runs the durable jobs of a server: worker threads (`gatehouse serve`) or its main thread (tests). */
 export interface JobRuntime {
@@ -14,7 +14,7 @@ export interface JobRuntime {
   stop(): Promise<void>
 }
 
-export interface WorkerPoolOptions {
+interface WorkerPoolOptions {
   /** URL of src/jobs/worker.ts (resolved by the entry point so the compiled binary finds it). */
   workerUrl: URL | string
   handlerModules?: string[]

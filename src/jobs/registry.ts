@@ -1,15 +1,15 @@
 import type { Core } from '../core'
 import { type Feature, features, workspaceLifecycle } from '../features'
 import { purgeExpiredIdentityRows } from '../identity'
-import { purgeFinishedJobs } from '../queue/queue'
-import { type Purge, purgeExpired } from './maintenance'
+import { purgeFinishedJobs } from '../queue/job-queue'
+import { type Purge, purgeExpired } from './purge-expired'
 import type { JobHandler } from './runner'
 
 /** What the periodic purge removes beyond the features' own: the identity plane's and the queue's rows. */
 const CORE_PURGES: Purge[] = [purgeExpiredIdentityRows, purgeFinishedJobs]
 
 /** Every job kind of these features (each defined in its feature's `jobs.ts`), and the purge. */
-export function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {
+function jobHandlersOf(list: Feature[]): JobHandler<Core>[] {
   const lifecycle = workspaceLifecycle(list)
   const purges = [...CORE_PURGES, ...list.flatMap((f) => f.purges ?? [])]
   return [...list.flatMap((f) => f.jobs?.(lifecycle) ?? []), purgeExpired(purges)] as JobHandler<Core>[]

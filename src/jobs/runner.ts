@@ -2,7 +2,7 @@ import { type Conn, loggable } from '../db/store'
 import type { Clock } from '../shared/clock'
 import type { Logger } from '../shared/logger'
 
-export interface JobRow {
+interface JobRow {
   id: string
   kind: string
   payload: unknown
@@ -22,9 +22,9 @@ export interface JobHandler<C = unknown, P = unknown> {
 /** Tries to record a job's outcome before leaving it to its lease. */
 const OUTCOME_WRITES = 5
 
-export const defaultBackoffMs = (attempt: number) => Math.min(3_600_000, 5_000 * 2 ** (attempt - 1))
+const defaultBackoffMs = (attempt: number) => Math.min(3_600_000, 5_000 * 2 ** (attempt - 1))
 
-export interface RunnerOptions {
+interface RunnerOptions {
   /** Written to `locked_by` on every claim: `<node id>:<boot id>:<worker>` (see leases.ts). */
   workerId: string
   leaseMs: number

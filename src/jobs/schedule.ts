@@ -1,15 +1,15 @@
 import { Cron } from 'croner'
 import type { Core } from '../core'
 import { isoTime } from '../shared/clock'
-import { PURGE_EXPIRED } from './maintenance'
+import { PURGE_EXPIRED } from './purge-expired'
 
-export interface PeriodicJob {
+interface PeriodicJob {
   kind: string
   everyMs: number
 }
 
 /** Work that runs on a schedule rather than on demand. */
-export const PERIODIC_JOBS: PeriodicJob[] = [{ kind: PURGE_EXPIRED, everyMs: 5 * 60_000 }]
+const PERIODIC_JOBS: PeriodicJob[] = [{ kind: PURGE_EXPIRED, everyMs: 5 * 60_000 }]
 
 /**
  * Enqueues the current slot of every periodic job, due at the slot's start. The slot names the

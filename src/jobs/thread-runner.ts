@@ -2,7 +2,7 @@ import type { Core } from '../core'
 import { loadJobHandlers } from './registry'
 import { JobRunner } from './runner'
 
-export interface ThreadRunnerOptions {
+interface ThreadRunnerOptions {
   /** `<node id>:<boot id>:<runner>` (see leases.ts). */
   workerId: string
   /** Extra modules exporting `handlers: JobHandler[]` (tests add kinds this way). */

@@ -4,9 +4,9 @@
 // before it, and the compiled executable's bundle would otherwise evaluate tsyringe first.
 import 'reflect-metadata'
 import { createCore } from '../core'
-import type { FromWorker, ToWorker } from './protocol'
 import type { JobRunner } from './runner'
 import { threadRunner } from './thread-runner'
+import type { FromWorker, ToWorker } from './worker-messages'
 
 declare const self: Worker
 

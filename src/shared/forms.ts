@@ -74,7 +74,7 @@ export type FieldErrors<K extends string> = Partial<Record<K, string>>
 /** What a form is drawn with: empty, or the values as typed and the errors of a refusal. */
 export type FormState<K extends string> = { values?: FormValues<K>; errors?: FieldErrors<K> }
 
-export type FormResult<K extends string, R> =
+type FormResult<K extends string, R> =
   | { ok: true; result: R }
   | { ok: false; values: FormValues<K>; errors: FieldErrors<K> }
 

@@ -5,7 +5,7 @@ const ulid = monotonicFactory()
 /** Workspaces are addressed by uuid (SPEC: `{workspace_id}` is format uuid). */
 export const newWorkspaceId = (): string => crypto.randomUUID()
 
-export type IdPrefix =
+type IdPrefix =
   | 'evt'
   | 'job'
   | 'app'

@@ -4,7 +4,7 @@ import type { Store } from '../db/store'
 const CHANNEL = 'gatehouse_changes'
 
 /** A listener gets the instance whose rows changed, or null: anything may have changed. */
-export type InstanceListener = (instanceId: string | null) => void
+type InstanceListener = (instanceId: string | null) => void
 
 /**
  * How writers tell the in-memory views of an identity instance (its loaded keys and settings, cached

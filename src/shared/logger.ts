@@ -18,7 +18,7 @@ export interface Logger {
   request(id: string | undefined, method: string, path: string, status: number, durationMs?: number): void
 }
 
-export interface LogSink {
+interface LogSink {
   (line: string): void
   /**
    * Takes an access-log record to write later, formatted then (the stdout batch has it): what a
@@ -28,7 +28,7 @@ export interface LogSink {
 }
 
 /** An access-log line before it is written: when, and what `Logger.request` was given. */
-export interface AccessRecord {
+interface AccessRecord {
   at: number
   id: string | undefined
   method: string

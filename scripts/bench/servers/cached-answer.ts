@@ -18,7 +18,7 @@ if (variant === 'loaded' || variant === 'paced') {
   await startServer(loadConfig(), { workerUrl: new URL('../../../src/jobs/worker.ts', import.meta.url) })
 }
 const { createLogger } = await import('../../../src/shared/logger')
-const { nurseryPacer } = await import('../../../src/shared/nursery')
+const { gcPacer } = await import('../../../src/shared/gc-pacing')
 const log = createLogger('info')
 const body = Buffer.from('x'.repeat(2000))
 const base = {
@@ -69,7 +69,7 @@ const answers: Record<Variant, (req: Request) => Response> = {
   paced: front,
 }
 const answer = answers[variant]
-const pace = nurseryPacer()
+const pace = gcPacer()
 const paced = (req: Request) => {
   pace()
   return answer(req)

@@ -7,15 +7,15 @@ import { TOOLS } from './catalog'
 import { createMcpServer, type McpContext } from './server'
 import { allows, buildTools } from './tools'
 
-export const KEY_PATH_ENV = 'SERVICE_MACHINE_KEY_PATH'
+const KEY_PATH_ENV = 'SERVICE_MACHINE_KEY_PATH'
 /** Exchange again this long before the token expires (tests shorten a token's life with it). */
-export const REFRESH_ENV = 'GATEHOUSE_MCP_REFRESH_BEFORE_MS'
+const REFRESH_ENV = 'GATEHOUSE_MCP_REFRESH_BEFORE_MS'
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 const DEFAULT_PORT = 8765
 
 /** The options of `gatehouse mcp`, as commander read them. */
-export interface McpOptions {
+interface McpOptions {
   http?: boolean
   port?: string
   host?: string
@@ -27,7 +27,7 @@ const fail = (message: string, code: ExitCode): ExitCode => {
 }
 
 /** The control plane's origin (and any path prefix) from the key file's token_url. */
-export function apiBaseOf(tokenUrl: string): string {
+function apiBaseOf(tokenUrl: string): string {
   const url = new URL(tokenUrl)
   return `${url.origin}${url.pathname.replace(/\/v1\/auth\/token\/?$/, '')}`
 }

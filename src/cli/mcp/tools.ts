@@ -5,7 +5,7 @@ import type { Effect, Need, ToolSpec } from './catalog'
 type Json = Record<string, unknown>
 
 /** A tool as `tools/list` answers it (MCP 2025-06-18 "Tool"). */
-export interface ListedTool {
+interface ListedTool {
   name: string
   description: string
   inputSchema: { type: 'object'; properties: Json; required?: string[]; additionalProperties: false }
@@ -33,7 +33,7 @@ function plain(schema: TSchema): Json {
 const WORKSPACE_NOTE = "Defaults to the key's workspace; a key acts on its own workspace only"
 
 /** Where each input property goes in the request. */
-export interface InputPlan {
+interface InputPlan {
   path: string[]
   query: string[]
   body: string[]
@@ -48,7 +48,7 @@ const propertiesOf = (model: TObject | undefined, omit: string[] = []) =>
  * as its model declares it. workspace_id becomes optional (the key's own). A name in two parts of
  * a route would be ambiguous: refused when the catalog is built.
  */
-export function inputOf(spec: ToolSpec): { schema: ListedTool['inputSchema']; plan: InputPlan } {
+function inputOf(spec: ToolSpec): { schema: ListedTool['inputSchema']; plan: InputPlan } {
   const properties: Json = {}
   const required: string[] = []
   const plan: InputPlan = { path: [], query: [], body: [] }

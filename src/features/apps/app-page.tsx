@@ -6,7 +6,7 @@ import type { appOut } from './service'
 import { appPath, NameField, UriFields } from './views'
 
 type AppView = ReturnType<typeof appOut>
-export type AppSettingsField = keyof AppModel.Update
+type AppSettingsField = keyof AppModel.Update
 
 const TYPE_NAMES = {
   web: 'Web app (server-side, has a client secret)',

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
 
 export namespace AppModel {
   export const appType = t.Union([t.Literal('web'), t.Literal('spa'), t.Literal('native')], {

@@ -5,6 +5,7 @@ import type { Core } from '../../core'
 import { issuerFor } from '../../identity'
 import { defineForm, formField } from '../../shared/forms'
 import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
+import { removeRow } from '../../shared/views/crud'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -175,11 +176,7 @@ export function appPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Sideb
     )
     .delete(
       '/app/workspaces/:workspace_id/apps/:app_id',
-      async ({ workspace, actor, params: p }) => {
-        await service.remove(workspace, actor, p.app_id)
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
-      },
+      async ({ workspace, actor, params: p }) => removeRow(service.remove(workspace, actor, p.app_id)),
       { params: AppModel.params, scope: 'workspace:write', ...views },
     )
 }

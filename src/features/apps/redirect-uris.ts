@@ -12,7 +12,7 @@ const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:',
  * - native apps also: loopback http on any port (RFC 8252 §7.3) and private-use schemes in
  *   reverse-domain form such as `com.example.app:/callback` (RFC 8252 §7.1).
  */
-export function redirectUriProblem(raw: string, appType: AppType, devMode: boolean): string | null {
+function redirectUriProblem(raw: string, appType: AppType, devMode: boolean): string | null {
   let url: URL
   try {
     url = new URL(raw)

@@ -6,9 +6,9 @@ import type { Conn } from '../../db/store'
 import { issuerFor } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { randomToken, sha256Hex } from '../../shared/crypto'
+import { displayName } from '../../shared/display-names'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
-import { displayName } from '../../shared/names'
 import type { Workspace } from '../workspaces/service'
 import { AppsErrors } from './errors'
 import type { AppModel } from './model'
@@ -280,8 +280,6 @@ export function createAppService(core: Core) {
     },
   }
 }
-
-export type AppService = ReturnType<typeof createAppService>
 
 /** The apps' teardown step of a workspace deletion (its instance is served no more). */
 export async function deleteWorkspaceApps(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {

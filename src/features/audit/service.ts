@@ -6,12 +6,12 @@ import { isoTime } from '../../shared/clock'
 import { appError, type ErrorCode } from '../../shared/errors'
 import { AuditErrors } from './errors'
 import type { AuditModel } from './model'
-import { parseTimestamp } from './time'
+import { parseTimestamp } from './timestamps'
 
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200
 /** The CSV export reads this many entries per query… */
-export const EXPORT_CHUNK = 500
+const EXPORT_CHUNK = 500
 /** …and stops after this many (the newest ones), whatever matched. */
 export const EXPORT_CAP = 100_000
 
@@ -31,7 +31,7 @@ interface Position {
   id: string
 }
 
-export const itemOut = (r: Row): AuditModel.Item => ({
+const itemOut = (r: Row): AuditModel.Item => ({
   id: r.id,
   at: isoTime(r.at),
   actor: r.actor,

@@ -4,7 +4,7 @@ import type { AuditFilters } from './service'
 
 const FILTERS = ['actor', 'action', 'since', 'until'] as const
 
-export const auditPagePath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/audit-log`
+const auditPagePath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/audit-log`
 
 /** The filters that are set, as a query string (with `extra`, e.g. the cursor or `format=csv`). */
 const queryOf = (filters: AuditFilters, extra: Record<string, string> = {}) => {
@@ -49,7 +49,7 @@ const UA_SHOWN = 40
  * A user agent as a person reads it: `Firefox 128 on Linux`; anything else (a CLI, a script) cut to
  * UA_SHOWN characters. The whole string is the cell's title.
  */
-export function shortUserAgent(ua: string): string {
+function shortUserAgent(ua: string): string {
   for (const [pattern, browser] of BROWSERS) {
     const version = pattern.exec(ua)?.[1]
     if (!version) continue

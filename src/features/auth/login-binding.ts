@@ -12,7 +12,7 @@ import { randomToken, sha256Hex } from '../../shared/crypto'
  * One cookie holds the secrets of the newest few logins of this browser (several tabs each finish
  * on their own); starting one more retires the oldest.
  */
-export const MAX_PENDING_LOGINS = 5
+const MAX_PENDING_LOGINS = 5
 export const LOGIN_COOKIE_PATH = '/'
 
 const SECRET = /^[A-Za-z0-9_-]{43}$/

@@ -8,7 +8,7 @@ import { AuthErrors } from './errors'
 import { findSession, type SessionView, sessionCookieName } from './sessions'
 
 /** Verifies a platform access token: its account or machine key, or null when the token is not valid. */
-export type PlatformTokenVerifier = (token: string) => Promise<PlatformCaller | null>
+type PlatformTokenVerifier = (token: string) => Promise<PlatformCaller | null>
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 

@@ -1,5 +1,5 @@
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import { LOGIN_REQUEST_TTL_MS } from './sessions'
 
 /** Removes expired dashboard sessions and login requests nobody finished. */

@@ -11,7 +11,7 @@ import { loginRequests } from './schema'
 import { createSession, LOGIN_REQUEST_TTL_MS } from './sessions'
 
 const LOGIN_SCOPE = 'openid email profile'
-export const IDP_HINTS = ['google', 'github', 'microsoft'] as const
+const IDP_HINTS = ['google', 'github', 'microsoft'] as const
 
 const NEXT_MAX_LENGTH = 2048
 // Printable ASCII only: our own paths reach `next` percent-encoded, so a raw control character,
@@ -84,7 +84,7 @@ function openVerifier(core: Core, request: LoginRequest): string {
   }
 }
 
-export interface AuthServiceDeps {
+interface AuthServiceDeps {
   core: Core
   identity: IdentityPlane
 }
@@ -288,5 +288,3 @@ export function createAuthService({ core, identity }: AuthServiceDeps) {
     },
   }
 }
-
-export type AuthService = ReturnType<typeof createAuthService>

@@ -1,7 +1,7 @@
 import type { Actor } from '../../access/model'
 import type { PlanName, StripeSettings } from '../../config'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import type { Conn } from '../../db/store'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
@@ -34,7 +34,7 @@ function signedAt(header: string): number {
 const EVENT_IDS_KEPT_MS = 30 * 86_400_000
 
 /** Who the audit log names for what Stripe's events changed. */
-export const STRIPE_ACTOR: Actor = { id: 'system:stripe', ip: null, userAgent: null }
+const STRIPE_ACTOR: Actor = { id: 'system:stripe', ip: null, userAgent: null }
 
 const pad = (n: number | null | undefined) => String(Math.max(0, Math.floor(n ?? 0))).padStart(12, '0')
 

@@ -13,7 +13,7 @@ import { monthCount, REPORT_USAGE } from './usage'
  * meter aggregates with `last`: the count itself, not a delta, so a retried or repeated report
  * never counts a user twice). The identifier names the count, which Stripe deduplicates.
  */
-export const reportUsage: JobHandler<Core, { workspace_id: string; month: string }> = {
+const reportUsage: JobHandler<Core, { workspace_id: string; month: string }> = {
   kind: REPORT_USAGE,
   async run({ workspace_id: workspaceId, month }, core) {
     const stripe = core.config.billing.stripe

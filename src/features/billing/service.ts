@@ -271,5 +271,3 @@ export function createBillingService(core: Core) {
     },
   }
 }
-
-export type BillingService = ReturnType<typeof createBillingService>

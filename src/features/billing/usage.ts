@@ -10,7 +10,7 @@ import { billingMonthlyUsers, billingUsage } from './schema'
 /** The durable job that reports a workspace's month of MAU to Stripe (jobs.ts). */
 export const REPORT_USAGE = 'billing.report_usage'
 /** New monthly active users are reported at most this often per workspace. */
-export const REPORT_EVERY_MS = 3_600_000
+const REPORT_EVERY_MS = 3_600_000
 
 // One statement per sign-in: a user already counted this month changes nothing and returns no row.
 const COUNT_USER = `INSERT INTO billing_monthly_users (workspace_id, month, account_id) VALUES ($1, $2, $3)
@@ -143,8 +143,6 @@ export function createUsageMeter(core: Core, billing: BillingSettings) {
     },
   }
 }
-
-export type UsageMeter = ReturnType<typeof createUsageMeter>
 
 /** The count of a workspace's month as it stands (the report job's). */
 export async function monthCount(conn: Pick<Conn, 'db'>, workspaceId: string, month: string) {

@@ -10,7 +10,7 @@ export const billingPath = (workspaceId: string) => `/app/workspaces/${workspace
 const PLAN_NAMES: Record<PlanName, string> = { free: 'Free', pro: 'Pro', enterprise: 'Enterprise' }
 const day = (iso: string) => `${iso.slice(0, 10)} (UTC)`
 
-export type CapField = 'spending_cap_cents'
+type CapField = 'spending_cap_cents'
 
 /** Billing is off on this installation: what that means, and nothing to press. */
 export function BillingNotConfigured() {

@@ -3,9 +3,9 @@ import { appError } from '../../shared/errors'
 import { BrandingErrors } from './errors'
 import { sanitizeSvg } from './svg'
 
-export const LOGO_MAX_BYTES = 1024 * 1024
+const LOGO_MAX_BYTES = 1024 * 1024
 
-export type LogoType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/svg+xml'
+type LogoType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/svg+xml'
 
 const startsWith = (bytes: Uint8Array, signature: number[], at = 0) =>
   signature.every((b, i) => bytes[at + i] === b)
@@ -18,7 +18,7 @@ const SVG_START = /^(?:\s|<\?xml[^>]*\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>[]*>)*<svg[
  * PNG, JPEG (SOI then a marker) and WebP (a RIFF of WEBP), or UTF-8 text that starts as an SVG
  * document. Null for anything else.
  */
-export function sniffLogo(bytes: Uint8Array): { type: LogoType; text?: string } | null {
+function sniffLogo(bytes: Uint8Array): { type: LogoType; text?: string } | null {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return { type: 'image/png' }
   if (startsWith(bytes, [0xff, 0xd8, 0xff])) return { type: 'image/jpeg' }
   if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes, [0x57, 0x45, 0x42, 0x50], 8))
@@ -32,7 +32,7 @@ export function sniffLogo(bytes: Uint8Array): { type: LogoType; text?: string } 
   return SVG_START.test(text) ? { type: 'image/svg+xml', text } : null
 }
 
-export interface CheckedLogo {
+interface CheckedLogo {
   contentType: LogoType
   /** As stored and served: the upload's bytes, or an SVG as sanitised. */
   bytes: Uint8Array

@@ -1,5 +1,5 @@
 import { type TSchema, t } from 'elysia'
-import { nameField } from '../../shared/names'
+import { nameField } from '../../shared/display-names'
 
 const COLOUR_RULE = 'Use a colour written #rrggbb, e.g. #4f46e5.'
 const URL_RULE = 'Enter an https URL of at most 2000 characters.'

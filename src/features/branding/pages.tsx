@@ -4,8 +4,8 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { html, shellUser } from '../../shared/views/respond'
+import type { SidebarLink } from '../../shared/views/components'
+import { settingsPage } from '../../shared/views/crud'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { BrandingModel } from './model'
@@ -13,7 +13,6 @@ import { createBrandingService } from './service'
 import { BrandingSection, LogoPanel, PreviewLogo } from './views'
 
 const views = { detail: { tags: ['views'] } }
-const noStore = { 'cache-control': 'no-store' }
 
 /** An empty field puts the platform's back (null); anything else is checked as typed, trimmed. */
 const clearable: FormField = { read: (raw) => raw.trim() || null }
@@ -49,36 +48,30 @@ const logoAnswer = (workspaceId: string, logoUrl: string | null, more: { error?:
 export function brandingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createBrandingService(core)
   const path = '/app/workspaces/:workspace_id/settings/branding'
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/branding',
+    heading: 'Branding',
+    title: 'branding',
+    lead: (
+      <>
+        Your name, logo and colours on this workspace's sign-in pages and mails, with links to your privacy
+        policy and terms.
+      </>
+    ),
+  })
 
   return new Elysia({ name: 'branding-pages' })
     .use(auth)
     .get(
       path,
-      async ({ principal, scopes, workspace: w }) =>
-        html(
-          <WorkspacePage
-            nav={sidebar}
-            here="settings/branding"
-            w={w}
-            user={shellUser(principal)}
-            heading="Branding"
-            title="branding"
-            lead={
-              <>
-                Your name, logo and colours on this workspace's sign-in pages and mails, with links to your
-                privacy policy and terms.
-              </>
-            }
-          >
-            <BrandingSection
-              workspaceId={w.id}
-              view={await service.get(w)}
-              canWrite={holdsScope(scopes, 'workspace:write')}
-            />
-          </WorkspacePage>,
-          200,
-          noStore,
-        ),
+      settings.get(async (w: Workspace, scopes) => (
+        <BrandingSection
+          workspaceId={w.id}
+          view={await service.get(w)}
+          canWrite={holdsScope(scopes, 'workspace:write')}
+        />
+      )),
       { params: WorkspaceModel.params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -87,13 +80,12 @@ export function brandingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: 
         const sent = await brandingForm.submit(body, (input) => service.update(w, actor, input))
         if (!sent.ok) {
           const form = { values: sent.values, errors: sent.errors }
-          return html(
+          return settings.answer(
+            false,
             <BrandingSection workspaceId={w.id} view={await service.get(w)} canWrite form={form} />,
-            422,
-            noStore,
           )
         }
-        return html(<BrandingSection workspaceId={w.id} view={sent.result} canWrite saved />, 200, noStore)
+        return settings.answer(true, <BrandingSection workspaceId={w.id} view={sent.result} canWrite saved />)
       },
       { params: WorkspaceModel.params, scope: 'workspace:write', ...views },
     )
@@ -103,15 +95,15 @@ export function brandingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: 
         const bytes = await uploaded(body)
         if (!bytes) {
           const { logo_url } = await service.get(w)
-          return html(logoAnswer(w.id, logo_url, { error: 'Choose an image file.' }), 422, noStore)
+          return settings.answer(false, logoAnswer(w.id, logo_url, { error: 'Choose an image file.' }))
         }
         try {
           const view = await service.uploadLogo(w, actor, bytes)
-          return html(logoAnswer(w.id, view.logo_url, { done: 'Logo uploaded.' }), 200, noStore)
+          return settings.answer(true, logoAnswer(w.id, view.logo_url, { done: 'Logo uploaded.' }))
         } catch (e) {
           if (!(e instanceof AppError) || e.status !== 422) throw e
           const { logo_url } = await service.get(w)
-          return html(logoAnswer(w.id, logo_url, { error: e.message }), 422, noStore)
+          return settings.answer(false, logoAnswer(w.id, logo_url, { error: e.message }))
         }
       },
       { params: WorkspaceModel.params, scope: 'workspace:write', ...views },
@@ -120,7 +112,7 @@ export function brandingPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: 
       `${path}/logo/remove`,
       async ({ actor, workspace: w }) => {
         const view = await service.removeLogo(w, actor)
-        return html(logoAnswer(w.id, view.logo_url, { done: 'Logo removed.' }), 200, noStore)
+        return settings.answer(true, logoAnswer(w.id, view.logo_url, { done: 'Logo removed.' }))
       },
       { params: WorkspaceModel.params, scope: 'workspace:write', ...views },
     )

@@ -22,7 +22,7 @@ function codePoint(hex: string): string {
  * and any other character; inside a string, a backslash before a newline continues the line),
  * after §3.3's preprocessing of newlines and NUL.
  */
-export function decodeCss(raw: string): string {
+function decodeCss(raw: string): string {
   const css = raw.replace(/\r\n?|\f/g, '\n').replace(/\0/g, '\uFFFD')
   let out = ''
   let quote: string | null = null
@@ -182,7 +182,7 @@ function blockEnd(css: string, open: number): number {
   return css.length
 }
 
-export type CssResult = { ok: true; css: string } | { ok: false; reason: string }
+type CssResult = { ok: true; css: string } | { ok: false; reason: string }
 
 /** A `style=""` attribute rewritten, or why it refuses the file. Empty when nothing is kept. */
 export function sanitizeDeclarations(raw: string): CssResult {

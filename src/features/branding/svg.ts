@@ -10,7 +10,7 @@ import { cssProblem, LOCAL_FRAGMENT, sanitizeDeclarations, sanitizeStyleSheet } 
  * logo draws with (svg-style.ts). Editor metadata (Inkscape, Sodipodi, comments, `<?xml?>`, DOCTYPE) is
  * dropped. Entities are never expanded beyond XML's own, so no DOCTYPE trick reaches anything.
  */
-export type SvgResult = { ok: true; svg: string } | { ok: false; reason: string }
+type SvgResult = { ok: true; svg: string } | { ok: false; reason: string }
 
 const SVG_NS = 'http://www.w3.org/2000/svg'
 const XLINK_NS = 'http://www.w3.org/1999/xlink'

@@ -4,9 +4,9 @@ import { BUTTON_LABEL_COLOR, CARD_COLOR } from '../../shared/views/brand'
 import { Alert, FieldError, HxForm, TextField } from '../../shared/views/components'
 import type { BrandingModel } from './model'
 
-export const brandingPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/branding`
+const brandingPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/branding`
 
-export type BrandingField = keyof BrandingModel.Update
+type BrandingField = keyof BrandingModel.Update
 
 /** The hosted pages' own colours: what an unset field looks like. */
 const PLATFORM = { primary: '#4f46e5', background: '#f3f4f8', text: '#1f2330' }
@@ -18,7 +18,7 @@ const PLATFORM_OF: Record<ColourField, keyof typeof PLATFORM> = {
   text_color: 'text',
 }
 
-export const brandingValues = (v: BrandingModel.View): FormValues<BrandingField> => ({
+const brandingValues = (v: BrandingModel.View): FormValues<BrandingField> => ({
   display_name: v.display_name ?? '',
   primary_color: v.primary_color ?? '',
   background_color: v.background_color ?? '',

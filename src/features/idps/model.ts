@@ -1,6 +1,6 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
 
 /** DESIGN "IdPs": a workspace's external identity providers. */
 export namespace IdpModel {

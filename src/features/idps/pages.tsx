@@ -4,8 +4,8 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError, appError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { html, shellUser } from '../../shared/views/respond'
+import type { SidebarLink } from '../../shared/views/components'
+import { settingsPage } from '../../shared/views/crud'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { IdpErrors } from './errors'
@@ -14,7 +14,6 @@ import { createIdpService, redirectUriOf } from './service'
 import { IdpList, IdpsSection } from './views'
 
 const views = { detail: { tags: ['views'] } }
-const noStore = { 'cache-control': 'no-store' }
 
 /** An optional text input: empty leaves the property out, and the service's default applies. */
 const optionalText: FormField = { read: (raw) => raw.trim() || undefined }
@@ -66,32 +65,24 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Sideb
     canWrite: holdsScope(scopes, 'workspace:write'),
     canTrust: holdsScope(scopes, 'workspace:admin'),
   })
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/idps',
+    heading: 'Identity providers',
+    title: 'identity providers',
+    lead: (
+      <>
+        Let users sign in to this workspace's apps with an account they already have: Google, GitHub,
+        Microsoft, or any OpenID Connect provider.
+      </>
+    ),
+  })
 
   return new Elysia({ name: 'idp-pages' })
     .use(auth)
     .get(
       path,
-      async ({ principal, scopes, workspace: w }) =>
-        html(
-          <WorkspacePage
-            nav={sidebar}
-            here="settings/idps"
-            w={w}
-            user={shellUser(principal)}
-            heading="Identity providers"
-            title="identity providers"
-            lead={
-              <>
-                Let users sign in to this workspace's apps with an account they already have: Google, GitHub,
-                Microsoft, or any OpenID Connect provider.
-              </>
-            }
-          >
-            <IdpsSection {...(await sectionOf(w, scopes))} />
-          </WorkspacePage>,
-          200,
-          noStore,
-        ),
+      settings.get(async (w: Workspace, scopes) => <IdpsSection {...(await sectionOf(w, scopes))} />),
       { params: WorkspaceModel.params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -104,9 +95,9 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Sideb
           // What was typed comes back, but never the secret.
           const values = { ...sent.values, client_secret: '' }
           const form = { values, errors: sent.errors }
-          return html(<IdpsSection {...(await sectionOf(w, scopes))} form={form} />, 422, noStore)
+          return settings.answer(false, <IdpsSection {...(await sectionOf(w, scopes))} form={form} />)
         }
-        return html(<IdpsSection {...(await sectionOf(w, scopes))} created={sent.result} />, 200, noStore)
+        return settings.answer(true, <IdpsSection {...(await sectionOf(w, scopes))} created={sent.result} />)
       },
       { params: WorkspaceModel.params, scope: 'workspace:write', ...views },
     )
@@ -116,7 +107,7 @@ export function idpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Sideb
         await service.remove(w, actor, params.idp_id)
         // The list again (`#idp-list`), so a form being filled in beside it stays as it is.
         const { items } = await service.list(w)
-        return html(<IdpList workspaceId={w.id} items={items} canWrite />, 200, noStore)
+        return settings.answer(true, <IdpList workspaceId={w.id} items={items} canWrite />)
       },
       { params: IdpModel.params, scope: 'workspace:write', ...views },
     )

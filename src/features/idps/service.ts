@@ -5,16 +5,16 @@ import type { Core } from '../../core'
 import { preparedRead } from '../../db/prepared'
 import { brokerRedirectUri, DEFAULT_IDP_SCOPES, deleteIdpLinks, type ExternalIdp } from '../../identity'
 import { isoTime } from '../../shared/clock'
+import { displayName } from '../../shared/display-names'
 import { appError, forbidden } from '../../shared/errors'
 import { newId } from '../../shared/ids'
-import { displayName } from '../../shared/names'
 import { outboundUrlProblem } from '../../shared/outbound'
 import type { Workspace } from '../workspaces/service'
 import { IdpErrors } from './errors'
 import type { IdpModel } from './model'
 import { type IdpType, idps } from './schema'
 
-export type Idp = typeof idps.$inferSelect
+type Idp = typeof idps.$inferSelect
 
 const MAX_IDPS = 20
 
@@ -27,13 +27,13 @@ const DEFAULT_NAMES: Record<IdpType, string> = {
 }
 
 /** The sealing context of an IdP's client secret: a sealed value moved to another row does not open. */
-export const clientSecretContext = (idpId: string) => `idp:${idpId}`
+const clientSecretContext = (idpId: string) => `idp:${idpId}`
 
 /** Where the provider sends the user back: one URL per IdP, on the workspace's instance. */
 export const redirectUriOf = (core: Pick<Core, 'config'>, workspaceId: string) =>
   brokerRedirectUri(core.config, workspaceId)
 
-export function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
+function idpOut(core: Pick<Core, 'config'>, i: Idp): IdpModel.Out {
   return {
     id: i.id,
     type: i.type,

@@ -3,7 +3,7 @@ import { Alert, CopyField, FieldError, HxForm, RowsTable, TextField } from '../.
 import type { IdpModel } from './model'
 import type { IdpType } from './schema'
 
-export const idpsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/idps`
+const idpsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/idps`
 
 export type CreateField = keyof IdpModel.Create
 

@@ -2,8 +2,8 @@ import { Elysia } from 'elysia'
 import type { AuthPlugin } from '../../access/guard'
 import type { Core } from '../../core'
 import { defineForm, formField } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { html, shellUser } from '../../shared/views/respond'
+import type { SidebarLink } from '../../shared/views/components'
+import { settingsPage } from '../../shared/views/crud'
 import { mailLeaves } from '../mail/service'
 import type { Workspace } from '../workspaces/service'
 import { LoginPolicyModel } from './model'
@@ -34,36 +34,28 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>, sideba
   const service = createLoginPolicyService(core)
   const path = '/app/workspaces/:workspace_id/settings/login-policy'
 
-  const page = (principal: Parameters<typeof shellUser>[0], w: Workspace, form: JSX.Element) => (
-    <WorkspacePage
-      nav={sidebar}
-      here="settings/login-policy"
-      w={w}
-      user={shellUser(principal)}
-      heading="Login policy"
-      title="login policy"
-      lead="How users sign in to this workspace's apps."
-    >
-      <div class="panel">{form}</div>
-    </WorkspacePage>
-  )
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/login-policy',
+    heading: 'Login policy',
+    title: 'login policy',
+    lead: "How users sign in to this workspace's apps.",
+  })
+  const panel = (form: JSX.Element) => <div class="panel">{form}</div>
 
   return new Elysia({ name: 'login-policy-pages' })
     .use(auth)
     .get(
       path,
-      async ({ principal, workspace: w }) =>
-        html(
-          page(
-            principal,
-            w,
-            <LoginPolicyForm
-              workspaceId={w.id}
-              values={policyValues(await service.get(w))}
-              mailLeaves={await mailLeaves(core, w.id)}
-            />,
-          ),
+      settings.get(async (w: Workspace) =>
+        panel(
+          <LoginPolicyForm
+            workspaceId={w.id}
+            values={policyValues(await service.get(w))}
+            mailLeaves={await mailLeaves(core, w.id)}
+          />,
         ),
+      ),
       { params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -82,8 +74,8 @@ export function loginPolicyPages(core: Core, auth: AuthPlugin<Workspace>, sideba
           />
         )
         // htmx swaps the form in place; a browser without script gets the whole page again.
-        const body_ = request.headers.get('hx-request') === 'true' ? form : page(principal, w, form)
-        return html(body_, saved.ok ? 200 : 422)
+        const hx = request.headers.get('hx-request') === 'true'
+        return settings.answer(saved.ok, hx ? form : settings.page(principal, w, panel(form)))
       },
       { params, scope: 'workspace:admin', ...views },
     )

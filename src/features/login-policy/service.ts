@@ -29,7 +29,7 @@ const policyOf = (row: Row | undefined): LoginPolicy =>
     : { ...DEFAULT_LOGIN_POLICY }
 
 /** LoginPolicyView (DESIGN's names) of a policy. */
-export const loginPolicyOut = (p: LoginPolicy): LoginPolicyModel.View => ({
+const loginPolicyOut = (p: LoginPolicy): LoginPolicyModel.View => ({
   allow_password: p.allowPassword,
   allow_registration: p.allowRegistration,
   allow_external_idps: p.allowExternalIdps,
@@ -76,7 +76,7 @@ async function read(conn: Pick<Conn, 'db'>, workspaceId: string): Promise<LoginP
 }
 
 /**
- * A workspace's login policy as the identity plane applies it (`IdentityDeps.loginPolicy`): its row,
+ * A workspace's login policy as the identity plane applies it (its `loginPolicy` source of the identity extension): its row,
  * or the defaults when it has none (a workspace provisioned before its step ran).
  */
 export const loginPolicyOf =
@@ -131,8 +131,6 @@ export function createLoginPolicyService(core: Core) {
     },
   }
 }
-
-export type LoginPolicyService = ReturnType<typeof createLoginPolicyService>
 
 /** The provisioning step: the workspace starts with the defaults (a policy already set is kept). */
 export async function createDefaultLoginPolicy(core: Pick<Core, 'db' | 'clock'>, workspaceId: string) {

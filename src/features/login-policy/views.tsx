@@ -2,7 +2,7 @@ import { type FieldErrors, type FormValues, formField } from '../../shared/forms
 import { Alert, FieldError } from '../../shared/views/components'
 import type { LoginPolicyModel } from './model'
 
-export type PolicyField = keyof LoginPolicyModel.View
+type PolicyField = keyof LoginPolicyModel.View
 
 /** The form's values of a stored policy (as a browser would send them: checkboxes only when ticked). */
 export const policyValues = (v: LoginPolicyModel.View): FormValues<PolicyField> => ({

@@ -11,7 +11,7 @@ import { keyRow, keyStatus, type MachineKey, tokenUrl } from './service'
 /** RFC 7523 §2.1: the grant type of a JWT used as an authorization grant. */
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 /** SPEC "Other constants": an access token from a machine key lives 15 minutes. */
-export const MACHINE_TOKEN_TTL_S = 900
+const MACHINE_TOKEN_TTL_S = 900
 /** DESIGN "Machine keys": an assertion may be valid for at most an hour. */
 const MAX_ASSERTION_LIFETIME_S = 3600
 /** Leeway for the holder's clock (RFC 7523 §3 items 4 and 5 allow "some small leeway"). */
@@ -47,7 +47,7 @@ function refusal(key: MachineKey, now: number): string | null {
   return null
 }
 
-export interface MachineToken {
+interface MachineToken {
   access_token: string
   token_type: 'Bearer'
   expires_in: number

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
 
 /** A scope a machine key may hold (SPEC "Machine-key scopes"; a tenant slug as DESIGN "Tenants"). */
 export const SCOPE_PATTERN =

@@ -3,8 +3,8 @@ import type { AuthPlugin } from '../../access/guard'
 import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { html, shellUser } from '../../shared/views/respond'
+import type { SidebarLink } from '../../shared/views/components'
+import { removeRow, settingsPage } from '../../shared/views/crud'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
 import { MachineKeyModel } from './model'
@@ -29,6 +29,18 @@ const createForm = defineForm(MachineKeyModel.create, {
 export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createMachineKeyService(core)
   const path = '/app/workspaces/:workspace_id/settings/machine-keys'
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/machine-keys',
+    heading: 'Machine keys',
+    title: 'machine keys',
+    lead: (
+      <>
+        Credentials for scripts, CI jobs and agents: each exchanges its key for a 15-minute access token to
+        this workspace's API. A key does not sign anyone in to your apps.
+      </>
+    ),
+  })
 
   const section = async (
     w: Workspace,
@@ -47,27 +59,13 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar
     .use(auth)
     .get(
       path,
-      async ({ principal, scopes, workspace: w }) => {
-        const items = await service.list(w)
-        return html(
-          <WorkspacePage
-            nav={sidebar}
-            here="settings/machine-keys"
-            w={w}
-            user={shellUser(principal)}
-            heading="Machine keys"
-            title="machine keys"
-            lead={
-              <>
-                Credentials for scripts, CI jobs and agents: each exchanges its key for a 15-minute access
-                token to this workspace's API. A key does not sign anyone in to your apps.
-              </>
-            }
-          >
-            <KeysSection workspaceId={w.id} items={items} admin={holdsScope(scopes, 'workspace:admin')} />
-          </WorkspacePage>,
-        )
-      },
+      settings.get(async (w: Workspace, scopes) => (
+        <KeysSection
+          workspaceId={w.id}
+          items={await service.list(w)}
+          admin={holdsScope(scopes, 'workspace:admin')}
+        />
+      )),
       { params: WorkspaceModel.params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -78,11 +76,9 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar
         if (!sent.ok) {
           // The date as typed, not as the model read it.
           const values = { ...sent.values }
-          return html(await section(w, caller, { form: { values, errors: sent.errors } }), 422, {
-            'cache-control': 'no-store',
-          })
+          return settings.answer(false, await section(w, caller, { form: { values, errors: sent.errors } }))
         }
-        return html(await section(w, caller, { created: sent.result }), 200, { 'cache-control': 'no-store' })
+        return settings.answer(true, await section(w, caller, { created: sent.result }))
       },
       { params: WorkspaceModel.params, scope: 'workspace:admin', ...views },
     )
@@ -91,17 +87,14 @@ export function machineKeyPages(core: Core, auth: AuthPlugin<Workspace>, sidebar
       async ({ principal, actor, scopes, workspace: w, params }) => {
         const caller = { principal, actor, scopes }
         const created = await service.rotate(w, caller, params.key_id)
-        return html(await section(w, caller, { created }), 200, { 'cache-control': 'no-store' })
+        return settings.answer(true, await section(w, caller, { created }))
       },
       { params: MachineKeyModel.params, scope: 'workspace:admin', ...views },
     )
     .delete(
       `${path}/:key_id`,
-      async ({ principal, actor, scopes, workspace: w, params }) => {
-        await service.revoke(w, { principal, actor, scopes }, params.key_id)
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
-      },
+      async ({ principal, actor, scopes, workspace: w, params }) =>
+        removeRow(service.revoke(w, { principal, actor, scopes }, params.key_id)),
       { params: MachineKeyModel.params, scope: 'workspace:admin', ...views },
     )
 }

@@ -3,12 +3,12 @@ import { exportJWK, exportPKCS8, generateKeyPair } from 'jose'
 import type { Actor, Principal } from '../../access/model'
 import { grantsScope } from '../../access/scopes'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import type { Conn } from '../../db/store'
 import { isoTime } from '../../shared/clock'
+import { displayName } from '../../shared/display-names'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
-import { displayName } from '../../shared/names'
 import type { Workspace } from '../workspaces/service'
 import { MachineKeyErrors } from './errors'
 import { REVOKE_ROTATED_KEY } from './jobs'
@@ -18,7 +18,7 @@ import { machineKeyAssertions, machineKeys } from './schema'
 export type MachineKey = typeof machineKeys.$inferSelect
 
 /** SPEC "Other constants": an old key works this long after a rotation. */
-export const ROTATION_GRACE_MS = 24 * 3_600_000
+const ROTATION_GRACE_MS = 24 * 3_600_000
 /** A revoked key's row stays this long, so the exchange can say why it is refused; then it is purged. */
 const REVOKED_KEPT_MS = 30 * 24 * 3_600_000
 /** Keys that work, per workspace: more is a leak waiting to happen, not automation. */
@@ -39,7 +39,7 @@ export function keyStatus(k: MachineKey, now: number): MachineKeyModel.Out['stat
   return k.revokesAt !== null ? 'rotating' : 'active'
 }
 
-export const keyOut = (k: MachineKey, now: number): MachineKeyModel.Out => {
+const keyOut = (k: MachineKey, now: number): MachineKeyModel.Out => {
   const status = keyStatus(k, now)
   return {
     id: k.id,
@@ -275,8 +275,6 @@ export function createMachineKeyService(core: Core) {
     },
   }
 }
-
-export type MachineKeyService = ReturnType<typeof createMachineKeyService>
 
 // The exchange's lookup, on its hot path: raw SQL (drizzle builds its statement anew each call).
 const KEY_BY_ID = `

@@ -2,12 +2,12 @@ import type { FieldErrors, FormValues } from '../../shared/forms'
 import { Alert, EmptyState, FieldError, HxForm } from '../../shared/views/components'
 import type { MachineKeyModel } from './model'
 
-export const keysPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/machine-keys`
+const keysPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/machine-keys`
 
 type CreateField = 'name' | 'scopes' | 'expires_at'
 type Created = MachineKeyModel.Out & { key: Record<string, string> }
 
-export const ACCESS: [string, string][] = [
+const ACCESS: [string, string][] = [
   ['workspace:read', 'Read: list and read everything in the workspace'],
   ['workspace:write', 'Write: read, and create or change apps, users and settings'],
   ['workspace:admin', 'Admin: everything, including members, machine keys and deleting the workspace'],
@@ -25,15 +25,7 @@ function StatusBadge({ k }: { k: MachineKeyModel.Out }) {
   return <span class={`badge ${k.status}`}>{k.status}</span>
 }
 
-export function KeyRow({
-  workspaceId,
-  k,
-  admin,
-}: {
-  workspaceId: string
-  k: MachineKeyModel.Out
-  admin: boolean
-}) {
+function KeyRow({ workspaceId, k, admin }: { workspaceId: string; k: MachineKeyModel.Out; admin: boolean }) {
   const path = `${keysPath(workspaceId)}/${k.id}`
   return (
     <tr id={`key-${k.id}`}>

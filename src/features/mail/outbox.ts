@@ -1,6 +1,6 @@
 import { count, desc, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import { newId } from '../../shared/ids'
 import { devOutbox } from './schema'
 import type { MailMessage } from './service'

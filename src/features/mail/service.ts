@@ -1,6 +1,6 @@
 import type { Principal } from '../../access/model'
 import type { Core } from '../../core'
-import type { EnqueueOptions } from '../../queue/queue'
+import type { EnqueueOptions } from '../../queue/job-queue'
 import { MAIL_SEND, sealMail } from './jobs'
 import { countDevMails } from './outbox'
 import { type MailRoute, routeMail } from './route'

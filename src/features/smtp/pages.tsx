@@ -3,8 +3,8 @@ import type { AuthPlugin } from '../../access/guard'
 import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { html, shellUser } from '../../shared/views/respond'
+import type { SidebarLink } from '../../shared/views/components'
+import { settingsPage } from '../../shared/views/crud'
 import { routeMail } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
 import type { Workspace } from '../workspaces/service'
@@ -13,7 +13,6 @@ import { createSmtpService, testCallerOf } from './service'
 import { SmtpSection, SmtpTestForm } from './views'
 
 const views = { detail: { tags: ['views'] } }
-const noStore = { 'cache-control': 'no-store' }
 const params = WorkspaceModel.params
 
 /** An optional text input: empty leaves the property out. */
@@ -49,31 +48,22 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
     via: (await routeMail(core, w.id)).via,
     canAdmin: holdsScope(scopes, 'workspace:admin'),
   })
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/smtp',
+    heading: 'SMTP',
+    lead: (
+      <>
+        The mail server that sends this workspace's mail: invitations, email verification and password resets.
+      </>
+    ),
+  })
 
   return new Elysia({ name: 'smtp-pages' })
     .use(auth)
     .get(
       path,
-      async ({ principal, scopes, workspace: w }) =>
-        html(
-          <WorkspacePage
-            nav={sidebar}
-            here="settings/smtp"
-            w={w}
-            user={shellUser(principal)}
-            heading="SMTP"
-            lead={
-              <>
-                The mail server that sends this workspace's mail: invitations, email verification and password
-                resets.
-              </>
-            }
-          >
-            <SmtpSection {...(await sectionOf(w, scopes))} />
-          </WorkspacePage>,
-          200,
-          noStore,
-        ),
+      settings.get(async (w: Workspace, scopes) => <SmtpSection {...(await sectionOf(w, scopes))} />),
       { params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -83,9 +73,9 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
         if (!sent.ok) {
           // What was typed comes back, but never the password.
           const form = { values: { ...sent.values, password: '' }, errors: sent.errors }
-          return html(<SmtpSection {...(await sectionOf(w, scopes))} form={form} />, 422, noStore)
+          return settings.answer(false, <SmtpSection {...(await sectionOf(w, scopes))} form={form} />)
         }
-        return html(<SmtpSection {...(await sectionOf(w, scopes))} saved />, 200, noStore)
+        return settings.answer(true, <SmtpSection {...(await sectionOf(w, scopes))} saved />)
       },
       { params, scope: 'workspace:admin', ...views },
     )
@@ -93,7 +83,7 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
       `${path}/revert`,
       async ({ actor, scopes, workspace: w }) => {
         await service.revert(w, actor)
-        return html(<SmtpSection {...(await sectionOf(w, scopes))} reverted />, 200, noStore)
+        return settings.answer(true, <SmtpSection {...(await sectionOf(w, scopes))} reverted />)
       },
       { params, scope: 'workspace:admin', ...views },
     )
@@ -105,12 +95,11 @@ export function smtpPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
           service.test(w, testCallerOf(principal), input.to),
         )
         if (!sent.ok)
-          return html(
+          return settings.answer(
+            false,
             <SmtpTestForm workspaceId={w.id} to={sent.values.to} error={sent.errors.to} />,
-            422,
-            noStore,
           )
-        return html(<SmtpTestForm workspaceId={w.id} to={to} result={sent.result} />, 200, noStore)
+        return settings.answer(true, <SmtpTestForm workspaceId={w.id} to={to} result={sent.result} />)
       },
       { params, scope: 'workspace:admin', ...views },
     )

@@ -4,9 +4,9 @@ import type { MailRoute } from '../mail/service'
 import type { SmtpModel } from './model'
 import type { SmtpHealth } from './service'
 
-export const smtpPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/smtp`
+const smtpPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/smtp`
 
-export type SmtpField = keyof SmtpModel.Update
+type SmtpField = keyof SmtpModel.Update
 
 const SECURITY: [SmtpModel.Update['security'] & string, string][] = [
   ['starttls', 'STARTTLS (usually port 587)'],
@@ -15,7 +15,7 @@ const SECURITY: [SmtpModel.Update['security'] & string, string][] = [
 ]
 
 /** The form's values of the settings in effect (the platform's: an empty form). */
-export const smtpValues = (v: SmtpModel.View): FormValues<SmtpField> => ({
+const smtpValues = (v: SmtpModel.View): FormValues<SmtpField> => ({
   host: v.host ?? '',
   port: v.port === null ? '587' : String(v.port),
   username: v.username ?? '',
@@ -185,7 +185,7 @@ function SmtpForm({
 }
 
 /** The answer of a test mail: the server's reply, or what went wrong. */
-export function SmtpTestResult({ result }: { result: SmtpModel.Tested }) {
+function SmtpTestResult({ result }: { result: SmtpModel.Tested }) {
   return result.ok ? (
     <Alert kind="ok">
       <span safe>{`Sent. The server answered: ${result.response ?? ''}`}</span>

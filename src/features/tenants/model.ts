@@ -1,15 +1,15 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
-import { nextCursorField, pageQuery } from '../../shared/pages'
+import { nextCursorField, pageQuery } from '../../shared/pagination'
 import { UserModel } from '../users/model'
 
 /** DESIGN "Tenants": a slug is 1..63 lower-case letters, digits and inner hyphens (a DNS label). */
-export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
+const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'
 /** What a tenant's metadata may weigh, as UTF-8 JSON. */
 export const METADATA_MAX_BYTES = 4096
 /** Items of one `tenants:batch` call (SPEC "Batch API"). */
-export const BATCH_MAX_ITEMS = 100
+const BATCH_MAX_ITEMS = 100
 
 /** DESIGN "Tenants": a workspace's customers (organisations), their members and the batch API. */
 export namespace TenantModel {

@@ -4,8 +4,9 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
-import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
-import { ListCount, Pager, SearchForm, type SidebarLink, WorkspacePage } from '../../shared/views/components'
+import { listPageQuery } from '../../shared/pagination'
+import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
+import { countAgain, PagedList, removeRow } from '../../shared/views/crud'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -64,15 +65,19 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
   const params = WorkspaceModel.params
   const tenantParams = TenantModel.params
   // The counts over the tables, again (out of band) after a create, an add or a remove.
-  const TenantCountAgain = async ({ w, request }: { w: Workspace; request: Request }) => {
-    const q = searchOfPage(request)
-    const { total } = await tenantService.list(w, 'all', { q, limit: 1 })
-    return <ListCount id="tenant-count" total={total} noun={TENANTS} found={q !== ''} oob />
-  }
-  const MemberCountAgain = async ({ w, tenantId }: { w: Workspace; tenantId: string }) => {
-    const { total } = await members.list(w, 'all', tenantId, { limit: 1 })
-    return <ListCount id="tenant-member-count" total={total} noun={MEMBERS} oob />
-  }
+  const TenantCountAgain = ({ w, request }: { w: Workspace; request: Request }) =>
+    countAgain(
+      'tenant-count',
+      TENANTS,
+      async (q) => (await tenantService.list(w, 'all', { q, limit: 1 })).total,
+      request,
+    )
+  const MemberCountAgain = ({ w, tenantId }: { w: Workspace; tenantId: string }) =>
+    countAgain(
+      'tenant-member-count',
+      MEMBERS,
+      async () => (await members.list(w, 'all', tenantId, { limit: 1 })).total,
+    )
 
   return new Elysia({ name: 'tenant-pages' })
     .use(auth)
@@ -98,14 +103,17 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
             }
           >
             <div class="panel">
-              <SearchForm prefix="tenant" action={path} q={q} placeholder="Slug or name" />
-              <ListCount id="tenant-count" total={page.total} noun={TENANTS} found={q !== ''} />
-              <TenantTable workspaceId={w.id} tenants={page.items} q={q} />
-              <Pager
-                nextId="tenants-next"
-                first={query.cursor ? listPageUrl(path, { q }) : null}
-                next={page.next_cursor ? listPageUrl(path, { q, cursor: page.next_cursor }) : null}
-              />
+              <PagedList
+                path={path}
+                prefix="tenant"
+                placeholder="Slug or name"
+                q={q}
+                noun={TENANTS}
+                page={page}
+                cursor={query.cursor}
+              >
+                <TenantTable workspaceId={w.id} tenants={page.items} q={q} />
+              </PagedList>
             </div>
             {holdsScope(scopes, 'workspace:write') ? (
               <div class="panel">
@@ -173,13 +181,9 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
             </div>
             <div class="panel">
               <h2>Members</h2>
-              <ListCount id="tenant-member-count" total={page.total} noun={MEMBERS} />
-              <MemberTable path={path} members={page.items} write={write} />
-              <Pager
-                nextId="tenant-members-next"
-                first={query.cursor ? path : null}
-                next={page.next_cursor ? listPageUrl(path, { cursor: page.next_cursor }) : null}
-              />
+              <PagedList path={path} prefix="tenant-member" noun={MEMBERS} page={page} cursor={query.cursor}>
+                <MemberTable path={path} members={page.items} write={write} />
+              </PagedList>
               {write ? (
                 <div id="tenant-member-add">
                   <AddMemberForm path={path} />
@@ -250,11 +254,10 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
     )
     .delete(
       '/app/workspaces/:workspace_id/tenants/:tenant_id/members/:user_id',
-      async ({ actor, workspace: w, params: p }) => {
-        await members.remove(w, actor, 'all', p.tenant_id, p.user_id)
-        // Nothing but the count: htmx swaps the row out (a 204 would leave it in place).
-        return html(<MemberCountAgain w={w} tenantId={p.tenant_id} />)
-      },
+      async ({ actor, workspace: w, params: p }) =>
+        removeRow(members.remove(w, actor, 'all', p.tenant_id, p.user_id), () => (
+          <MemberCountAgain w={w} tenantId={p.tenant_id} />
+        )),
       { params: TenantModel.memberParams, scope: 'workspace:write', ...views },
     )
 }

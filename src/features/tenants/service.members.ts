@@ -12,7 +12,7 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
-import { decodeCursor, nextCursor, pageLimit } from '../../shared/pages'
+import { decodeCursor, nextCursor, pageLimit } from '../../shared/pagination'
 import type { Workspace } from '../workspaces/service'
 import { TenantErrors } from './errors'
 import type { TenantModel } from './model'
@@ -168,5 +168,3 @@ export function createTenantMemberService(core: Core) {
     },
   }
 }
-
-export type TenantMemberService = ReturnType<typeof createTenantMemberService>

@@ -6,10 +6,10 @@ import { type AuditEntry, fieldChanges } from '../../audit/record'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { isoTime } from '../../shared/clock'
+import { displayName } from '../../shared/display-names'
 import { AppError, appError, type ErrorCode, type Loc } from '../../shared/errors'
 import { newId } from '../../shared/ids'
-import { displayName } from '../../shared/names'
-import { decodeCursor, likePrefix, nextCursor, pageLimit } from '../../shared/pages'
+import { decodeCursor, likePrefix, nextCursor, pageLimit } from '../../shared/pagination'
 import { valueErrorDetails } from '../../shared/plugins/errors'
 import type { Workspace } from '../workspaces/service'
 import { TenantErrors } from './errors'
@@ -18,7 +18,7 @@ import { tenantInvitations, tenantMembers, tenants } from './schema'
 
 export type Tenant = typeof tenants.$inferSelect
 
-export const tenantOut = (row: Tenant): TenantModel.Out => ({
+const tenantOut = (row: Tenant): TenantModel.Out => ({
   id: row.id,
   slug: row.slug,
   name: row.name,
@@ -328,8 +328,6 @@ export function createTenantService(core: Core) {
     },
   }
 }
-
-export type TenantService = ReturnType<typeof createTenantService>
 
 /** Tenants' share of a workspace teardown: its tenants, their memberships and invitations. */
 export async function deleteWorkspaceTenants(core: Pick<Core, 'db'>, workspaceId: string): Promise<void> {

@@ -8,7 +8,7 @@ const emptyCreate: FormValues<CreateField> = { slug: '', name: '', metadata: '' 
 export const tenantsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/tenants`
 const day = (iso: string) => iso.slice(0, 10)
 
-export function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
+function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
   return (
     <tr id={`tenant-${tenant.id}`}>
       <td>

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { type JWTPayload, jwtVerify } from 'jose'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import { type IdentityPlane, tryClient } from '../../identity'
 import { pkceS256, randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
@@ -10,7 +10,7 @@ import { TrySignInErrors } from './errors'
 import { trySignIns } from './schema'
 
 /** How long a started try may be finished (the hosted pages' own interaction lives about as long). */
-export const TRY_SIGN_IN_TTL_MS = 10 * 60_000
+const TRY_SIGN_IN_TTL_MS = 10 * 60_000
 
 /** The row of a try: neither the session alone nor the state alone finds it (login CSRF, RFC 6749 §10.12). */
 const tryKey = (sessionHash: string, state: string) => sha256Hex(`${sessionHash}.${state}`)
@@ -18,7 +18,7 @@ const tryKey = (sessionHash: string, state: string) => sha256Hex(`${sessionHash}
 /** The AAD of a try's sealed PKCE verifier: its row's key, so a sealed value moved to another row does not open. */
 export const tryVerifierContext = (key: string) => `try-verifier:${key}`
 
-export interface CallbackQuery {
+interface CallbackQuery {
   code?: string
   state?: string
   error?: string

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { resourceId } from '../../shared/formats'
-import { nextCursorField, pageQuery } from '../../shared/pages'
+import { nextCursorField, pageQuery } from '../../shared/pagination'
 
 /** DESIGN "Users": the users of a workspace's identity instance. */
 export namespace UserModel {

@@ -4,17 +4,15 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
-import { listPageQuery, listPageUrl, searchOfPage } from '../../shared/pages'
+import { listPageQuery } from '../../shared/pagination'
 import {
   HandOverLink,
-  ListCount,
   NO_STORE,
   NoMailBanner,
-  Pager,
-  SearchForm,
   type SidebarLink,
   WorkspacePage,
 } from '../../shared/views/components'
+import { countAgain, PagedList, removeRow } from '../../shared/views/crud'
 import { html, shellUser } from '../../shared/views/respond'
 import { mailStateOf } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
@@ -35,11 +33,8 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
   const service = createUserService(core)
   const params = WorkspaceModel.params
   /** The count over the table, again (out of band) after an invitation or a delete, within the page's search. */
-  const CountAgain = async ({ w, request }: { w: Workspace; request: Request }) => {
-    const q = searchOfPage(request)
-    const { total } = await service.list(w, { q, limit: 1 })
-    return <ListCount id="user-count" total={total} noun={NOUN} found={q !== ''} oob />
-  }
+  const CountAgain = ({ w, request }: { w: Workspace; request: Request }) =>
+    countAgain('user-count', NOUN, async (q) => (await service.list(w, { q, limit: 1 })).total, request)
 
   return new Elysia({ name: 'user-pages' })
     .use(auth)
@@ -66,20 +61,23 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
           >
             {mail.via === 'none' ? <NoMailBanner workspaceId={w.id} /> : ''}
             <div class="panel">
-              <SearchForm prefix="user" action={path} q={q} placeholder="Email or name" />
-              <ListCount id="user-count" total={page.total} noun={NOUN} found={q !== ''} />
-              <UserTable
-                workspaceId={w.id}
-                users={page.items}
-                mfa={mfa}
+              <PagedList
+                path={path}
+                prefix="user"
+                placeholder="Email or name"
                 q={q}
-                canCopy={mail.canCopy && holdsScope(scopes, 'workspace:admin')}
-              />
-              <Pager
-                nextId="users-next"
-                first={query.cursor ? listPageUrl(path, { q }) : null}
-                next={page.next_cursor ? listPageUrl(path, { q, cursor: page.next_cursor }) : null}
-              />
+                noun={NOUN}
+                page={page}
+                cursor={query.cursor}
+              >
+                <UserTable
+                  workspaceId={w.id}
+                  users={page.items}
+                  mfa={mfa}
+                  q={q}
+                  canCopy={mail.canCopy && holdsScope(scopes, 'workspace:admin')}
+                />
+              </PagedList>
             </div>
             <div class="panel">
               <h2>Invite a user</h2>
@@ -124,11 +122,10 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
     )
     .delete(
       '/app/workspaces/:workspace_id/users/:user_id',
-      async ({ workspace, actor, params: p, request }) => {
-        await service.remove(workspace, actor, p.user_id)
-        // Nothing but the count: htmx swaps the row out (a 204 would leave it in place).
-        return html(<CountAgain w={workspace} request={request} />)
-      },
+      async ({ workspace, actor, params: p, request }) =>
+        removeRow(service.remove(workspace, actor, p.user_id), () => (
+          <CountAgain w={workspace} request={request} />
+        )),
       { params: UserModel.params, scope: 'workspace:write', ...views },
     )
     .post(

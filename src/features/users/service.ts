@@ -16,14 +16,14 @@ import {
 } from '../../identity'
 import { isoTime } from '../../shared/clock'
 import { appError, notFound } from '../../shared/errors'
-import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pages'
+import { decodeCursor, encodeCursor, pageLimit } from '../../shared/pagination'
 import { mayCopyMailedLinks, sendMail } from '../mail/service'
 import { removeUserFromTenants } from '../tenants/service'
 import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
 import type { UserModel } from './model'
 
-export const userOut = (a: UserAccount): UserModel.Out => ({
+const userOut = (a: UserAccount): UserModel.Out => ({
   id: a.id,
   email: a.email,
   name: a.name,
@@ -41,7 +41,7 @@ export const userOut = (a: UserAccount): UserModel.Out => ({
 const who = (a: { email: string; name: string }) => ({ email: a.email, name: a.name })
 const WHO = ['email', 'name'] as const
 
-export const invitedOut = (i: Invitation) => ({
+const invitedOut = (i: Invitation) => ({
   id: i.account.id,
   email: i.account.email,
   status: 'invited' as const,
@@ -185,5 +185,3 @@ export function createUserService(core: Core) {
     },
   }
 }
-
-export type UserService = ReturnType<typeof createUserService>

@@ -19,7 +19,7 @@ const factorsText = (m: MfaSummary | undefined) => {
   return parts.filter(Boolean).join(', ')
 }
 
-export function UserRow({
+function UserRow({
   workspaceId,
   user,
   mfa,

@@ -15,7 +15,7 @@ import { secretContext, type Webhook } from './service'
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
 /** DESIGN: retries at these times after a delivery's first failure; when the last fails, it is final. */
-export const RETRY_SCHEDULE_MS = [
+const RETRY_SCHEDULE_MS = [
   MINUTE,
   5 * MINUTE,
   30 * MINUTE,
@@ -26,7 +26,7 @@ export const RETRY_SCHEDULE_MS = [
   48 * HOUR,
 ]
 /** SPEC "Limits": an endpoint failing without a success this long is paused. */
-export const PAUSE_AFTER_MS = 24 * HOUR
+const PAUSE_AFTER_MS = 24 * HOUR
 /** SPEC: a receiver that has not answered within this counts as a failure. */
 export const TIMEOUT_MS = 10_000
 /**
@@ -50,7 +50,7 @@ export function signature(secrets: string[], unix: number, body: string): string
 }
 
 /** The first retry time still ahead, or null when the schedule is spent (the delivery is final). */
-export function nextRetry(firstFailedAt: number, now: number): number | null {
+function nextRetry(firstFailedAt: number, now: number): number | null {
   for (const offset of RETRY_SCHEDULE_MS) if (firstFailedAt + offset > now) return firstFailedAt + offset
   return null
 }

@@ -1,7 +1,7 @@
 import { t } from 'elysia'
 import { SUBSCRIBABLE_EVENTS } from '../../events/types'
 import { resourceId } from '../../shared/formats'
-import { nextCursorField } from '../../shared/pages'
+import { nextCursorField } from '../../shared/pagination'
 
 const eventType = t.Union(
   SUBSCRIBABLE_EVENTS.map((e) => t.Literal(e)),
@@ -91,7 +91,7 @@ export namespace WebhookModel {
 
   export const deliveriesQuery = t.Object({
     status: t.Optional(deliveryStatus),
-    // 1..200 and an opaque cursor, checked by the shared paging rules (shared/pages.ts).
+    // 1..200 and an opaque cursor, checked by the shared paging rules (shared/pagination.ts).
     limit: t.Optional(t.Integer({ description: 'Page size, 1..200 (default 50)' })),
     cursor: t.Optional(t.String({ maxLength: 200, description: 'Opaque, from `next_cursor`' })),
   })

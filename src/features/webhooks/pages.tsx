@@ -5,7 +5,8 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField } from '../../shared/forms'
-import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
+import type { SidebarLink } from '../../shared/views/components'
+import { settingsPage } from '../../shared/views/crud'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -100,31 +101,26 @@ export function webhookPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: S
       return html(await endpoint(ctx.workspace, ctx.params.webhook_id, ctx.query, { done }), 200, noStore)
     }
 
+  const settings = settingsPage({
+    nav: sidebar,
+    here: 'settings/webhooks',
+    heading: 'Webhooks',
+    title: 'webhooks',
+    lead: (
+      <>
+        Endpoints that receive this workspace's events as signed HTTP POSTs, retried for up to 48 hours until
+        they answer 2xx.
+      </>
+    ),
+  })
+
   return new Elysia({ name: 'webhook-pages' })
     .use(auth)
     .get(
       path,
-      async ({ principal, scopes, workspace: w }) =>
-        html(
-          <WorkspacePage
-            nav={sidebar}
-            here="settings/webhooks"
-            w={w}
-            user={shellUser(principal)}
-            heading="Webhooks"
-            title="webhooks"
-            lead={
-              <>
-                Endpoints that receive this workspace's events as signed HTTP POSTs, retried for up to 48
-                hours until they answer 2xx.
-              </>
-            }
-          >
-            {holdsScope(scopes, 'workspace:write') ? await section(w) : <WebhooksNotAllowed />}
-          </WorkspacePage>,
-          200,
-          noStore,
-        ),
+      settings.get(async (w: Workspace, scopes) =>
+        holdsScope(scopes, 'workspace:write') ? await section(w) : <WebhooksNotAllowed />,
+      ),
       { params: WorkspaceModel.params, scope: 'workspace:read', ...views },
     )
     .post(
@@ -134,12 +130,11 @@ export function webhookPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: S
         try {
           const created = await createForm.submit(sent, (input) => service.create(w, actor, input))
           if (!created.ok)
-            return html(
+            return settings.answer(
+              false,
               await section(w, { form: { values: created.values, errors: created.errors } }),
-              422,
-              noStore,
             )
-          return html(await section(w, { created: created.result }), 200, noStore)
+          return settings.answer(true, await section(w, { created: created.result }))
         } catch (e) {
           // At most 50 endpoints: said over the form, which keeps what was typed.
           if (!(e instanceof AppError) || e.code !== WebhookErrors.TOO_MANY_WEBHOOKS.code) throw e

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { and, count, desc, eq, gte, inArray, lt } from 'drizzle-orm'
 import type { Actor } from '../../access/model'
 import type { Core } from '../../core'
-import { deleteInBatches } from '../../db/purge'
+import { deleteInBatches } from '../../db/batch-delete'
 import type { Conn } from '../../db/store'
 import { DELIVER_WEBHOOK, newDelivery } from '../../events/emit'
 import {
@@ -16,7 +16,7 @@ import { isoTime } from '../../shared/clock'
 import { appError } from '../../shared/errors'
 import { newId } from '../../shared/ids'
 import { outboundUrlProblem } from '../../shared/outbound'
-import { decodeCursor, nextCursor, pageLimit } from '../../shared/pages'
+import { decodeCursor, nextCursor, pageLimit } from '../../shared/pagination'
 import type { Workspace } from '../workspaces/service'
 import { WebhookErrors } from './errors'
 import type { WebhookModel } from './model'
@@ -25,14 +25,14 @@ export type Webhook = typeof webhooks.$inferSelect
 export type Delivery = typeof webhookDeliveries.$inferSelect
 
 /** DESIGN "Webhooks": after a rotation the old secret signs beside the new one this long. */
-export const ROTATION_OVERLAP_MS = 24 * 3_600_000
+const ROTATION_OVERLAP_MS = 24 * 3_600_000
 const MAX_WEBHOOKS = 50
 
 /** The sealing context of an endpoint's secret: a sealed value moved to another row does not open. */
 export const secretContext = (webhookId: string) => `webhook:${webhookId}`
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`
 
-export function webhookOut(w: Webhook): WebhookModel.Out {
+function webhookOut(w: Webhook): WebhookModel.Out {
   return {
     id: w.id,
     url: w.url,
@@ -46,7 +46,7 @@ export function webhookOut(w: Webhook): WebhookModel.Out {
 
 const time = (ms: number | null) => (ms === null ? null : isoTime(ms))
 
-export function deliveryOut(d: Delivery): WebhookModel.Delivery {
+function deliveryOut(d: Delivery): WebhookModel.Delivery {
   return {
     id: d.id,
     event_id: d.eventId,
@@ -307,7 +307,7 @@ export function createWebhookService(core: Core) {
 }
 
 /** The window of an endpoint's success rate on the dashboard. */
-export const SUCCESS_RATE_WINDOW_MS = 24 * 3_600_000
+const SUCCESS_RATE_WINDOW_MS = 24 * 3_600_000
 
 /**
  * Each endpoint's finished attempts of the last 24 h, and how many of those were 2xx (`ok`), by

@@ -7,7 +7,7 @@ export const webhooksPath = (workspaceId: string) => `/app/workspaces/${workspac
 
 export type CreateField = 'url' | 'description' | 'events'
 /** A share of an endpoint's attempts over the last 24 h; absent when it had none. */
-export type SuccessRate = { ok: number; total: number }
+type SuccessRate = { ok: number; total: number }
 /** Which deliveries the log lists: all of them, or the Failed tab's (`failed_permanent`). */
 export type LogFilter = 'all' | 'failed'
 
@@ -37,7 +37,7 @@ function Badge({ status }: { status: string }) {
 }
 
 /** "97.5%" of the attempts that were 2xx, rounded down (never 100% while one failed), or "—". */
-export function successText(rate: SuccessRate | undefined): string {
+function successText(rate: SuccessRate | undefined): string {
   if (!rate?.total) return '—'
   return `${Math.floor((1000 * rate.ok) / rate.total) / 10}%`
 }
@@ -500,7 +500,7 @@ function LogTabs({ path, filter }: { path: string; filter: LogFilter }) {
   )
 }
 
-export function DeliveryLog({
+function DeliveryLog({
   workspaceId,
   hookId,
   page,

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
+import { nameField } from '../../shared/display-names'
 import { resourceId } from '../../shared/formats'
-import { nameField } from '../../shared/names'
 
 export namespace WorkspaceModel {
   export const state = t.Union(

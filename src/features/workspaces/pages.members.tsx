@@ -11,6 +11,7 @@ import {
   type SidebarLink,
   WorkspacePage,
 } from '../../shared/views/components'
+import { removeRow, rowRemoved } from '../../shared/views/crud'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { mailStateOf } from '../mail/service'
 import { MemberErrors } from './errors'
@@ -178,8 +179,7 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
         }
         // Leaving: nothing of this workspace is yours to see any more.
         if (p.account_id === viewer.accountId) return html('', 200, { 'hx-redirect': '/app/workspaces' })
-        // An empty 200: htmx swaps the row out (a 204 would leave it in place).
-        return html('')
+        return rowRemoved()
       },
       { params: MemberModel.params, scope: 'workspace:admin', ...views },
     )
@@ -193,10 +193,8 @@ export function memberPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
     )
     .delete(
       '/app/workspaces/:workspace_id/settings/members/invitations/:invitation_id',
-      async ({ principal, actor, workspace: w, params: p }) => {
-        await service.cancelInvitation(w, { principal, actor }, p.invitation_id)
-        return html('')
-      },
+      async ({ principal, actor, workspace: w, params: p }) =>
+        removeRow(service.cancelInvitation(w, { principal, actor }, p.invitation_id)),
       { params: MemberModel.invitationParams, scope: 'workspace:admin', ...views },
     )
 }

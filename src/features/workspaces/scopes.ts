@@ -16,7 +16,7 @@ const WITH_ROLE = `
 const BY_ID = `SELECT ${COLUMNS} FROM workspaces w WHERE w.id = $1`
 
 /** DESIGN "Who may do what": what each role holds. */
-export const ROLE_SCOPE: Record<MemberRole, WorkspaceScope> = {
+const ROLE_SCOPE: Record<MemberRole, WorkspaceScope> = {
   owner: 'workspace:admin',
   admin: 'workspace:admin',
   developer: 'workspace:write',

@@ -379,5 +379,3 @@ export function createMemberService(core: Core) {
     },
   }
 }
-
-export type MemberService = ReturnType<typeof createMemberService>

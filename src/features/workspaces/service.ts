@@ -6,9 +6,9 @@ import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import { findAccounts, issuerFor, PLATFORM } from '../../identity'
 import { isoTime } from '../../shared/clock'
+import { displayName } from '../../shared/display-names'
 import { appError, forbidden, notFound } from '../../shared/errors'
 import { newWorkspaceId } from '../../shared/ids'
-import { displayName } from '../../shared/names'
 import { WorkspaceErrors } from './errors'
 import { PROVISION_JOB, TEARDOWN_JOB } from './jobs'
 import type { WorkspaceModel } from './model'
@@ -191,8 +191,6 @@ export function createWorkspaceService(core: Core) {
     },
   }
 }
-
-export type WorkspaceService = ReturnType<typeof createWorkspaceService>
 
 /** The addresses of a workspace's owners, for mail about the workspace (a failing webhook endpoint). */
 export async function ownerEmails(core: Core, workspaceId: string): Promise<string[]> {

@@ -24,7 +24,7 @@ const canManage = (v: Viewer) => v.role === 'owner' || v.role === 'admin'
 const canChange = (v: Viewer, m: MemberModel.Out) =>
   canManage(v) && (v.role === 'owner' || m.role !== 'owner')
 
-export const membersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/members`
+const membersPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/members`
 const day = (iso: string) => iso.slice(0, 10)
 
 function RoleSelect({ path, member, viewer }: { path: string; member: MemberModel.Out; viewer: Viewer }) {
@@ -108,7 +108,7 @@ export function MemberRow({
 }
 
 /** A pending invitation's row: an expired one stays listed until cancelled or sent again. */
-export function InvitationRow({
+function InvitationRow({
   workspaceId,
   member,
   viewer,

@@ -9,7 +9,7 @@ const LABELS: Record<Workspace['state'], string> = {
   deleting: 'Deleting',
 }
 
-export function StateBadge({ state }: { state: Workspace['state'] }) {
+function StateBadge({ state }: { state: Workspace['state'] }) {
   const busy = state === 'provisioning' || state === 'deleting'
   return (
     <span class={`badge ${state}`}>

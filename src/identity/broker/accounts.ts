@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Core } from '../../core'
 import { type Conn, isUniqueViolation } from '../../db/store'
-import { nameError } from '../../shared/names'
+import { nameError } from '../../shared/display-names'
 import { type Account, EMAIL, insertAccount, normalizeEmail } from '../accounts'
 import type { ExternalIdp } from '../deps'
 import { SIGNUPS_BLOCKED } from '../pages/components'

@@ -6,7 +6,7 @@ import type { Logger } from '../logger'
 import { dashboardError } from '../views/error-page'
 
 /** One entry of a FastAPI-style `HTTPValidationError.detail`. */
-export interface ValidationDetail {
+interface ValidationDetail {
   loc: (string | number)[]
   msg: string
   type: string
@@ -39,7 +39,7 @@ const TYPE_NAMES: Partial<Record<ValueErrorType, string>> = {
 const segment = (s: string) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))
 
 /** `loc: [where, ...path]`, deduplicated by loc (t.Integer/t.Numeric report a field twice). */
-export function validationDetails(error: Readonly<ValidationError>): ValidationDetail[] {
+function validationDetails(error: Readonly<ValidationError>): ValidationDetail[] {
   return valueErrorDetails(error.all, [error.type === 'params' ? 'path' : error.type])
 }
 

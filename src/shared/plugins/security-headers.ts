@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { baseSecurityHeaders, cspOf } from '../security-headers'
 
-export interface ControlPlaneHeaderOptions {
+interface ControlPlaneHeaderOptions {
   https: boolean
   /** Origins a dashboard form may end up at after redirects (the platform instance's, for login and logout). */
   formActions: string[]

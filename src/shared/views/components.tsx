@@ -124,7 +124,7 @@ export function EmptyState({ title, children }: PropsWithChildren<{ title: strin
 }
 
 /** The breadcrumb above a page inside a workspace (every feature's pages): its name, linking to its overview. */
-export function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
+function WorkspaceCrumb({ w }: { w: { id: string; name: string } }) {
   return (
     <p class="hint">
       <a href={`/app/workspaces/${w.id}`} safe>
@@ -153,7 +153,7 @@ function currentOf(nav: readonly SidebarLink[], here: string): SidebarLink | und
 }
 
 /** The workspace's sidebar (a scrolling tab bar on a narrow screen), its current page marked. */
-export function WorkspaceSidebar({
+function WorkspaceSidebar({
   w,
   nav,
   here,

@@ -37,7 +37,7 @@ export const LAYOUT_STYLE_HASH = cspHash(STYLE)
 // The policy allows no inline style but the layout's own: htmx must not add its indicator style.
 const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false })
 
-export interface LayoutProps {
+interface LayoutProps {
   title: string
   /** Where the page loads htmx from: only a page that asks the server again by itself (a poll) runs script. */
   htmx?: string

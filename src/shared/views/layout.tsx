@@ -28,7 +28,7 @@ const HTMX_CONFIG = JSON.stringify({
   attributesToSettle: ['class', 'width', 'height'],
 })
 
-export interface ShellProps {
+interface ShellProps {
   title: string
   user?: ShellUser | null
   /** Which nav entry is current. */

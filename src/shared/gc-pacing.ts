@@ -11,7 +11,7 @@ import { edenGC } from 'bun:jsc'
  * A token request allocates far more: under a token load JavaScriptCore collects on its own about every
  * 800 tokens, and this pace adds one collection to about every 5 of those (0.997 of 2,000's rate).
  */
-export const REQUESTS_PER_EDEN = 4_000
+const REQUESTS_PER_EDEN = 4_000
 
 /**
  * Keeps the JavaScript heap's young generation small while requests come in: every `every`
@@ -28,7 +28,7 @@ export const REQUESTS_PER_EDEN = 4_000
  * bare's rate), in a process running a whole node 23.1 µs (0.74), and there with an eden collection
  * every 2,000 requests 18.6 µs (0.84).
  */
-export function nurseryPacer(every: number = REQUESTS_PER_EDEN, collect: () => unknown = edenGC): () => void {
+export function gcPacer(every: number = REQUESTS_PER_EDEN, collect: () => unknown = edenGC): () => void {
   let count = 0
   return () => {
     if (++count < every) return

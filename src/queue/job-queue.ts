@@ -1,5 +1,5 @@
 import { and, eq, ne } from 'drizzle-orm'
-import { deleteInBatches } from '../db/purge'
+import { deleteInBatches } from '../db/batch-delete'
 import type { Conn } from '../db/store'
 import type { Clock } from '../shared/clock'
 import { newId } from '../shared/ids'

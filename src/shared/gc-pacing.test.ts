@@ -1,11 +1,11 @@
 // legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
-import { nurseryPacer } from './nursery'
+import { gcPacer } from './gc-pacing'
 
-describe('nurseryPacer', () => {
+describe('gcPacer', () => {
   it('collects once every `every` requests, not before', () => {
     let collections = 0
-    const pace = nurseryPacer(3, () => collections++)
+    const pace = gcPacer(3, () => collections++)
     const seen: number[] = []
     for (let i = 0; i < 7; i++) {
       pace()
@@ -21,7 +21,7 @@ describe('nurseryPacer', () => {
     const refs = young()
     // A WeakRef holds its target until the job that made it ends.
     await Bun.sleep(0)
-    nurseryPacer(1)()
+    gcPacer(1)()
     // Not one left, or a stale pointer on the stack (collection is conservative there) at most.
     expect(refs.filter((r) => r.deref() !== undefined).length).toBeLessThanOrEqual(1)
   })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'bun:test'
 import { testCore } from '../../tests/support/core'
 import { jobs } from '../queue/schema'
-import { inStrings, listParam, listSize } from './lists'
+import { inStrings, listParam, listSize } from './in-strings'
 
 describe('inStrings', () => {
   it('finds the rows of one id or of many, and none for an empty list or a lookalike, on this store', async () => {

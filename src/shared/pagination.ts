@@ -9,7 +9,7 @@ import { appError, defineErrorCodes } from './errors'
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 200
 
-export const PageErrors = defineErrorCodes({
+const PageErrors = defineErrorCodes({
   LIMIT_INVALID: 'Use a limit from 1 to 200',
   CURSOR_INVALID: 'This cursor is not one this list handed out',
 })
