@@ -1,8 +1,10 @@
 // `npm test`: every test file under tests/ and src/ on SQLite, and the files that touch the store's
 // dialect again on PostgreSQL (a throwaway cluster in a temp folder, removed afterwards:
 // scripts/pg-cluster.ts). A file marked `// legs: once — <why>` (scripts/test-legs.ts) runs on the
-// SQLite leg only. With two cores or more the legs run side by side (TEST_JOBS=1: one after the
-// other, output streamed). Each `bun test` run prints its own "N pass" / "N fail"; each leg ends with
+// SQLite leg only. With two cores or more the legs run side by side, each leg's store files split in
+// STORE_PARTS runs, one more run at a time than there are cores: much of a test's time is spent
+// waiting (on a server, a browser, a poll), and a third run fills it (TEST_JOBS=N sets how many;
+// TEST_JOBS=1: one leg after the other, output streamed). Each `bun test` run prints its own "N pass" / "N fail"; each leg ends with
 // "== <leg> leg passed" or "FAILED"; the exit code is non-zero when any failed.
 // `npm test -- tests/apps-api.test.ts` runs the files named (or under a folder named, or whose path
 // contains a word given); options go to `bun test`. TEST_STORE=sqlite or TEST_STORE=postgres runs one leg.
@@ -18,6 +20,8 @@ const root = resolve(import.meta.dir, '..')
 const only = process.env.TEST_STORE
 /** Once-files are spread over runs of this many, so that a free core picks up the next few. */
 const ONCE_CHUNK = 4
+/** Each leg's store files are split in this many runs, balanced by size (a fair proxy for time). */
+const STORE_PARTS = 3
 /** `bun test` options whose value is the next argument (not a file filter). */
 const TAKES_VALUE = new Set(['-t', '--test-name-pattern', '--timeout', '--rerun-each', '--seed', '--preload'])
 
@@ -68,7 +72,8 @@ if (only !== 'postgres' && asked.length) legs.push('SQLite')
 if (only !== 'sqlite' && both.length) legs.push('PostgreSQL')
 const jobs = Math.max(
   1,
-  Number(process.env.TEST_JOBS) || (legs.length > 1 ? Math.min(2, availableParallelism()) : 1),
+  Number(process.env.TEST_JOBS) ||
+    (legs.length > 1 && availableParallelism() > 1 ? availableParallelism() + 1 : 1),
 )
 // Side by side, each run's output is kept and printed whole when it ends (lines of two runs never mix).
 const streamed = jobs === 1
@@ -80,22 +85,50 @@ if (!legs.length) {
   process.exit(asked.length ? 0 : 1)
 }
 
+/** `files` in `n` parts of about equal size, the largest file first (each part keeps path order). */
+function split(files: string[], n: number): string[][] {
+  const parts = Array.from({ length: Math.min(n, files.length) }, () => ({ bytes: 0, files: [] as string[] }))
+  const sized = files
+    .map((f) => ({ f, bytes: statSync(join(root, f)).size }))
+    .sort((a, b) => b.bytes - a.bytes)
+  for (const { f, bytes } of sized) {
+    const lightest = parts.reduce((a, b) => (b.bytes < a.bytes ? b : a))
+    lightest.bytes += bytes
+    lightest.files.push(f)
+  }
+  return parts.map((p) => p.files.sort())
+}
+const storeRuns = (leg: Leg): Run[] =>
+  split(both, streamed ? 1 : STORE_PARTS).map((files, i, all) => ({
+    leg,
+    files,
+    label: all.length > 1 ? `${leg}, store files part ${i + 1} of ${all.length}` : leg,
+  }))
+
 const sqliteRuns: Run[] = []
 if (legs.includes('SQLite')) {
   if (streamed) sqliteRuns.push({ leg: 'SQLite', files: [...both, ...once], label: 'SQLite' })
   else {
-    if (both.length) sqliteRuns.push({ leg: 'SQLite', files: both, label: 'SQLite' })
-    for (let i = 0; i < once.length; i += ONCE_CHUNK) {
-      const part = once.slice(i, i + ONCE_CHUNK)
-      sqliteRuns.push({ leg: 'SQLite', files: part, label: `SQLite, once-files ${i + 1}–${i + part.length}` })
+    if (both.length) sqliteRuns.push(...storeRuns('SQLite'))
+    // The largest first, so that the last runs to start are short ones (a long one started last
+    // would keep a core busy alone at the end).
+    const bySize = [...once].sort((a, b) => statSync(join(root, b)).size - statSync(join(root, a)).size)
+    for (let i = 0; i < bySize.length; i += ONCE_CHUNK) {
+      const part = bySize.slice(i, i + ONCE_CHUNK)
+      sqliteRuns.push({
+        leg: 'SQLite',
+        files: part,
+        label: `SQLite, once-files ${i + 1}–${i + part.length} by size`,
+      })
     }
   }
 }
-const pgRuns: Run[] = legs.includes('PostgreSQL')
-  ? [{ leg: 'PostgreSQL', files: both, label: 'PostgreSQL' }]
-  : []
-// One after the other, SQLite first as always; side by side, the longest run (PostgreSQL) starts first.
-const runs = streamed ? [...sqliteRuns, ...pgRuns] : [...pgRuns, ...sqliteRuns]
+const pgRuns: Run[] = legs.includes('PostgreSQL') ? storeRuns('PostgreSQL') : []
+// One after the other, SQLite first as always; side by side, the store runs of both legs first, in
+// turns (the longest; one store's pace does not hold up all runs at once), then the once-files.
+const runs = streamed
+  ? [...sqliteRuns, ...pgRuns]
+  : [...pgRuns.flatMap((run, i) => [run, ...sqliteRuns.slice(i, i + 1)]), ...sqliteRuns.slice(pgRuns.length)]
 
 const readReport = (report: string) => {
   try {
