@@ -10,6 +10,7 @@ import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginLinking } from './link-account'
+import { resultOf } from './links'
 import { beginSecondStep, secondStep } from './mfa-interaction'
 import { askToVerify } from './verify-email'
 
@@ -33,16 +34,13 @@ export const externalStartUrl = (links: Pick<InteractionLinks, 'signInUrl'>, idp
 
 const verifierContext = (uid: string) => `broker-verifier:${uid}`
 
-const brokerStartOf = (details: InteractionDetails): BrokerStart | null => {
-  const start = (details.result as { broker?: BrokerStart } | undefined)?.broker
-  return start &&
-    typeof start.idpId === 'string' &&
-    typeof start.state === 'string' &&
-    typeof start.nonce === 'string' &&
-    typeof start.verifier === 'string'
-    ? start
-    : null
-}
+const brokerStartOf = (details: InteractionDetails) =>
+  resultOf<BrokerStart>(details, 'broker', {
+    idpId: 'string',
+    state: 'string',
+    nonce: 'string',
+    verifier: 'string',
+  })
 
 function RefusedPage(props: { message: string; signInUrl: string }) {
   return (

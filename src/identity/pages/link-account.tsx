@@ -6,6 +6,7 @@ import type { ExternalIdp } from '../deps'
 import { finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { resultOf } from './links'
 import { beginSecondStep, secondStep } from './mfa-interaction'
 import { checkPassword } from './sign-in'
 
@@ -21,16 +22,13 @@ interface LinkPending extends IdentityLink {
   idpName: string
 }
 
-const linkPendingOf = (details: InteractionDetails): LinkPending | null => {
-  const link = (details.result as { link?: LinkPending } | undefined)?.link
-  return link &&
-    typeof link.accountId === 'string' &&
-    typeof link.epoch === 'number' &&
-    typeof link.idpId === 'string' &&
-    typeof link.subject === 'string'
-    ? link
-    : null
-}
+const linkPendingOf = (details: InteractionDetails) =>
+  resultOf<LinkPending>(details, 'link', {
+    accountId: 'string',
+    epoch: 'number',
+    idpId: 'string',
+    subject: 'string',
+  })
 
 function LinkPage(p: { pending: LinkPending; email: string; links: InteractionLinks; error?: string }) {
   return (

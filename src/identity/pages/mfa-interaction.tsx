@@ -15,6 +15,7 @@ import { accountLockRule } from '../policy'
 import { type Amr, finishLogin } from './finish-login'
 import { type PageContext, type PageRequest, readForm, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { resultOf } from './links'
 import { CodeField, PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
 import { askToVerify } from './verify-email'
 
@@ -55,10 +56,8 @@ const firstAmr = (pending: Pick<MfaPending, 'first'>): Amr[] => pending.first?.a
 const finishWith = (c: PageContext, p: PageRequest, account: Account, amr: Amr[], pending: MfaPending) =>
   finishLogin(c, p, account, amr, pending.first?.viaIdp, pending.first?.link)
 
-const pendingOf = (details: InteractionDetails): MfaPending | null => {
-  const mfa = (details.result as { mfa?: MfaPending } | undefined)?.mfa
-  return mfa && typeof mfa.accountId === 'string' && typeof mfa.epoch === 'number' ? mfa : null
-}
+const pendingOf = (details: InteractionDetails) =>
+  resultOf<MfaPending>(details, 'mfa', { accountId: 'string', epoch: 'number' })
 
 const keep = (p: PageRequest, mfa: MfaPending) =>
   p.instance.provider.interactionResult(p.req, p.res, { mfa }, { mergeWithLastSubmission: false })

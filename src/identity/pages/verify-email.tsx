@@ -12,6 +12,7 @@ import { DonePage } from './components'
 import type { Amr } from './finish-login'
 import { linkExpired, mailWorkspace, type PageContext, type PageRequest, send } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
+import { resultOf } from './links'
 
 /**
  * A sign-in waiting on its address: the account whose first factor was right, its auth_epoch then
@@ -27,15 +28,8 @@ export interface VerifyPending {
   viaIdp?: string
 }
 
-export const verifyPendingOf = (details: InteractionDetails): VerifyPending | null => {
-  const pending = (details.result as { verify?: VerifyPending } | undefined)?.verify
-  return pending &&
-    typeof pending.accountId === 'string' &&
-    typeof pending.epoch === 'number' &&
-    Array.isArray(pending.amr)
-    ? pending
-    : null
-}
+export const verifyPendingOf = (details: InteractionDetails) =>
+  resultOf<VerifyPending>(details, 'verify', { accountId: 'string', epoch: 'number', amr: 'array' })
 
 /**
  * Mails the link that proves the address. Issued for a sign-in, the link leads back into its
