@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { appClientSource } from '../src/features/apps/client-source'
 import { issuerFor } from '../src/identity'
 import { loadedClientRecords } from '../src/identity/client-records'
-import { ensureInstanceKeys, LOADED_CLIENTS, LOADED_RECORD_CHARS, loadInstance } from '../src/identity/keys'
+import {
+  ensureInstanceKeys,
+  LOADED_CLIENTS,
+  LOADED_RECORD_CHARS,
+  loadInstance,
+} from '../src/identity/engine/keys'
 import { ManualClock } from '../src/shared/clock'
 import { type TestCore, testCore } from './support/core'
 import { activeWorkspace, clientCredentials, registerApp } from './support/instances'

@@ -13,7 +13,7 @@ import { events } from '../src/events/schema'
 import { apps } from '../src/features/apps/schema'
 import { signUp } from '../src/identity'
 import { serving } from '../src/identity/provider'
-import { PER_INSTANCE, type PerInstanceOption } from '../src/identity/provider/served'
+import { PER_INSTANCE, type PerInstanceOption } from '../src/identity/provider/instance-scope'
 import { newId } from '../src/shared/ids'
 import { Agent } from './support/browserless'
 import { callApi, type Person, person } from './support/callers'
@@ -24,7 +24,7 @@ import type { Json } from './support/users'
 // Two workspace identity instances, A and B, on one server, black-box through HTTP: nothing one
 // instance issued, stored or decided is honoured by the other, one request at a time and with many in
 // flight at once. One Provider serves both (provider/internals.ts): every option it serves per
-// instance is listed in PER_INSTANCE (provider/served.ts), and each has its case in CASES here; an
+// instance is listed in PER_INSTANCE (provider/instance-scope.ts), and each has its case in CASES here; an
 // option without one fails the first test. Path-based issuers share a host, so one browser (an Agent)
 // carries both instances' cookies.
 

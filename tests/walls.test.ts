@@ -86,8 +86,8 @@ describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
     const provider = /^oidc-provider(\/.*)?$/
     expect(importChain(join(src, 'jobs/worker.ts'), provider)).toBeNull()
     // The check can see it: the plane loads it, through a chain it names from the entry on.
-    const chain = importChain(join(src, 'identity/plane.ts'), provider)
-    expect(chain?.[0]).toBe('src/identity/plane.ts')
+    const chain = importChain(join(src, 'identity/engine/start.ts'), provider)
+    expect(chain?.[0]).toBe('src/identity/engine/start.ts')
     expect(chain?.at(-1)).toMatch(provider)
     // Only a static import loads a module with the thread: identity/index.ts loads the plane lazily.
     expect(importChain(join(src, 'identity/index.ts'), provider)).toBeNull()

@@ -7,7 +7,7 @@ import { AppError } from '../shared/errors'
 import { newId } from '../shared/ids'
 import type { Extensions } from './engine/extension'
 import { PLATFORM } from './instances'
-import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './policy'
+import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './login-policy'
 import { accounts, accountTokens, oidcPayloads } from './schema'
 
 /** An account row as stored (the users listing shows all of it). */

@@ -1,10 +1,10 @@
 import type { Core } from '../core'
 import { loadedClientRecords } from './client-records'
 import type { ClientKey, ClientRecord, ClientSource } from './deps'
-import { coalesced, gathered } from './gather'
+import type { LoadedClients } from './engine/keys'
+import { coalesced, gathered } from './engine/read-batching'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
-import type { LoadedClients } from './keys'
-import { platformClients } from './platform'
+import { platformClients } from './platform-clients'
 import { tryClientId, tryClientRecord } from './try-client'
 
 type Metadata = Readonly<Record<string, unknown>>

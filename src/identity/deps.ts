@@ -40,7 +40,7 @@ export interface ClientSource {
   /**
    * Clients in one read, in the order asked: null where the instance has no such client. One for a
    * token request; many for the reads ahead of a node's busy instances, or for the token requests
-   * that asked while a read was under way (gather.ts).
+   * that asked while a read was under way (engine/read-batching.ts).
    */
   find(wanted: readonly ClientKey[]): Promise<(ClientRecord | null)[]>
 }

@@ -3,7 +3,7 @@
 // provider; `startIdentityPlane` loads the rest.
 import type { Core } from '../core'
 import type { Extensions } from './engine/extension'
-import type { IdentityPlane } from './plane'
+import type { IdentityPlane } from './engine/start'
 
 export {
   type Account,
@@ -41,12 +41,12 @@ export {
   instanceEndpoints,
   type SignUpCheck,
 } from './engine/extension'
+export { ensureInstanceKeys } from './engine/keys'
+export type { Caller, IdentityPlane, Route } from './engine/start'
 export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
-export { ensureInstanceKeys } from './keys'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
 export { resetAccountMfa } from './mfa/reset'
-export type { Caller, IdentityPlane, Route } from './plane'
-export { platformClient } from './platform'
+export { platformClient } from './platform-clients'
 export {
   createMachineTokenIssuer,
   createPlatformTokenVerifier,
@@ -71,8 +71,8 @@ export {
 
 /** Starts the identity plane of this process with what the features lend it (`composeExtensions`). */
 export async function startIdentityPlane(core: Core, extensions: Extensions): Promise<IdentityPlane> {
-  const { createIdentityPlane } = await import('./plane')
+  const { createIdentityPlane } = await import('./engine/start')
   return createIdentityPlane(core, extensions)
 }
 
-export { DEFAULT_LOGIN_POLICY, type LoginPolicy, type MfaMode, PLATFORM_LOGIN_POLICY } from './policy'
+export { DEFAULT_LOGIN_POLICY, type LoginPolicy, type MfaMode, PLATFORM_LOGIN_POLICY } from './login-policy'

@@ -1,5 +1,5 @@
 import type { Core } from '../core'
-import type { ServedInstance } from './provider/served'
+import type { ServedInstance } from './provider/instance-scope'
 
 // A sign-in waiting on a mailed link can go on in two tabs: the one that started it (it polls) and
 // the link's ("Continue here instead"). One row in `oidc_payloads` per interaction, next to the

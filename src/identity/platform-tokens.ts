@@ -2,9 +2,9 @@ import { importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import { LRUCache } from 'lru-cache'
 import type { Core } from '../core'
 import { type Account, findAccount } from './accounts'
+import { loadInstanceKeys, localJwks } from './engine/keys'
 import { issuerFor, PLATFORM } from './instances'
-import { loadInstanceKeys, localJwks } from './keys'
-import { controlPlaneAudience } from './platform'
+import { controlPlaneAudience } from './platform-clients'
 
 /** The claim of platform access tokens that names the account's `auth_epoch` at issue. */
 export const AUTH_EPOCH_CLAIM = 'auth_epoch'

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
 import { instanceKey } from '../limits/buckets'
 import { issueAccountToken, signUp } from './accounts'
-import { ensureInstanceKeys } from './keys'
+import { ensureInstanceKeys } from './engine/keys'
 import { payloadCodec } from './payload-keys'
 import { deleteInstanceData } from './teardown'
 

@@ -1,7 +1,7 @@
 import type { Core } from '../core'
 import type { ClientRecord } from './deps'
+import { localJwks } from './engine/keys'
 import { issuerFor } from './instances'
-import { localJwks } from './keys'
 
 /**
  * The prefix of every workspace's built-in "Try sign-in" client. No app can hold such an id: an

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { testCore } from '../../tests/support/core'
 import { loadConfig } from '../config'
-import { accountLockRule, DEFAULT_LOGIN_POLICY } from '../identity/policy'
+import { accountLockRule, DEFAULT_LOGIN_POLICY } from '../identity/login-policy'
 import { ATTEMPT_BUCKETS, limitBuckets } from './buckets'
 
 // Every bucket of the one limiter, through `core.limiter.take`: the attempt and window buckets are

@@ -3,7 +3,7 @@ import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import type { Account } from '../accounts'
 import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
-import type { LoginPolicy } from '../policy'
+import type { LoginPolicy } from '../login-policy'
 
 /** The instance a grant, an endpoint or a step serves: a workspace's (features never extend the platform's). */
 export interface InstanceRef {

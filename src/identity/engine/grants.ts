@@ -1,7 +1,7 @@
 import type Provider from 'oidc-provider'
 import { errors, type KoaContextWithOIDC } from 'oidc-provider'
 import { AppError } from '../../shared/errors'
-import { current } from '../provider/served'
+import { current } from '../provider/instance-scope'
 import type { GrantType } from './extension'
 
 /**

@@ -2,7 +2,7 @@ import { interactionPolicy } from 'oidc-provider'
 import { PLATFORM } from '../instances'
 import type { PageContext, PageRequest } from '../pages/http'
 import { readForm, send } from '../pages/http'
-import { current } from '../provider/served'
+import { current } from '../provider/instance-scope'
 import type { InteractionStep, StepContext } from './extension'
 
 type Prompts = ReturnType<typeof interactionPolicy.base>

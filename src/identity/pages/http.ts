@@ -3,9 +3,9 @@ import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import type { Broker } from '../broker/protocol'
 import type { Extensions } from '../engine/extension'
+import type { Instance } from '../engine/pool'
 import type { IdentityError } from '../errors'
 import { PLATFORM } from '../instances'
-import type { Instance } from '../pool'
 
 /** What every page flow works with, built once per plane. */
 export interface PageContext {

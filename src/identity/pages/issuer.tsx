@@ -1,7 +1,7 @@
 import { Layout } from '../../shared/views/hosted-layout'
 import { prefersHtml } from '../errors'
 import { issuerFor } from '../instances'
-import { instanceLabel } from '../mfa/names'
+import { instanceLabel } from '../mfa/instance-label'
 import type { PageContext, PageRequest } from './http'
 
 const DISCOVERY = '/.well-known/openid-configuration'

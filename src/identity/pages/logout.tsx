@@ -5,7 +5,7 @@ import { Layout } from '../../shared/views/hosted-layout'
 import { findAccount, userEventData } from '../accounts'
 import { PLATFORM } from '../instances'
 import type { AfterRoute } from '../provider/after-route'
-import { current } from '../provider/served'
+import { current } from '../provider/instance-scope'
 import { DonePage } from './components'
 import { render } from './http'
 

@@ -4,7 +4,7 @@ import { findAccount } from '../accounts'
 import type { ClaimSource } from '../engine/extension'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
-import { current } from './served'
+import { current } from './instance-scope'
 
 /**
  * Which claims each scope releases (OpenID Connect Core §5.4), the features' scopes after the

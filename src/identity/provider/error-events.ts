@@ -5,7 +5,7 @@ import type { Core } from '../../core'
 import { isStoreUnavailable, loggable } from '../../db/store'
 import { setError } from '../errors'
 import { type AfterRoute, runAfterRoute } from './after-route'
-import { currentId } from './served'
+import { currentId } from './instance-scope'
 
 /**
  * oidc-provider 9.x emits `<endpoint>.error` for a request it refused and `server_error` for one

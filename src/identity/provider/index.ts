@@ -10,10 +10,10 @@ import { logoutEvents } from '../pages/logout'
 import { providerConfiguration } from './configuration'
 import { handleProviderErrors } from './error-events'
 import { devicePolling } from './grants/device-polling'
+import { current, SIGNING_ALGS } from './instance-scope'
 import { patchClientSecretCompare, shareProvider } from './internals'
-import { current, SIGNING_ALGS } from './served'
 
-export { current, type ServedInstance, type ServedKeys, servedInstance, serving } from './served'
+export { current, type ServedInstance, type ServedKeys, servedInstance, serving } from './instance-scope'
 
 /** Where a Client object keeps the bytes of its stored secret digest (compareClientSecret). */
 const SECRET_DIGEST = Symbol('client secret digest')

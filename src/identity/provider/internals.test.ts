@@ -5,8 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import Provider from 'oidc-provider'
 import weakCache from 'oidc-provider/lib/helpers/weak_cache.js'
+import { current, serving } from './instance-scope'
 import { INTERNALS, keyStoreOf, type PerIssuer, shareProvider, VERIFIED_OIDC_PROVIDER } from './internals'
-import { current, serving } from './served'
 
 // The shared Provider's reach into oidc-provider (internals.ts): the version it was verified
 // against, the shape of each internal on a Provider as constructed, and each redirect answering the

@@ -166,7 +166,7 @@ const MODULES: readonly Internal[] = [
   {
     name: 'lib/helpers/keystore.js',
     read: 'initialize_keystore.js builds #int.keystore of it; id_token.js and formats/jwt.js call selectForSign and getKeyObject',
-    why: "each instance's keystore is built as initialize_keystore.js builds the construction's (served.ts)",
+    why: "each instance's keystore is built as initialize_keystore.js builds the construction's (instance-scope.ts)",
     breaks: "another class or methods: an instance's keys are not found to sign with",
     holds: () => {
       const proto = KeyStoreClass.prototype as unknown as Record<string, unknown>
@@ -213,7 +213,7 @@ export function patchClientSecretCompare<C extends object>(
   }
 }
 
-/** A keystore as oidc-provider keeps one, of an instance's keys (served.ts). */
+/** A keystore as oidc-provider keeps one, of an instance's keys (instance-scope.ts). */
 export function keyStoreOf(keys: Iterable<object>): KeyStore {
   const keystore = new KeyStoreClass()
   for (const key of keys) keystore.add(key)

@@ -2,8 +2,8 @@ import { type Configuration, errors } from 'oidc-provider'
 import type { Core } from '../../core'
 import type { ClaimSource } from '../engine/extension'
 import { PLATFORM } from '../instances'
-import { controlPlaneAudience } from '../platform'
-import { current } from './served'
+import { controlPlaneAudience } from '../platform-clients'
+import { current } from './instance-scope'
 
 /** The scopes of every instance: the engine's, then those of the features' claims. */
 export const scopesOf = (sources: readonly ClaimSource[]) => [

@@ -1,7 +1,7 @@
 import { interactionPolicy } from 'oidc-provider'
 import type { Core } from '../../core'
 import { accountFactors, hasSecondFactor } from '../mfa/factors'
-import { current } from './served'
+import { current } from './instance-scope'
 
 const SECOND_FACTORS = new Set(['otp', 'hwk', 'swk'])
 

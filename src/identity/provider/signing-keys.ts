@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, type KeyObject, sign } from 'node:crypto'
 import { ExternalSigningKey } from 'oidc-provider'
-import type { InstanceKey } from '../keys'
+import type { InstanceKey } from '../engine/keys'
 
 /**
  * The algorithms an instance signs with (SIGNING_ALGS), as node:crypto's `sign` makes them. Always its

@@ -1,7 +1,7 @@
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { Core } from '../../../core'
 import type { AfterRoute } from '../after-route'
-import { current } from '../served'
+import { current } from '../instance-scope'
 import { DEVICE_POLL_INTERVAL_S } from '../ttl'
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'

@@ -1,7 +1,7 @@
-import type { Core } from '../core'
-import { inStrings, type ListSize, listParam, listSize } from '../db/in-strings'
-import type { Dialect } from '../db/store'
-import type { WorkspaceState } from './deps'
+import type { Core } from '../../core'
+import { inStrings, type ListSize, listParam, listSize } from '../../db/in-strings'
+import type { Dialect } from '../../db/store'
+import type { WorkspaceState } from '../deps'
 
 /** A row's state as the identity plane reads it: SQLite stores the flag as 0/1, PostgreSQL as a boolean. */
 export const servingState = (

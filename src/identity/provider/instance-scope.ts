@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Core } from '../../core'
 import { type ClientReads, createClientFinder } from '../clients'
+import type { InstanceKeyMaterial, LoadedClients } from '../engine/keys'
 import { issuerFor } from '../instances'
-import type { InstanceKeyMaterial, LoadedClients } from '../keys'
+import type { LoginPolicy } from '../login-policy'
 import { type PayloadCodec, payloadCodec } from '../payload-keys'
-import type { LoginPolicy } from '../policy'
 import { type KeyStore, keyStoreOf } from './internals'
 import { InstanceSigningKey } from './signing-keys'
 

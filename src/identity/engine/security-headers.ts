@@ -1,8 +1,8 @@
-import { baseSecurityHeaders, cspOf } from '../shared/security-headers'
-import type { HostedBrand } from '../shared/views/brand'
-import { LAYOUT_STYLE_HASH } from '../shared/views/hosted-layout'
-import { AUTO_LOGOUT_SCRIPT_HASH } from './pages/logout'
-import { WEBAUTHN_SCRIPT_HASH } from './pages/mfa-views'
+import { baseSecurityHeaders, cspOf } from '../../shared/security-headers'
+import type { HostedBrand } from '../../shared/views/brand'
+import { LAYOUT_STYLE_HASH } from '../../shared/views/hosted-layout'
+import { AUTO_LOGOUT_SCRIPT_HASH } from '../pages/logout'
+import { WEBAUTHN_SCRIPT_HASH } from '../pages/mfa-views'
 
 /**
  * The policy of every identity-plane response. The hosted pages are self-contained: one inline

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { exportJWK, generateKeyPair } from 'jose'
-import { type TestCore, testCore } from '../../tests/support/core'
+import { type TestCore, testCore } from '../../../tests/support/core'
+import { instanceKeys } from '../schema'
 import { ensureInstanceKeys, loadInstanceKeys } from './keys'
-import { instanceKeys } from './schema'
 
 // Issue 27: what a cold instance's load reads of its keys, and what waits for a first signature. The
 // ES256 key signs every JWT access token: its private half comes sealed with the load, so the first

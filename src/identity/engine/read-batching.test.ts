@@ -1,6 +1,6 @@
 // legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
-import { coalesced, gathered } from './gather'
+import { coalesced, gathered } from './read-batching'
 
 describe('gathered reads', () => {
   it('makes the reads asked within the wait one read, each answered with its own value', async () => {

@@ -1,6 +1,6 @@
-import type { Core } from '../core'
-import { accountOf, type PayloadCodec } from './payload-keys'
-import { current } from './provider/served'
+import type { Core } from '../../core'
+import { accountOf, type PayloadCodec } from '../payload-keys'
+import { current } from '../provider/instance-scope'
 
 /** oidc-provider's adapter contract (one class per Provider, one object per model). */
 export interface OidcAdapter {

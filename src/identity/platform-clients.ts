@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto'
 import type { Core } from '../core'
 import { sha256Hex } from '../shared/crypto'
 import type { ClientRecord } from './deps'
+import { localJwks } from './engine/keys'
 import { issuerFor, PLATFORM } from './instances'
-import { localJwks } from './keys'
 import { DEVICE_POLL_INTERVAL_S } from './provider/ttl'
 
 /** The control plane's own confidential client of the platform instance. */

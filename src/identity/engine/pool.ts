@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
 import type Provider from 'oidc-provider'
-import type { Core } from '../core'
-import type { HostedBrand } from '../shared/views/brand'
-import type { ExternalIdp, WorkspaceState } from './deps'
-import { coalesced, gathered } from './gather'
-import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
+import type { Core } from '../../core'
+import type { HostedBrand } from '../../shared/views/brand'
+import type { ExternalIdp, WorkspaceState } from '../deps'
+import { isInstanceId, MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from '../instances'
+import type { LoginPolicy } from '../login-policy'
+import type { ServedInstance, ServedKeys } from '../provider'
+import type { PerInstanceField } from '../provider/instance-scope'
 import type { InstanceKeyMaterial, LoadedClients, LoadedInstance } from './keys'
-import type { LoginPolicy } from './policy'
-import type { ServedInstance, ServedKeys } from './provider'
-import type { PerInstanceField } from './provider/served'
+import { coalesced, gathered } from './read-batching'
 import { identityCsp } from './security-headers'
 
 /** How long a loaded instance serves before it is read again from the store. */
@@ -80,7 +80,7 @@ type SharedField = 'provider' | 'callback'
 
 /**
  * Compiles only when every field of `Instance` but the shared ones is read by some option of
- * PER_INSTANCE (provider/served.ts), and every field an option names is one of `Instance`: a field
+ * PER_INSTANCE (provider/instance-scope.ts), and every field an option names is one of `Instance`: a field
  * added here without its option (and so its isolation case) names itself in the error.
  */
 export type EveryFieldPerInstance = [
@@ -151,7 +151,7 @@ export class InstancePool {
   constructor(
     private readonly core: Core,
     /**
-     * What the shared Provider reads of an instance (provider/served.ts), with the clients its load
+     * What the shared Provider reads of an instance (provider/instance-scope.ts), with the clients its load
      * read: asked for when a client is first looked up, and none once an eviction came since.
      */
     private readonly serve: (

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
-import { type TestCore, testCore } from '../../tests/support/core'
+import { type TestCore, testCore } from '../../../tests/support/core'
+import { servingStates } from './instance-states'
 import { ensureInstanceKeys, loadInstance } from './keys'
-import { servingStates } from './serving'
 
 // Issue 27: a cold instance's state comes with its keys, one read. What it serves under is kept
 // beside its keys by the database (migration `instance_serving`), from its workspace's row, on every

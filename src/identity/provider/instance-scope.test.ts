@@ -3,10 +3,10 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import type Provider from 'oidc-provider'
 import { type TestCore, testCore } from '../../../tests/support/core'
 import { clientReads } from '../clients'
-import { inject } from '../inject'
+import { inject } from '../engine/inject'
+import { ensureInstanceKeys, loadInstanceKeys } from '../engine/keys'
 import { MEMO_MS } from '../instances'
-import { ensureInstanceKeys, loadInstanceKeys } from '../keys'
-import { DEFAULT_LOGIN_POLICY } from '../policy'
+import { DEFAULT_LOGIN_POLICY } from '../login-policy'
 import { buildProvider, type ServedInstance, servedInstance, serving } from '.'
 
 // The shared Provider's own guarantees, below the HTTP tests (tests/instance-isolation.test.ts):

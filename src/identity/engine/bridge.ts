@@ -1,12 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import { LRUCache } from 'lru-cache'
-import type { Core } from '../core'
-import { isStoreUnavailable, loggable } from '../db/store'
-import type { DataPlaneLimit } from '../limits/data-plane'
-import { logRequest } from '../shared/plugins/request-log'
-import { drawnWithBrand } from '../shared/views/brand'
-import { FAVICON_PATH } from '../shared/views/hosted-layout'
-import type { InstanceEndpoints } from './engine/endpoints'
+import type { Core } from '../../core'
+import { isStoreUnavailable, loggable } from '../../db/store'
+import type { DataPlaneLimit } from '../../limits/data-plane'
+import { logRequest } from '../../shared/plugins/request-log'
+import { drawnWithBrand } from '../../shared/views/brand'
+import { FAVICON_PATH } from '../../shared/views/hosted-layout'
 import {
   BODY_TOO_LARGE,
   errorResponse,
@@ -16,13 +15,14 @@ import {
   SERVER_ERROR,
   STORE_UNAVAILABLE,
   writeError,
-} from './errors'
+} from '../errors'
+import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS, PLATFORM } from '../instances'
+import { faviconResponse } from '../pages/assets'
+import type { PageRequest } from '../pages/http'
+import { serving } from '../provider'
+import type { InstanceEndpoints } from './endpoints'
 import { type Finish, inject } from './inject'
-import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS, PLATFORM } from './instances'
-import { faviconResponse } from './pages/assets'
-import type { PageRequest } from './pages/http'
 import type { Instance, InstancePool } from './pool'
-import { serving } from './provider'
 import { DOCUMENT_CSP, type HeaderBag, identitySecurityHeaders } from './security-headers'
 
 /** What an uncaught failure answers: 503 while the database is out of reach, else 500. */

@@ -1,11 +1,11 @@
 // legs: once — unit test; no store
 import { describe, expect, it } from 'bun:test'
-import type { Core } from '../core'
-import { createDataPlaneLimit } from '../limits/data-plane'
-import { createLimiter } from '../limits/limiter'
-import type { WorkspaceState } from './deps'
-import { MEMO_MS, REFRESH_AHEAD_MS } from './instances'
-import { DEFAULT_LOGIN_POLICY } from './policy'
+import type { Core } from '../../core'
+import { createDataPlaneLimit } from '../../limits/data-plane'
+import { createLimiter } from '../../limits/limiter'
+import type { WorkspaceState } from '../deps'
+import { MEMO_MS, REFRESH_AHEAD_MS } from '../instances'
+import { DEFAULT_LOGIN_POLICY } from '../login-policy'
 import { type Instance, InstancePool, type StateReads } from './pool'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`
