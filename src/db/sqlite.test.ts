@@ -119,8 +119,9 @@ describe('SqliteStore on a file another connection holds', () => {
     await s.exec("INSERT INTO t VALUES ('autocommit')")
     clearInterval(timer)
     expect(performance.now() - started).toBeGreaterThanOrEqual(190)
-    // The thread went on meanwhile: SQLite's own busy wait would have frozen it for the 200 ms.
-    expect(ticks).toBeGreaterThan(10)
+    // The thread went on meanwhile: SQLite's own busy wait would have frozen it for the 200 ms (at
+    // most one tick, after it). A 5 ms timer ticks ~40 times; a loaded 2-core host has given 8.
+    expect(ticks).toBeGreaterThan(3)
     expect(await values(s)).toEqual(['autocommit', 'tx'])
   })
 
