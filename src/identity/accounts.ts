@@ -3,9 +3,10 @@ import type { Core } from '../core'
 import { type Conn, isUniqueViolation } from '../db/store'
 import { randomToken, sha256Hex } from '../shared/crypto'
 import { displayName } from '../shared/display-names'
-import { AppError } from '../shared/errors'
+import { appError } from '../shared/errors'
 import { newId } from '../shared/ids'
 import type { Extensions } from './engine/extension'
+import { IDENTITY_ERRORS } from './error-codes'
 import { PLATFORM } from './instances'
 import { DEFAULT_LOGIN_POLICY, type LoginPolicy } from './login-policy'
 import { accounts, accountTokens, oidcPayloads } from './schema'
@@ -51,9 +52,10 @@ const DEFAULT_PASSWORD_RULE = passwordRuleFor(DEFAULT_LOGIN_POLICY)
 /** Refuses (422) a new password that breaks the rule (sign-up, reset, invitation acceptance). */
 export function checkPassword(password: string, rule: PasswordRule = DEFAULT_PASSWORD_RULE): void {
   if (password.length < rule.minLength)
-    throw new AppError('PASSWORD_TOO_SHORT', 422, `Use at least ${rule.minLength} characters.`)
-  if (password.length > rule.maxLength)
-    throw new AppError('PASSWORD_TOO_LONG', 422, 'That password is too long.')
+    throw appError(IDENTITY_ERRORS.PASSWORD_TOO_SHORT, 422, {
+      message: `Use at least ${rule.minLength} characters.`,
+    })
+  if (password.length > rule.maxLength) throw appError(IDENTITY_ERRORS.PASSWORD_TOO_LONG, 422)
 }
 
 export const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
@@ -105,8 +107,7 @@ export async function findAccounts(core: Core, instanceId: string, ids: string[]
     .where(and(eq(accounts.instanceId, instanceId), inArray(accounts.id, ids)))
 }
 
-const emailTaken = () =>
-  new AppError('EMAIL_TAKEN', 409, 'An account with this email already exists. Sign in instead.')
+const emailTaken = () => appError(IDENTITY_ERRORS.EMAIL_TAKEN, 409)
 
 /**
  * Creates a password account. The first account of the platform instance is its administrator:
@@ -119,8 +120,7 @@ export async function signUp(
   rule: PasswordRule = DEFAULT_PASSWORD_RULE,
 ): Promise<Account> {
   const email = normalizeEmail(input.email)
-  if (!EMAIL.test(email) || email.length > 320)
-    throw new AppError('EMAIL_INVALID', 422, 'Enter a valid email address.')
+  if (!EMAIL.test(email) || email.length > 320) throw appError(IDENTITY_ERRORS.EMAIL_INVALID, 422)
   checkPassword(input.password, rule)
   // A name is optional here; one that is given follows the rule every display name does.
   const given = (input.name ?? '').trim().slice(0, 200)

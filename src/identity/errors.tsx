@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Decision } from '../limits/decision'
-import { Alert, Layout } from '../shared/views/hosted-layout'
+import { prefersHtml } from '../shared/accept'
+import { MessagePage, type PageLink } from '../shared/views/hosted-layout'
 
 /** An error of the identity plane, whoever meets it: the front door, a hosted page, oidc-provider. */
 export interface IdentityError {
@@ -13,7 +14,7 @@ export interface IdentityError {
    */
   json?: Record<string, string>
   /** Where a browser goes on from here. */
-  link?: { href: string; label: string }
+  link?: PageLink
 }
 
 export interface ErrorAnswer {
@@ -22,59 +23,12 @@ export interface ErrorAnswer {
   body: string
 }
 
-function ErrorPage(p: Pick<IdentityError, 'title' | 'message' | 'link'>) {
-  return (
-    <Layout title={p.title}>
-      <h1 safe>{p.title}</h1>
-      <Alert kind="error" message={p.message} />
-      {p.link ? (
-        <p>
-          <a href={p.link.href} safe>
-            {p.link.label}
-          </a>
-        </p>
-      ) : (
-        ''
-      )}
-    </Layout>
-  ) as string
-}
-
-/** How much an Accept header wants `type`: the q of its most specific matching range, and where it stands. */
-function preference(accept: string, type: string): { q: number; at: number } {
-  let best = { q: 0, specificity: -1, at: Number.POSITIVE_INFINITY }
-  for (const [at, entry] of accept.split(',').entries()) {
-    const [range = '', ...params] = entry.trim().toLowerCase().split(';')
-    const specificity =
-      range === type ? 2 : range === `${type.split('/')[0]}/*` ? 1 : range === '*/*' ? 0 : -1
-    if (specificity <= best.specificity) continue
-    const q = Number(
-      params
-        .map((p) => p.trim())
-        .find((p) => p.startsWith('q='))
-        ?.slice(2) ?? 1,
-    )
-    best = { q: Number.isFinite(q) ? q : 0, specificity, at }
-  }
-  return best
-}
-
-/**
- * Whether a client prefers an HTML page to JSON (RFC 9110 §12.5.1: by q, then by the order it
- * lists them). A browser names text/html first; an OAuth client names JSON or nothing.
- */
-export function prefersHtml(accept: string): boolean {
-  const html = preference(accept, 'text/html')
-  const json = preference(accept, 'application/json')
-  return html.q > json.q || (html.q === json.q && html.q > 0 && html.at < json.at)
-}
-
 /** The one rendering of every identity error: a page for a browser, else JSON when the error has one. */
 export function renderIdentityError(error: IdentityError, accept = ''): ErrorAnswer {
   if (error.json && !prefersHtml(accept)) {
     return { status: error.status, type: 'application/json', body: JSON.stringify(error.json) }
   }
-  return { status: error.status, type: 'text/html; charset=utf-8', body: ErrorPage(error) }
+  return { status: error.status, type: 'text/html; charset=utf-8', body: MessagePage(error) }
 }
 
 export function errorResponse(error: IdentityError, accept: string): Response {

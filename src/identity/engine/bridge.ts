@@ -20,8 +20,9 @@ import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS, PLATF
 import { faviconResponse } from '../pages/assets'
 import type { PageRequest } from '../pages/http'
 import { serving } from '../provider'
-import type { InstanceEndpoints } from './endpoints'
+import type { HostedRequest } from './hosted'
 import { type Finish, inject } from './inject'
+import type { InstanceApp } from './instance-app'
 import type { Instance, InstancePool } from './pool'
 import { DOCUMENT_CSP, type HeaderBag, identitySecurityHeaders } from './security-headers'
 
@@ -176,9 +177,9 @@ export class IdentityBridge {
     private readonly pool: InstancePool,
     private readonly addressing: InstanceAddressing,
     private readonly pages: (p: PageRequest) => Promise<boolean>,
+    /** The hosted pages (every instance's) and the features' endpoints (workspace instances' only). */
+    private readonly apps: { pages: InstanceApp; endpoints: InstanceApp | null },
     private readonly limit: DataPlaneLimit = () => null,
-    /** The features' endpoints under each workspace instance, if any. */
-    private readonly endpoints: InstanceEndpoints | null = null,
   ) {
     this.secureHeaders = identitySecurityHeaders(core.config.baseUrl.startsWith('https:'))
     this.forwardedOf = forwardedHeaders(core.config.authUrlTemplate)
@@ -335,11 +336,23 @@ export class IdentityBridge {
       response.headers.set('connection', 'close')
       return response
     }
-    // A feature's endpoint, counted above like any other request of the instance.
-    if (this.endpoints?.matches(request.method, route.path) && instanceId !== PLATFORM) {
+    // A hosted page or a feature's endpoint, counted above like any other request of the instance.
+    const app = this.apps.pages.matches(request.method, route.path)
+      ? this.apps.pages
+      : instanceId !== PLATFORM && this.apps.endpoints?.matches(request.method, route.path)
+        ? this.apps.endpoints
+        : null
+    if (app) {
       const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
       if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
-      return this.endpoints.handle(request, route.path, body, { id: instance.id, issuer: instance.issuer })
+      const hosted: HostedRequest = {
+        instance,
+        prefix: route.target.prefix,
+        path: route.path,
+        search: route.url.search,
+        clientIp: () => caller.ip(),
+      }
+      return this.inInstance(instance, () => app.handle(request, body, hosted))
     }
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.
@@ -450,6 +463,21 @@ export class IdentityBridge {
       if (page) return drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
       instance.callback(req, res)
     })
+  }
+
+  /**
+   * Runs a hosted page (or a feature's endpoint) as the instance: its settings read (by the first
+   * request that needs them), the shared Provider scoped to it, its brand on every page drawn, and
+   * its page policy (which allows its brand's style).
+   */
+  private async inInstance(instance: Instance, answer: () => Promise<Response>): Promise<Response> {
+    const settling = this.pool.settle(instance)
+    if (settling) await settling
+    const response = await serving(instance, () => drawnWithBrand(instance.brand, answer))
+    // An answer with a policy of its own (a logo's) keeps it.
+    if (!response.headers.has('content-security-policy'))
+      response.headers.set('content-security-policy', instance.csp)
+    return response
   }
 
   private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {

@@ -4,6 +4,7 @@ import type { Conn } from '../../db/store'
 import type { Account } from '../accounts'
 import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
 import type { LoginPolicy } from '../login-policy'
+import { type HostedRequest, hostedRequests } from './hosted'
 
 /** The instance a grant, an endpoint or a step serves: a workspace's (features never extend the platform's). */
 export interface InstanceRef {
@@ -220,17 +221,15 @@ function unique(what: string, names: string[]) {
     throw new Error(`two features extend the identity engine with the ${what} "${twice}"`)
 }
 
-/** Where the engine leaves the instance of a request to an endpoint, for `instanceEndpoints`. */
-export const endpointInstances = new WeakMap<Request, InstanceRef>()
-
 /**
  * The start of an instance's endpoints plugin: its routes have `instance` (the workspace instance
  * the request was addressed to) in their context.
  */
 export const instanceEndpoints = (name: string) =>
-  new Elysia({ name }).derive({ as: 'global' }, ({ request }) => ({
-    instance: endpointInstances.get(request) as InstanceRef,
-  }))
+  new Elysia({ name }).derive({ as: 'global' }, ({ request }) => {
+    const { instance } = hostedRequests.get(request) as HostedRequest
+    return { instance: { id: instance.id, issuer: instance.issuer } as InstanceRef }
+  })
 
 /** Whether a workspace instance refuses new users now: asked of every sign-up check, at once. */
 export async function signUpsBlocked(extensions: Pick<Extensions, 'signUpChecks'>, workspaceId: string) {

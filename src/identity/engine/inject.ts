@@ -307,3 +307,15 @@ export function inject(handler: NodeHandler, request: InjectRequest, finish?: Fi
     }
   })
 }
+
+/**
+ * A request's node:http pair without a handler: what oidc-provider's interaction helpers
+ * (`interactionDetails`, `interactionResult`, `createContext`) read a hosted page's cookies from. What
+ * they would write to the response (a stale cookie signature's removal) is not sent: the page answers.
+ */
+export function nodePair(request: InjectRequest): { req: IncomingMessage; res: ServerResponse } {
+  return {
+    req: new InjectedRequest(request) as unknown as IncomingMessage,
+    res: new InjectedResponse(() => {}) as unknown as ServerResponse,
+  }
+}

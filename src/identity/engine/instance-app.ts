@@ -1,14 +1,18 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { errorsPlugin } from '../../shared/plugins/errors'
-import { endpointInstances, type InstanceRef } from './extension'
+import { type HostedRequest, hostedRequests } from './hosted'
 
-/** The features' endpoints under every workspace instance's issuer, as one Elysia app. */
-export interface InstanceEndpoints {
-  /** Whether a request of this method to this path (below the issuer) is a feature endpoint's. */
+/**
+ * What answers under every instance's issuer besides oidc-provider: the hosted pages and the
+ * features' endpoints, one Elysia app with the control plane's stack (TypeBox, AppError, one error
+ * mapping: a page for a browser, JSON otherwise).
+ */
+export interface InstanceApp {
+  /** Whether a request of this method to this path (below the issuer) is the app's. */
   matches(method: string, path: string): boolean
-  /** Its answer; `path` is below the issuer, `body` already read (the plane's body limit). */
-  handle(request: Request, path: string, body: Uint8Array | null, instance: InstanceRef): Promise<Response>
+  /** Its answer; `body` already read (the plane's body limit). */
+  handle(request: Request, body: Uint8Array | null, hosted: HostedRequest): Promise<Response>
 }
 
 /** A route's path as a pattern: `:name` one segment, `*` the rest. */
@@ -22,16 +26,11 @@ const patternOf = (path: string) =>
       .join('/')}$`,
   )
 
-/**
- * Mounts the features' endpoint plugins behind the control plane's error mapping (TypeBox failures
- * 422, AppError its status): null when no feature has any, so the plane asks nothing more of a
- * request.
- */
-export function mountEndpoints(core: Core, plugins: readonly AnyElysia[]): InstanceEndpoints | null {
-  if (plugins.length === 0) return null
+/** Mounts the plugins (each starts with `hostedPage`) behind the instance surface's error mapping. */
+export function mountInstanceApp(core: Core, plugins: readonly AnyElysia[]): InstanceApp {
   const app = plugins.reduce<AnyElysia>(
     (mounted, plugin) => mounted.use(plugin),
-    new Elysia({ name: 'instance-endpoints' }).use(errorsPlugin(core.log)),
+    new Elysia({ name: 'instance-app' }).use(errorsPlugin(core.log, 'instance')),
   )
   const routes = app.routes.map((r) => ({ method: r.method, pattern: patternOf(r.path) }))
   return {
@@ -41,14 +40,15 @@ export function mountEndpoints(core: Core, plugins: readonly AnyElysia[]): Insta
           (r.method === method || r.method === 'ALL' || (method === 'HEAD' && r.method === 'GET')) &&
           r.pattern.test(path),
       ),
-    handle: async (request, path, body, instance) => {
+    handle: async (request, body, hosted) => {
       const url = new URL(request.url)
-      const local = new Request(new URL(`${path}${url.search}`, url.origin), {
+      // The app's routes are below the issuer: the request is addressed to the path below it.
+      const local = new Request(new URL(`${hosted.path}${hosted.search}`, url.origin), {
         method: request.method,
         headers: request.headers,
         body: body as BodyInit | null,
       })
-      endpointInstances.set(local, instance)
+      hostedRequests.set(local, hosted)
       return app.handle(local)
     },
   }

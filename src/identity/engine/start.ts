@@ -7,11 +7,11 @@ import { clientReads } from '../clients'
 import { instanceAddressing, MEMO_MS, PLATFORM } from '../instances'
 import { rehashLegacyPayloads } from '../legacy-payloads'
 import { PLATFORM_LOGIN_POLICY } from '../login-policy'
-import { createPageRouter } from '../pages/routes'
+import { createPageRouter, hostedPages, pageContext } from '../pages/routes'
 import { buildProvider, servedInstance } from '../provider'
 import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
-import { mountEndpoints } from './endpoints'
 import type { Extensions } from './extension'
+import { mountInstanceApp } from './instance-app'
 import { servingStates } from './instance-states'
 import { ensureInstanceKeys, loadInstance } from './keys'
 import { InstancePool, stateReads } from './pool'
@@ -69,13 +69,17 @@ export async function createIdentityPlane(core: Core, extensions: Extensions): P
     pool.readState(instanceId).then((state) => state.dataPlaneRps),
   )
   pool.onState((instanceId, state, at) => limit.heard(instanceId, state.dataPlaneRps, at))
+  const pages = pageContext(core, extensions)
   const bridge = new IdentityBridge(
     core,
     pool,
     addressing,
-    createPageRouter({ core, extensions }),
+    createPageRouter(pages),
+    {
+      pages: mountInstanceApp(core, hostedPages(pages)),
+      endpoints: extensions.endpoints.length ? mountInstanceApp(core, extensions.endpoints) : null,
+    },
     limit,
-    mountEndpoints(core, extensions.endpoints),
   )
   return {
     fetch: (instanceId, path, init, clientIp) => bridge.fetch(instanceId, path, init, clientIp),

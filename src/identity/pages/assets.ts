@@ -1,6 +1,7 @@
+import { Elysia } from 'elysia'
 import htmx from '../../../node_modules/htmx.org/dist/htmx.min.js' with { type: 'file' }
 import favicon from '../../../public/favicon.svg' with { type: 'file' }
-import type { PageContext, PageRequest } from './http'
+import { hostedPage } from '../engine/hosted'
 
 /** Where an instance serves htmx, below its prefix. */
 export const HTMX_PATH = '/assets/htmx.min.js'
@@ -10,13 +11,17 @@ export const HTMX_PATH = '/assets/htmx.min.js'
  * the instance itself: the pages stay self-contained on a host-based issuer too, and the plane's
  * policy allows scripts of its own origin only. Embedded in the executable, as the dashboard's copy.
  */
-export async function serveHtmx(_c: PageContext, p: PageRequest) {
-  p.res.writeHead(200, {
-    'content-type': 'text/javascript; charset=utf-8',
-    'cache-control': 'public, max-age=86400',
-  })
-  p.res.end(await Bun.file(htmx).bytes())
-}
+export const htmxAsset = () =>
+  new Elysia({ name: 'htmx-asset' }).use(hostedPage('hosted-page')).get(
+    HTMX_PATH,
+    () =>
+      new Response(Bun.file(htmx), {
+        headers: {
+          'content-type': 'text/javascript; charset=utf-8',
+          'cache-control': 'public, max-age=86400',
+        },
+      }),
+  )
 
 /**
  * The platform's icon at the path the hosted layout links (FAVICON_PATH), for a host-based issuer,

@@ -1,4 +1,4 @@
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { MessagePage, type PageLink } from '../../shared/views/hosted-layout'
 import type { PasswordRule } from '../accounts'
 import type { IdentityError } from '../errors'
 
@@ -41,23 +41,8 @@ export function NewPasswordField({ label, rule }: { label: string; rule: Passwor
 }
 
 /** The end of a flow that went well (verified, changed, connected, signed out), and where to go on. */
-export function DonePage(p: { title: string; message: string; link?: IdentityError['link'] }) {
-  return (
-    <Layout title={p.title}>
-      <h1 safe>{p.title}</h1>
-      <Alert kind="ok" message={p.message} />
-      {p.link ? (
-        <p>
-          <a href={p.link.href} safe>
-            {p.link.label}
-          </a>
-        </p>
-      ) : (
-        ''
-      )}
-    </Layout>
-  )
-}
+export const DonePage = (p: { title: string; message: string; link?: PageLink }) =>
+  MessagePage({ ...p, kind: 'ok' })
 
 /** The email field of the sign-in, sign-up and reset forms (`autocomplete` tells password managers which). */
 export function EmailField(p: { autocomplete: 'username' | 'email'; autofocus?: boolean; value?: string }) {

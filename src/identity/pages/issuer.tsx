@@ -1,8 +1,10 @@
+import { Elysia } from 'elysia'
+import { prefersHtml } from '../../shared/accept'
 import { Layout } from '../../shared/views/hosted-layout'
-import { prefersHtml } from '../errors'
+import { hostedHtml, hostedPage } from '../engine/hosted'
 import { issuerFor } from '../instances'
 import { instanceLabel } from '../mfa/instance-label'
-import type { PageContext, PageRequest } from './http'
+import type { PageContext } from './http'
 
 const DISCOVERY = '/.well-known/openid-configuration'
 const JWKS = '/jwks'
@@ -34,15 +36,13 @@ function IssuerPage(p: { name: string; issuer: string }) {
  * found"; an API client gets where those documents are. An instance that does not serve never gets
  * here: the dispatcher answers its not-found first.
  */
-export async function issuerHome({ core, extensions }: PageContext, p: PageRequest) {
-  const issuer = issuerFor(core.config, p.instance.id)
-  if (!prefersHtml(p.req.headers.accept ?? '')) {
-    const pointer = { issuer, openid_configuration: `${issuer}${DISCOVERY}`, jwks_uri: `${issuer}${JWKS}` }
-    p.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-    p.res.end(JSON.stringify(pointer))
-    return
-  }
-  const name = await instanceLabel(core, extensions, p.instance.id)
-  p.res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-  p.res.end(await IssuerPage({ name, issuer }))
-}
+export const issuerPage = ({ core, extensions }: PageContext) =>
+  new Elysia({ name: 'issuer-page' }).use(hostedPage('hosted-page')).get('/', async ({ hosted, request }) => {
+    const issuer = issuerFor(core.config, hosted.instance.id)
+    if (!prefersHtml(request.headers.get('accept') ?? '')) {
+      const pointer = { issuer, openid_configuration: `${issuer}${DISCOVERY}`, jwks_uri: `${issuer}${JWKS}` }
+      return Response.json(pointer, { headers: { 'cache-control': 'no-store' } })
+    }
+    const name = await instanceLabel(core, extensions, hosted.instance.id)
+    return hostedHtml(<IssuerPage name={name} issuer={issuer} />)
+  })

@@ -1,15 +1,17 @@
+import type { AnyElysia } from 'elysia'
+import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
-import { LOGO_PATH } from '../branding'
 import { Broker } from '../broker/protocol'
+import type { Extensions } from '../engine/extension'
 import { writeError } from '../errors'
 import { acceptInvite } from './accept-invite'
-import { HTMX_PATH, serveHtmx } from './assets'
+import { htmxAsset } from './assets'
 import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
 import type { PageContext, PageRequest } from './http'
 import { interaction } from './interaction'
-import { issuerHome } from './issuer'
-import { serveLogo } from './logo'
+import { issuerPage } from './issuer'
+import { logoAsset } from './logo'
 import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
 import { verifyEmailOfSignIn } from './verify-continue'
@@ -46,13 +48,10 @@ const ROUTES: PageRoute[] = [
     run: (c, p, m) => resetPassword(c, p, m![1]!),
   },
   { path: '/verify-email', methods: ['GET'], run: verifyEmail },
-  { path: HTMX_PATH, methods: ['GET'], run: serveHtmx },
-  { path: LOGO_PATH, methods: ['GET'], run: serveLogo },
   { path: '/forgot-password', run: (c, p) => forgotPassword(c, p) },
   { path: '/reset-password', run: (c, p) => resetPassword(c, p) },
   { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
   { path: '/mfa', methods: ['GET', 'POST'], run: manageMfa },
-  { path: '/', methods: ['GET'], run: issuerHome },
 ]
 
 function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {
@@ -72,8 +71,8 @@ function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | nul
  * Answers a request for a hosted page; false for paths that belong to oidc-provider. Every failure
  * becomes a page: a refusal says why, anything else is logged and said in general terms.
  */
-export function createPageRouter(c: Omit<PageContext, 'broker'>) {
-  const context: PageContext = { ...c, broker: new Broker(c.core) }
+export function createPageRouter(context: PageContext) {
+  const c = context
   return async function handle(p: PageRequest): Promise<boolean> {
     const found = route(p)
     if (!found) return false
@@ -99,3 +98,17 @@ export function createPageRouter(c: Omit<PageContext, 'broker'>) {
     return true
   }
 }
+
+/** What every page flow works with, built once per plane. */
+export const pageContext = (core: Core, extensions: Extensions): PageContext => ({
+  core,
+  extensions,
+  broker: new Broker(core),
+})
+
+/**
+ * The hosted pages as Elysia plugins under every instance (engine/instance-app.ts): each starts with
+ * `hostedPage`, reads its form through TypeBox and answers HTML with `hostedHtml`; a refusal is an
+ * AppError, drawn by the one error mapping.
+ */
+export const hostedPages = (c: PageContext): AnyElysia[] => [issuerPage(c), htmxAsset(), logoAsset(c)]

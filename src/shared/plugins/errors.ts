@@ -1,9 +1,11 @@
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
 import { isStoreUnavailable, loggable } from '../../db/store'
+import { prefersHtml } from '../accept'
 import { AppError } from '../errors'
 import type { Logger } from '../logger'
 import { dashboardError } from '../views/error-page'
+import { MessagePage } from '../views/hosted-layout'
 
 /** One entry of a FastAPI-style `HTTPValidationError.detail`. */
 interface ValidationDetail {
@@ -82,25 +84,51 @@ const rateLimitHeadersOf = (headers: Record<string, unknown>): Record<string, st
       .map(([name, value]) => [name, String(value)]),
   )
 
+/** The heading of a hosted page's error, by its status; a refused step of a sign-in otherwise. */
+const HOSTED_TITLES: Record<number, string> = {
+  401: 'Sign in first',
+  403: 'Not allowed',
+  404: 'Not found',
+  413: 'Request too large',
+  429: 'Too many requests',
+  500: 'Something went wrong',
+  503: 'Temporarily unavailable',
+}
+
+/**
+ * Where the errors are answered: the control plane (JSON for the API, pages and fragments for the
+ * dashboard), or an identity instance (a hosted page for a browser, JSON for anything else).
+ */
+export type ErrorSurface = 'control' | 'instance'
+
 /**
  * The one place errors become responses. Validation → 422 `{"detail":[{loc,msg,type}]}`;
  * malformed JSON → 422 `json_invalid`; AppError → its status and `{"detail": message}`; the
  * database out of reach → 503; anything else → 500 with a generic message (the stack goes to the log, never the client).
  */
-export const errorsPlugin = (log: Logger) =>
-  new Elysia({ name: 'errors' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+export const errorsPlugin = (log: Logger, surface: ErrorSurface = 'control') =>
+  new Elysia({ name: 'errors', seed: surface }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const url = new URL(request.url)
     const htmx = request.headers.get('hx-request') === 'true'
     // The dashboard answers in HTML: a page, or a fragment for htmx; signed-out users go to login.
-    const dashboard = url.pathname.startsWith('/app/')
+    const dashboard = surface === 'control' && url.pathname.startsWith('/app/')
+    // A hosted page's browser gets a page of the instance's look; an endpoint's client JSON.
+    const hosted = surface === 'instance' && prefersHtml(request.headers.get('accept') ?? '')
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       // Recorded for the access log, which reads the status after the response is sent.
       set.status = status
       const counted = rateLimitHeadersOf(set.headers)
-      if (!dashboard) return Response.json(body, { status, headers: { ...counted, ...headers } })
+      if (!dashboard && !hosted) return Response.json(body, { status, headers: { ...counted, ...headers } })
       const detail = (body as { detail: unknown }).detail
       const message =
         typeof detail === 'string' ? detail : 'Some fields are not valid. Check them and try again.'
+      if (hosted) {
+        const title = HOSTED_TITLES[status] ?? 'Sign-in interrupted'
+        return new Response(MessagePage({ title, message }), {
+          status,
+          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers },
+        })
+      }
       if (status === 401) {
         const login = `/v1/auth/login?next=${encodeURIComponent(url.pathname + url.search)}`
         if (htmx) return new Response(null, { status: 401, headers: { 'hx-redirect': login } })

@@ -128,3 +128,31 @@ export function Alert({ kind, message }: { kind: 'error' | 'ok'; message?: strin
     </div>
   )
 }
+
+/** Where a browser goes on from a hosted page that ends a flow. */
+export interface PageLink {
+  href: string
+  label: string
+}
+
+/**
+ * The end of a hosted flow, well (verified, changed, connected) or not (why it went wrong), and where
+ * to go on: every hosted error page is one.
+ */
+export function MessagePage(p: { title: string; message: string; kind?: 'error' | 'ok'; link?: PageLink }) {
+  return (
+    <Layout title={p.title}>
+      <h1 safe>{p.title}</h1>
+      <Alert kind={p.kind ?? 'error'} message={p.message} />
+      {p.link ? (
+        <p>
+          <a href={p.link.href} safe>
+            {p.link.label}
+          </a>
+        </p>
+      ) : (
+        ''
+      )}
+    </Layout>
+  ) as string
+}
