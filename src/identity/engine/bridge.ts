@@ -18,7 +18,6 @@ import {
 } from '../errors'
 import { type InstanceAddressing, type InstanceTarget, issuerFor, MEMO_MS, PLATFORM } from '../instances'
 import { faviconResponse } from '../pages/assets'
-import type { PageRequest } from '../pages/http'
 import { serving } from '../provider'
 import type { HostedRequest } from './hosted'
 import { type Finish, inject } from './inject'
@@ -176,7 +175,6 @@ export class IdentityBridge {
     private readonly core: Core,
     private readonly pool: InstancePool,
     private readonly addressing: InstanceAddressing,
-    private readonly pages: (p: PageRequest) => Promise<boolean>,
     /** The hosted pages (every instance's) and the features' endpoints (workspace instances' only). */
     private readonly apps: { pages: InstanceApp; endpoints: InstanceApp | null },
     private readonly limit: DataPlaneLimit = () => null,
@@ -457,12 +455,11 @@ export class IdentityBridge {
     // Set first so oidc-provider can add its inline scripts' hashes to a page's (see IDENTITY_CSP;
     // `csp` is it, with the brand's style). The JSON endpoints answer no page: the document policy.
     res.setHeader('content-security-policy', page ? instance.csp : DOCUMENT_CSP)
-    // The shared Provider and the pages read the instance from here on. Every page drawn, the
-    // provider's own included, wears the instance's brand; the JSON endpoints are no page.
-    await serving(instance, () => {
-      if (page) return drawnWithBrand(instance.brand, () => this.pageOrProvider(instance, req, res, to))
-      instance.callback(req, res)
-    })
+    // The shared Provider reads the instance from here on. Every page it draws (device code, logout,
+    // its errors) wears the instance's brand; the JSON endpoints are no page.
+    await serving(instance, () =>
+      page ? drawnWithBrand(instance.brand, () => instance.callback(req, res)) : instance.callback(req, res),
+    )
   }
 
   /**
@@ -478,24 +475,6 @@ export class IdentityBridge {
     if (!response.headers.has('content-security-policy'))
       response.headers.set('content-security-policy', instance.csp)
     return response
-  }
-
-  private async pageOrProvider(instance: Instance, req: IncomingMessage, res: ServerResponse, to: Dispatch) {
-    const handled = await this.pages({
-      instance,
-      prefix: to.target.prefix,
-      req,
-      res,
-      path: to.path,
-      // Made on first read: a request for the provider never reads it.
-      get query() {
-        return to.url.searchParams
-      },
-      get clientIp() {
-        return to.caller.ip()
-      },
-    })
-    if (!handled) instance.callback(req, res)
   }
 
   /**

@@ -18,6 +18,60 @@ export interface HostedRequest {
   clientIp(): string
 }
 
+/**
+ * One request to a hosted page, as every page flow reads it. A flow answers a `Response` (HTML with
+ * `hostedHtml`, a redirect with `seeOther`) and refuses with an AppError; it never writes.
+ */
+export interface PageRequest {
+  instance: Instance
+  /** Path prefix of the instance (`/i/<id>`), for links the browser follows. */
+  prefix: string
+  /** Path below the prefix. */
+  path: string
+  query: URLSearchParams
+  /** The client address, resolved on first read. */
+  readonly clientIp: string
+  method: string
+  headers: Headers
+  /** The form posted (application/x-www-form-urlencoded); empty for a GET. */
+  form(): Promise<URLSearchParams>
+  /** oidc-provider's interaction of this browser (its cookie). */
+  interaction: InteractionPort
+}
+
+/** A hosted page's request, its form read by `form` (once, when a flow asks for it). */
+export function pageRequest(
+  hosted: HostedRequest,
+  request: Request,
+  form: () => Promise<URLSearchParams>,
+): PageRequest {
+  let posted: Promise<URLSearchParams> | undefined
+  return {
+    instance: hosted.instance,
+    prefix: hosted.prefix,
+    path: hosted.path,
+    query: new URLSearchParams(hosted.search),
+    get clientIp() {
+      return hosted.clientIp()
+    },
+    method: request.method,
+    headers: request.headers,
+    form: () => {
+      posted ??= request.method === 'POST' ? form() : Promise.resolve(new URLSearchParams())
+      return posted
+    },
+    interaction: new InteractionPort(hosted, request),
+  }
+}
+
+/** A parsed form body (Elysia's) as the pages read it: text fields only. */
+export const formOf = (body: unknown) =>
+  new URLSearchParams(
+    Object.entries((body ?? {}) as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  )
+
 /** Where the bridge leaves a request's HostedRequest for `hostedPage`. */
 export const hostedRequests = new WeakMap<Request, HostedRequest>()
 
@@ -58,6 +112,15 @@ export class InteractionPort {
   async details(): Promise<InteractionDetails> {
     const { req, res } = this.node()
     return this.provider.interactionDetails(req, res).catch(expiredAsAppError)
+  }
+
+  /** The interaction this browser holds, or null when it has none (no cookie, expired, ended). */
+  async held(): Promise<InteractionDetails | null> {
+    const { req, res } = this.node()
+    return this.provider.interactionDetails(req, res).catch((e) => {
+      if (interactionGone(e)) return null
+      throw e
+    })
   }
 
   /** Stores the step's result in the interaction and answers where the browser goes on (the provider's resume). */
@@ -102,15 +165,12 @@ export const seeOther = (location: string) =>
 
 /**
  * The start of every hosted page plugin: its routes have `hosted` (the instance and the request's
- * addressing) and `interaction` (oidc-provider's interaction of this browser) in their context.
+ * addressing) and `page` (the request as the page flows read it) in their context.
  */
 export const hostedPage = (name: string) =>
-  new Elysia({ name }).derive({ as: 'global' }, ({ request }) => {
+  new Elysia({ name }).derive({ as: 'global' }, ({ request, body }) => {
     const hosted = hostedRequests.get(request) as HostedRequest
-    return {
-      hosted,
-      interaction: new InteractionPort(hosted, request),
-    }
+    return { hosted, page: pageRequest(hosted, request, async () => formOf(body)) }
   })
 
 /** A hosted page's answer: HTML, never cached (it is one browser's, mid-flow). */

@@ -7,7 +7,7 @@ import { clientReads } from '../clients'
 import { instanceAddressing, MEMO_MS, PLATFORM } from '../instances'
 import { rehashLegacyPayloads } from '../legacy-payloads'
 import { PLATFORM_LOGIN_POLICY } from '../login-policy'
-import { createPageRouter, hostedPages, pageContext } from '../pages/routes'
+import { hostedPages, pageContext } from '../pages/routes'
 import { buildProvider, servedInstance } from '../provider'
 import { type Caller, type FetchInit, IdentityBridge, type Route } from './bridge'
 import type { Extensions } from './extension'
@@ -74,7 +74,6 @@ export async function createIdentityPlane(core: Core, extensions: Extensions): P
     core,
     pool,
     addressing,
-    createPageRouter(pages),
     {
       pages: mountInstanceApp(core, hostedPages(pages)),
       endpoints: extensions.endpoints.length ? mountInstanceApp(core, extensions.endpoints) : null,

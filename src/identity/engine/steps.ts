@@ -1,12 +1,11 @@
 import { interactionPolicy } from 'oidc-provider'
 import { PLATFORM } from '../instances'
-import type { PageContext, PageRequest } from '../pages/http'
-import { readForm, send } from '../pages/http'
+import type { PageContext } from '../pages/http'
 import { current } from '../provider/instance-scope'
 import type { InteractionStep, StepContext } from './extension'
+import { type InteractionDetails as Details, hostedHtml, type PageRequest } from './hosted'
 
 type Prompts = ReturnType<typeof interactionPolicy.base>
-type Details = Awaited<ReturnType<PageRequest['instance']['provider']['interactionDetails']>>
 
 const scopesOf = (scope: unknown) =>
   String(scope ?? '')
@@ -47,23 +46,18 @@ export const stepOf = (c: PageContext, details: Details) =>
  * A feature's step of a sign-in: its page, and its post (`{interaction}/step`), until it answers
  * `done`; the sign-in then goes on to the next prompt.
  */
-export async function runStep(p: PageRequest, details: Details, step: InteractionStep) {
+export async function runStep(p: PageRequest, details: Details, step: InteractionStep): Promise<Response> {
   const accountId = details.session?.accountId
   if (!accountId) throw new Error(`step ${step.name} asked without an account`)
-  const post = p.req.method === 'POST'
+  const post = p.method === 'POST'
   const answer = await step.page({
     instance: { id: p.instance.id, issuer: p.instance.issuer },
     accountId,
     scopes: scopesOf(details.params.scope),
     method: post ? 'POST' : 'GET',
-    form: post ? await readForm(p.req) : new URLSearchParams(),
+    form: post ? await p.form() : new URLSearchParams(),
     action: `${p.prefix}/interaction/${details.uid}/step`,
   })
-  if ('html' in answer) return send(p.res, 200, answer.html)
-  await p.instance.provider.interactionFinished(
-    p.req,
-    p.res,
-    { [step.name]: { done: true } },
-    { mergeWithLastSubmission: true },
-  )
+  if ('html' in answer) return hostedHtml(answer.html)
+  return p.interaction.finish({ [step.name]: { done: true } }, true)
 }

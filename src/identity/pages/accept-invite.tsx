@@ -1,10 +1,10 @@
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type PasswordRule, passwordRuleFor } from '../accounts'
-import { writeError } from '../errors'
+import { hostedHtml } from '../engine/hosted'
 import { acceptInvitation, findInvitation } from '../users'
 import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
-import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
+import { errorPage, linkExpired, type PageContext, type PageRequest } from './http'
 
 const INVALID = 'This invitation link is invalid, expired or already used. Ask for a new invitation.'
 
@@ -43,36 +43,29 @@ function AcceptInvitePage(p: AcceptProps) {
  * up by a successful acceptance, and refused after 7 days. Ends on a done page: the user then signs
  * in from the application as anyone else does.
  */
-export async function acceptInvite({ core }: PageContext, p: PageRequest) {
+export async function acceptInvite({ core }: PageContext, p: PageRequest): Promise<Response> {
   // Where passwords are off, an invitation is accepted through an external provider, never with one.
-  if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
+  if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}/accept-invite`
   const rule = passwordRuleFor(p.instance.policy)
-  const token = p.req.method === 'POST' ? null : (p.query.get('token') ?? '')
+  const token = p.method === 'POST' ? null : (p.query.get('token') ?? '')
   if (token !== null) {
     const invited = await findInvitation(core, p.instance.id, token)
     if (!invited) {
-      writeError(p.res, linkExpired(INVALID))
-      return
+      return errorPage(linkExpired(INVALID))
     }
-    await send(
-      p.res,
-      200,
-      AcceptInvitePage({ action, token, email: invited.email, name: invited.name, rule }),
-    )
-    return
+    return hostedHtml(AcceptInvitePage({ action, token, email: invited.email, name: invited.name, rule }))
   }
-  const form = await readForm(p.req)
+  const form = await p.form()
   const posted = form.get('token') ?? ''
   const password = form.get('password') ?? ''
   const name = form.get('name') ?? ''
   const invited = await findInvitation(core, p.instance.id, posted)
   if (!invited) {
-    writeError(p.res, linkExpired(INVALID))
-    return
+    return errorPage(linkExpired(INVALID))
   }
   const again = (error: string) =>
-    send(p.res, 422, AcceptInvitePage({ action, token: posted, email: invited.email, name, rule, error }))
+    hostedHtml(AcceptInvitePage({ action, token: posted, email: invited.email, name, rule, error }), 422)
   let account: Awaited<ReturnType<typeof acceptInvitation>>
   try {
     account = await acceptInvitation(core, p.instance.id, posted, { password, name }, rule)
@@ -81,12 +74,9 @@ export async function acceptInvite({ core }: PageContext, p: PageRequest) {
     return again(e.message)
   }
   if (!account) {
-    writeError(p.res, linkExpired(INVALID))
-    return
+    return errorPage(linkExpired(INVALID))
   }
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     DonePage({
       title: 'Invitation accepted',
       message: `Your account ${account.email} is ready. You can now sign in with your password.`,

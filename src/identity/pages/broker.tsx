@@ -5,9 +5,10 @@ import { assertsMfa, BrokerRefused } from '../broker/model'
 import type { BrokerStart } from '../broker/protocol'
 import type { ExternalIdp } from '../deps'
 import { signUpsBlocked } from '../engine/extension'
+import { hostedHtml, seeOther } from '../engine/hosted'
 import { brokerRedirectUri } from '../instances'
 import { finishLogin } from './finish-login'
-import { type PageContext, type PageRequest, send } from './http'
+import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginLinking } from './link-account'
 import { resultOf } from './links'
@@ -56,31 +57,33 @@ function RefusedPage(props: { message: string; signInUrl: string }) {
   )
 }
 
-const refuse = (p: PageRequest, links: InteractionLinks, status: number, message: string) =>
-  send(p.res, status, RefusedPage({ message, signInUrl: links.signInUrl }))
+const refuse = (links: InteractionLinks, status: number, message: string) =>
+  hostedHtml(RefusedPage({ message, signInUrl: links.signInUrl }), status)
 
 /**
  * `/interaction/<uid>/idp/<idp_id>`: a click on an IdP's button (or an `idp_hint`). The request's
  * `state`, `nonce` and PKCE verifier are kept in the interaction (a row of the store: the return may
  * reach another node), and the browser goes to the IdP.
  */
-export async function startExternal(c: PageContext, p: PageRequest, links: InteractionLinks, idpId: string) {
+export async function startExternal(
+  c: PageContext,
+  p: PageRequest,
+  links: InteractionLinks,
+  idpId: string,
+): Promise<Response> {
   const idp = offeredIdps(p).find((i) => i.id === idpId)
-  if (!idp) return refuse(p, links, 404, 'This sign-in method is not offered here any more.')
+  if (!idp) return refuse(links, 404, 'This sign-in method is not offered here any more.')
   try {
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
     const { url, start } = await c.broker.start(idp, redirectUri, links.uid)
-    await p.instance.provider.interactionResult(
-      p.req,
-      p.res,
+    await p.interaction.result(
       // The verifier redeems a code: sealed in the store, as every value that would work if presented.
       { broker: { ...start, verifier: c.core.secrets.seal(start.verifier, verifierContext(links.uid)) } },
-      { mergeWithLastSubmission: false },
+      false,
     )
-    p.res.writeHead(303, { location: url, 'cache-control': 'no-store' })
-    p.res.end()
+    return seeOther(url)
   } catch (e) {
-    if (e instanceof BrokerRefused) return refuse(p, links, e.status, e.message)
+    if (e instanceof BrokerRefused) return refuse(links, e.status, e.message)
     throw e
   }
 }
@@ -90,20 +93,18 @@ export async function startExternal(c: PageContext, p: PageRequest, links: Inter
  * interaction its `state` names (`<uid>.<random>`), on this origin, where the interaction's own
  * cookie proves it is the same browser; the checks are made there.
  */
-export async function brokerCallback(p: PageRequest) {
+export async function brokerCallback(p: PageRequest): Promise<Response> {
   const state = p.query.get('state') ?? ''
   const uid = /^([A-Za-z0-9_-]{1,64})\.[A-Za-z0-9_-]+$/.exec(state)?.[1]
   if (!uid) {
-    await send(
-      p.res,
-      400,
+    return hostedHtml(
       RefusedPage({
         message:
           'This answer from the sign-in provider belongs to no sign-in in progress. Start again from the application.',
         signInUrl: `${p.prefix}/`,
       }),
+      400,
     )
-    return
   }
   const forward = new URLSearchParams({ state })
   for (const key of ['code', 'iss', 'error', 'error_description']) {
@@ -111,11 +112,7 @@ export async function brokerCallback(p: PageRequest) {
     // Some providers' codes are long (Entra's): kept whole up to 8 KiB, refused beyond.
     if (value !== null && value.length <= 8192) forward.set(key, value)
   }
-  p.res.writeHead(303, {
-    location: `${p.prefix}/interaction/${uid}/broker?${forward}`,
-    'cache-control': 'no-store',
-  })
-  p.res.end()
+  return seeOther(`${p.prefix}/interaction/${uid}/broker?${forward}`)
 }
 
 /**
@@ -130,20 +127,19 @@ export async function finishExternal(
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   const start = brokerStartOf(details)
   const state = p.query.get('state') ?? ''
   if (!start || !safeEqual(state, start.state))
     return refuse(
-      p,
       links,
       400,
       'This answer from the sign-in provider does not match this sign-in. Start again.',
     )
   const idp = offeredIdps(p).find((i) => i.id === start.idpId)
-  if (!idp) return refuse(p, links, 404, 'This sign-in method is not offered here any more.')
+  if (!idp) return refuse(links, 404, 'This sign-in method is not offered here any more.')
   // Used once: a replayed answer finds nothing to check against.
-  await p.instance.provider.interactionResult(p.req, p.res, {}, { mergeWithLastSubmission: false })
+  await p.interaction.result({}, false)
   const error = p.query.get('error')
   const code = p.query.get('code')
   if (error || !code) {
@@ -151,7 +147,7 @@ export async function finishExternal(
       error === 'access_denied'
         ? `The sign-in with ${idp.name} was cancelled.`
         : `${idp.name} did not complete the sign-in. Try again, or choose another way to sign in.`
-    return refuse(p, links, 400, message)
+    return refuse(links, 400, message)
   }
   try {
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
@@ -169,9 +165,9 @@ export async function finishExternal(
       return askToVerify(c, p, account, links, amr, idp.name)
     const step = idp.trustMfa && assertsMfa(amr) ? null : await secondStep(c, p, account)
     if (step) return beginSecondStep(p, account, step, links, { amr, viaIdp: idp.name })
-    await finishLogin(c, p, account, amr, idp.name)
+    return finishLogin(c, p, account, amr, idp.name)
   } catch (e) {
-    if (e instanceof BrokerRefused) return refuse(p, links, e.status, e.message)
+    if (e instanceof BrokerRefused) return refuse(links, e.status, e.message)
     throw e
   }
 }

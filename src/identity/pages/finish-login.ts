@@ -25,7 +25,7 @@ export async function finishLogin(
   amr: Amr[],
   viaIdp: string | null = null,
   link?: IdentityLink,
-) {
+): Promise<Response> {
   if (link) await linkIdentity(c.core, p.instance.id, account.id, link)
   await recordSignIn(c.core, account)
   if (p.instance.id !== PLATFORM) {
@@ -37,10 +37,5 @@ export async function finishLogin(
       via_idp: viaIdp,
     })
   }
-  await p.instance.provider.interactionFinished(
-    p.req,
-    p.res,
-    { login: { accountId: account.id, amr } },
-    { mergeWithLastSubmission: false },
-  )
+  return p.interaction.finish({ login: { accountId: account.id, amr } }, false)
 }

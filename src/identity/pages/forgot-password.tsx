@@ -3,11 +3,11 @@ import { waitOf } from '../../limits/decision'
 import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { findAccountByEmail, issueAccountToken } from '../accounts'
-import { writeError } from '../errors'
+import { hostedHtml } from '../engine/hosted'
 import { issuerFor } from '../instances'
 import { HTMX_PATH } from './assets'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
-import { mailWorkspace, type PageContext, type PageRequest, readForm, send } from './http'
+import { errorPage, mailWorkspace, type PageContext, type PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { mailLeaves, NO_MAIL } from './verify-email'
 
@@ -68,15 +68,18 @@ function ResetSentPage(p: { links: InteractionLinks; htmx: string; notice: strin
  * sign-in (`links`, `/interaction/<uid>/forgot`), the link leads back into that interaction, whose
  * cookie its tab then sends, and the page waits for the new password as the verify page does.
  */
-export async function forgotPassword(c: PageContext, p: PageRequest, links?: InteractionLinks) {
+export async function forgotPassword(
+  c: PageContext,
+  p: PageRequest,
+  links?: InteractionLinks,
+): Promise<Response> {
   const { core, extensions } = c
-  if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
+  if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
-  if (p.req.method !== 'POST') {
-    await send(p.res, 200, ForgotPasswordPage({ action, signInUrl: links?.signInUrl }))
-    return
+  if (p.method !== 'POST') {
+    return hostedHtml(ForgotPasswordPage({ action, signInUrl: links?.signInUrl }))
   }
-  const email = ((await readForm(p.req)).get('email') ?? '').trim().toLowerCase()
+  const email = ((await p.form()).get('email') ?? '').trim().toLowerCase()
   // The same answer whether or not the account exists: no account enumeration. Nor does it say
   // "sent" when no mail can leave.
   const notice = (await mailLeaves(c, p.instance.id)) ? SENT : NO_MAIL
@@ -99,10 +102,9 @@ export async function forgotPassword(c: PageContext, p: PageRequest, links?: Int
     }
   }
   if (!links) {
-    await send(p.res, 200, ForgotPasswordPage({ action, notice }))
-    return
+    return hostedHtml(ForgotPasswordPage({ action, notice }))
   }
   const reset: ResetWait = 'asked'
-  await p.instance.provider.interactionResult(p.req, p.res, { reset }, { mergeWithLastSubmission: false })
-  await send(p.res, 200, ResetSentPage({ links, htmx: `${p.prefix}${HTMX_PATH}`, notice }))
+  await p.interaction.result({ reset }, false)
+  return hostedHtml(ResetSentPage({ links, htmx: `${p.prefix}${HTMX_PATH}`, notice }))
 }

@@ -1,9 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Core } from '../../core'
-import { AppError } from '../../shared/errors'
+import { MessagePage } from '../../shared/views/hosted-layout'
 import type { Broker } from '../broker/protocol'
 import type { Extensions } from '../engine/extension'
-import type { Instance } from '../engine/pool'
+import { hostedHtml } from '../engine/hosted'
 import type { IdentityError } from '../errors'
 import { PLATFORM } from '../instances'
 
@@ -16,42 +15,14 @@ export interface PageContext {
   broker: Broker
 }
 
-/** One request to a hosted page. */
-export interface PageRequest {
-  instance: Instance
-  /** Path prefix of the instance (`/i/<id>`), for links the browser follows. */
-  prefix: string
-  req: IncomingMessage
-  res: ServerResponse
-  /** Path below the prefix and its query. */
-  path: string
-  query: URLSearchParams
-  clientIp: string
-}
+export type { PageRequest } from '../engine/hosted'
 
-export function send(res: ServerResponse, status: number, body: string | Promise<string>) {
-  return Promise.resolve(body).then((html) => {
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-    res.end(html)
-  })
-}
-
-export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > 64 * 1024) throw new AppError('BODY_TOO_LARGE', 413, 'Request body too large')
-    chunks.push(chunk as Buffer)
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
-}
+/** A page that ends a flow with an identity error (a link expired, passwords off), with its status. */
+export const errorPage = (error: IdentityError) =>
+  hostedHtml(MessagePage({ title: error.title, message: error.message, link: error.link }), error.status)
 
 /** The workspace a mail is sent for: none for the platform instance. */
 export const mailWorkspace = (instanceId: string) => (instanceId === PLATFORM ? null : instanceId)
-
-/** oidc-provider's word for an interaction this browser does not hold: no cookie, or expired, or ended. */
-export const interactionGone = (e: unknown) => e instanceof Error && e.name === 'SessionNotFound'
 
 /** A mailed link that is unknown, expired or already used. */
 export const linkExpired = (message: string): IdentityError => ({
@@ -60,7 +31,7 @@ export const linkExpired = (message: string): IdentityError => ({
   message,
 })
 
-/** A page as the body of oidc-provider's Koa context (its page sources). */
+/** A page as the body of oidc-provider's Koa context (its page sources: logout, device code). */
 export const render = (ctx: { type: string; body: unknown }, body: string | Promise<string>) =>
   Promise.resolve(body).then((html) => {
     ctx.type = 'html'

@@ -1,8 +1,10 @@
-import { AppError } from '../../shared/errors'
+import { appError } from '../../shared/errors'
+import type { InteractionDetails } from '../engine/hosted'
 import { runStep, stepOf } from '../engine/steps'
+import { IDENTITY_ERRORS } from '../error-codes'
 import { finishExternal, startExternal } from './broker'
 import { forgotPassword } from './forgot-password'
-import { interactionGone, type PageContext, type PageRequest } from './http'
+import type { PageContext, PageRequest } from './http'
 import { linkAccount } from './link-account'
 import { interactionLinks } from './links'
 import { mfaStep, passkeySignIn } from './mfa-interaction'
@@ -11,9 +13,22 @@ import { signUp } from './sign-up'
 import { continueVerified, verificationGone } from './verify-continue'
 import { resendVerification } from './verify-email'
 
-export type InteractionDetails = Awaited<
-  ReturnType<PageRequest['instance']['provider']['interactionDetails']>
->
+export type { InteractionDetails }
+
+/** The actions of an interaction's pages (`/interaction/<uid>/<action>`). */
+export const INTERACTION_ACTIONS = [
+  'login',
+  'signup',
+  'mfa',
+  'link',
+  'passkey',
+  'verify',
+  'forgot',
+  'abort',
+  'broker',
+  'step',
+] as const
+export type InteractionAction = (typeof INTERACTION_ACTIONS)[number] | 'idp'
 
 /** Where the pages of one interaction link to, and the app the user signs in to. */
 export interface InteractionLinks {
@@ -51,26 +66,18 @@ export async function interaction(
   c: PageContext,
   p: PageRequest,
   uid: string,
-  action?: string,
+  action?: InteractionAction,
   idpId?: string,
-) {
-  const { provider } = p.instance
-  let details: InteractionDetails
-  try {
-    details = await provider.interactionDetails(p.req, p.res)
-  } catch (e) {
-    // The waiting page polls and mails a link: once its sign-in is gone it is sent to a way back.
-    if (action === 'verify' && interactionGone(e)) return verificationGone(c, p, uid)
-    throw e
-  }
-  if (details.uid !== uid)
-    throw new AppError('INTERACTION_MISMATCH', 400, 'This sign-in request has expired. Start again.')
+): Promise<Response> {
+  // The waiting page polls and mails a link: once its sign-in is gone it is sent to a way back.
+  const details = action === 'verify' ? await p.interaction.held() : await p.interaction.details()
+  if (!details) return verificationGone(c, p, uid)
+  if (details.uid !== uid) throw appError(IDENTITY_ERRORS.INTERACTION_MISMATCH, 400)
   if (action === 'abort') {
-    await provider.interactionFinished(p.req, p.res, {
-      error: 'access_denied',
-      error_description: 'The user cancelled the sign-in',
-    })
-    return
+    return p.interaction.finish(
+      { error: 'access_denied', error_description: 'The user cancelled the sign-in' },
+      true,
+    )
   }
   if (details.prompt.name === 'consent') return consent(p, details)
   const step = stepOf(c, details)
@@ -84,14 +91,14 @@ export async function interaction(
   if (action === 'passkey') return passkeySignIn(c, p, links)
   if (action === 'forgot') return forgotPassword(c, p, links)
   if (action === 'verify')
-    return p.req.method === 'POST'
+    return p.method === 'POST'
       ? resendVerification(c, p, details, links)
       : continueVerified(c, p, details, links)
-  return signIn(c, p, details, links, action === 'login' && p.req.method === 'POST')
+  return signIn(c, p, details, links, action === 'login' && p.method === 'POST')
 }
 
 /** Apps of an instance are first-party: consent (e.g. prompt=consent for offline_access) is implied. */
-async function consent(p: PageRequest, details: InteractionDetails) {
+async function consent(p: PageRequest, details: InteractionDetails): Promise<Response> {
   const { provider } = p.instance
   const grant = details.grantId
     ? await provider.Grant.find(details.grantId)
@@ -99,7 +106,7 @@ async function consent(p: PageRequest, details: InteractionDetails) {
         accountId: details.session?.accountId,
         clientId: String(details.params.client_id),
       })
-  if (!grant) throw new AppError('GRANT_GONE', 400, 'This sign-in request has expired. Start again.')
+  if (!grant) throw appError(IDENTITY_ERRORS.GRANT_GONE, 400)
   const missing = details.prompt.details as {
     missingOIDCScope?: string[]
     missingResourceScopes?: Record<string, string[]>
@@ -109,10 +116,5 @@ async function consent(p: PageRequest, details: InteractionDetails) {
     grant.addResourceScope(resource, scopes.join(' '))
   }
   const grantId = await grant.save()
-  await provider.interactionFinished(
-    p.req,
-    p.res,
-    { consent: { grantId } },
-    { mergeWithLastSubmission: true },
-  )
+  return p.interaction.finish({ consent: { grantId } }, true)
 }

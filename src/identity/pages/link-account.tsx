@@ -3,8 +3,9 @@ import { type Account, findAccount } from '../accounts'
 import type { IdentityLink } from '../broker/accounts'
 import { BrokerRefused } from '../broker/model'
 import type { ExternalIdp } from '../deps'
+import { hostedHtml, seeOther } from '../engine/hosted'
 import { finishLogin } from './finish-login'
-import { type PageContext, type PageRequest, readForm, send } from './http'
+import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { resultOf } from './links'
 import { beginSecondStep, secondStep } from './mfa-interaction'
@@ -73,7 +74,7 @@ export async function beginLinking(
   idp: ExternalIdp,
   subject: string,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   if (!p.instance.policy.allowPassword)
     throw new BrokerRefused(
       `${account.email} already has an account here, and ${idp.name} can be linked to it only with that account's password, which this workspace does not use. Sign in the way you did before, or ask an administrator.`,
@@ -91,9 +92,8 @@ export async function beginLinking(
     subject,
     idpName: idp.name,
   }
-  await p.instance.provider.interactionResult(p.req, p.res, { link }, { mergeWithLastSubmission: false })
-  p.res.writeHead(303, { location: links.linkUrl, 'cache-control': 'no-store' })
-  p.res.end()
+  await p.interaction.result({ link }, false)
+  return seeOther(links.linkUrl)
 }
 
 /**
@@ -106,24 +106,22 @@ export async function linkAccount(
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   const pending = linkPendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
   const offered = p.instance.policy.allowExternalIdps && p.instance.idps.some((i) => i.id === pending?.idpId)
   if (!pending || !account || account.authEpoch !== pending.epoch || !offered) {
-    p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
-    p.res.end()
-    return
+    return seeOther(links.signInUrl)
   }
   const page = (status: number, error?: string) =>
-    send(p.res, status, LinkPage({ pending, email: account.email, links, error }))
-  if (p.req.method !== 'POST') return page(200)
-  const checked = await checkPassword(c, p, account.email, (await readForm(p.req)).get('password') ?? '')
+    hostedHtml(LinkPage({ pending, email: account.email, links, error }), status)
+  if (p.method !== 'POST') return page(200)
+  const checked = await checkPassword(c, p, account.email, (await p.form()).get('password') ?? '')
   if (!checked.ok) return page(checked.status, checked.error)
   const link: IdentityLink = { idpId: pending.idpId, subject: pending.subject }
   const step = await secondStep(c, p, checked.account)
   await checked.release(!step)
   if (step)
     return beginSecondStep(p, checked.account, step, links, { amr: ['pwd'], viaIdp: pending.idpName, link })
-  await finishLogin(c, p, checked.account, ['pwd'], pending.idpName, link)
+  return finishLogin(c, p, checked.account, ['pwd'], pending.idpName, link)
 }

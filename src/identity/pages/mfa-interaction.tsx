@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount } from '../accounts'
 import type { IdentityLink } from '../broker/accounts'
+import { hostedHtml, seeOther } from '../engine/hosted'
 import { accountLockRule } from '../login-policy'
 import { accountFactors, hasSecondFactor, type MfaSummary } from '../mfa/factors'
 import { instanceLabel } from '../mfa/instance-label'
@@ -13,7 +14,7 @@ import { authenticationOptions, registerPasskey, registrationOptions, verifyPass
 import { issueRecoveryCodes, useRecoveryCode } from '../mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../mfa/totp'
 import { type Amr, finishLogin } from './finish-login'
-import { type PageContext, type PageRequest, readForm, send } from './http'
+import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { resultOf } from './links'
 import { CodeField, PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
@@ -59,8 +60,7 @@ const finishWith = (c: PageContext, p: PageRequest, account: Account, amr: Amr[]
 const pendingOf = (details: InteractionDetails) =>
   resultOf<MfaPending>(details, 'mfa', { accountId: 'string', epoch: 'number' })
 
-const keep = (p: PageRequest, mfa: MfaPending) =>
-  p.instance.provider.interactionResult(p.req, p.res, { mfa }, { mergeWithLastSubmission: false })
+const keep = (p: PageRequest, mfa: MfaPending) => p.interaction.result({ mfa }, false)
 
 /**
  * What a right password leads to: a second factor to prove when the account has one (whatever the
@@ -80,10 +80,9 @@ export async function beginSecondStep(
   step: 'challenge' | 'enrol',
   links: InteractionLinks,
   first?: FirstStep,
-) {
+): Promise<Response> {
   await keep(p, { accountId: account.id, epoch: account.authEpoch, step, ...(first ? { first } : {}) })
-  p.res.writeHead(303, { location: links.mfaUrl, 'cache-control': 'no-store' })
-  p.res.end()
+  return seeOther(links.mfaUrl)
 }
 
 /** A sign-in's per-account and per-address counters: a second factor shares the password's lockout. */
@@ -158,32 +157,26 @@ export async function mfaStep(
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   const pending = pendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
   // Gone, or signed out everywhere since (a password change, an MFA reset): the sign-in starts over.
   if (!pending || !account || account.authEpoch !== pending.epoch) {
-    p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
-    p.res.end()
-    return
+    return seeOther(links.signInUrl)
   }
-  const posted = p.req.method === 'POST'
-  const form = posted ? await readForm(p.req) : new URLSearchParams()
+  const posted = p.method === 'POST'
+  const form = posted ? await p.form() : new URLSearchParams()
   if (pending.step === 'enrolled') {
     if (posted && form.get('continue')) {
       await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
-      await finishWith(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending)
-      return
+      return finishWith(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending)
     }
-    await send(
-      p.res,
-      200,
+    return hostedHtml(
       <Layout title="Two-step verification">
         <h1>Two-step verification is on</h1>
         {ContinueForm(links.mfaUrl)}
       </Layout>,
     )
-    return
   }
   // A factor set up meanwhile (elsewhere) is proved, not replaced by another enrolment.
   if (pending.step === 'enrol' && !hasSecondFactor(await accountFactors(c.core, p.instance.id, account.id)))
@@ -198,13 +191,11 @@ async function challenge(
   account: Account,
   links: InteractionLinks,
   form: URLSearchParams | null,
-) {
+): Promise<Response> {
   const { core } = c
   const factors = await accountFactors(core, p.instance.id, account.id)
   const page = async (status: number, error?: string) =>
-    send(
-      p.res,
-      status,
+    hostedHtml(
       ChallengePage({
         action: links.mfaUrl,
         factors,
@@ -213,6 +204,7 @@ async function challenge(
         signInUrl: links.signInUrl,
         error,
       }),
+      status,
     )
   if (!form) return page(200)
   const keys = signInKeys(p, account.email)
@@ -242,7 +234,7 @@ async function challenge(
   // The address's slot is given back, never its failures forgotten; the account's are.
   await c.core.limiter.release([keys.ip])
   await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
-  await finishWith(c, p, account, amr, pending)
+  return finishWith(c, p, account, amr, pending)
 }
 
 async function enrol(
@@ -252,19 +244,18 @@ async function enrol(
   account: Account,
   links: InteractionLinks,
   form: URLSearchParams | null,
-) {
+): Promise<Response> {
   const { core } = c
   const label = await instanceLabel(core, c.extensions, p.instance.id)
   const page = async (status: number, error?: string) =>
-    send(
-      p.res,
-      status,
+    hostedHtml(
       EnrolPage({
         action: links.mfaUrl,
         totp: await startTotpEnrolment(core, account, label),
         passkeyOptions: await registrationOptions(core, account, label),
         error,
       }),
+      status,
     )
   if (!form) return page(200)
   const credential = form.get('credential')
@@ -272,8 +263,7 @@ async function enrol(
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, 'The passkey could not be set up. Try again.')
     await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
-    await finishWith(c, p, account, [...firstAmr(pending), kind], pending)
-    return
+    return finishWith(c, p, account, [...firstAmr(pending), kind], pending)
   }
   const code = (form.get('code') ?? '').trim()
   const codes = await core.store.tx(async (tx) =>
@@ -283,18 +273,20 @@ async function enrol(
   )
   if (!codes) return page(422, 'That code is not right. Check the time on your device and try again.')
   await keep(p, { ...pending, step: 'enrolled', amr: [...firstAmr(pending), 'otp'] })
-  await send(p.res, 200, RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
+  return hostedHtml(RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
 }
 
 /** `/interaction/<uid>/passkey`: a sign-in with a passkey alone (a discoverable credential, verified user). */
-export async function passkeySignIn(c: PageContext, p: PageRequest, links: InteractionLinks) {
+export async function passkeySignIn(
+  c: PageContext,
+  p: PageRequest,
+  links: InteractionLinks,
+): Promise<Response> {
   const { core } = c
   const action = links.passkeyUrl
   if (!action) throw new AppError('PASSKEYS_OFF', 404, 'Passkeys are not available here.')
   const page = async (status: number, error?: string) =>
-    send(
-      p.res,
-      status,
+    hostedHtml(
       <Layout title="Sign in with a passkey">
         <h1>Sign in with a passkey</h1>
         <p class="sub">
@@ -311,9 +303,10 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
           <a href={links.signInUrl}>Sign in with a password</a>
         </div>
       </Layout>,
+      status,
     )
-  if (p.req.method !== 'POST') return page(200)
-  const form = await readForm(p.req)
+  if (p.method !== 'POST') return page(200)
+  const form = await p.form()
   const ipKey: AttemptEntry = ['signInAddress', instanceKey(p.instance.id, p.clientIp)]
   const wait = waitOf(await c.core.limiter.takeAll([ipKey]))
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
@@ -338,8 +331,7 @@ export async function passkeySignIn(c: PageContext, p: PageRequest, links: Inter
   await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
   // As after a password: no code for an address the policy wants proven first.
   if (p.instance.policy.requireEmailVerification && !account.emailVerified) {
-    await askToVerify(c, p, account, links, [checked.amr])
-    return
+    return askToVerify(c, p, account, links, [checked.amr])
   }
-  await finishLogin(c, p, account, [checked.amr])
+  return finishLogin(c, p, account, [checked.amr])
 }

@@ -1,7 +1,7 @@
-import type { KoaContextWithOIDC } from 'oidc-provider'
 import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount } from '../accounts'
+import { hostedHtml } from '../engine/hosted'
 import { issuerFor } from '../instances'
 import { accountFactors, type MfaSummary } from '../mfa/factors'
 import { instanceLabel } from '../mfa/instance-label'
@@ -9,7 +9,7 @@ import { registerPasskey, registrationOptions } from '../mfa/passkeys'
 import { issueRecoveryCodes } from '../mfa/recovery'
 import { startTotpEnrolment, type TotpEnrolment, useTotpCode } from '../mfa/totp'
 import { DonePage } from './components'
-import { type PageContext, type PageRequest, readForm, send } from './http'
+import type { PageContext, PageRequest } from './http'
 import { PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
 
 /** Changes to an account's factors need a sign-in this recent: a session left open is not enough. */
@@ -53,8 +53,7 @@ async function signedIn(
   c: PageContext,
   p: PageRequest,
 ): Promise<{ account: Account; recent: boolean } | null> {
-  const { provider } = p.instance
-  const session = await provider.Session.get(provider.createContext(p.req, p.res) as KoaContextWithOIDC)
+  const session = await p.interaction.session()
   if (!session.accountId) return null
   const account = await findAccount(c.core, p.instance.id, session.accountId)
   if (!account) return null
@@ -69,9 +68,9 @@ async function signedIn(
  * session cookie (SameSite=Lax) only with same-site posts.
  */
 function sameOrigin(p: PageRequest, origin: string): boolean {
-  const site = p.req.headers['sec-fetch-site']
+  const site = p.headers.get('sec-fetch-site') ?? undefined
   if (site !== undefined && site !== 'same-origin') return false
-  const from = p.req.headers.origin
+  const from = p.headers.get('origin') ?? undefined
   return from === undefined || from === 'null' || from === origin
 }
 
@@ -80,7 +79,7 @@ function sameOrigin(p: PageRequest, origin: string): boolean {
  * (its recovery codes shown once) and add passkeys. Apps link their users here. A post must come
  * from the instance's own origin (its cookies are SameSite=Lax too) and follow a recent sign-in.
  */
-export async function manageMfa(c: PageContext, p: PageRequest) {
+export async function manageMfa(c: PageContext, p: PageRequest): Promise<Response> {
   const { core } = c
   if (p.instance.policy.mfa === 'off')
     throw new AppError('MFA_OFF', 404, 'Two-step verification is not available here.')
@@ -91,9 +90,7 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
   const action = `${p.prefix}/mfa`
   const label = await instanceLabel(core, c.extensions, p.instance.id)
   const page = async (status: number, message: { ok?: string; error?: string } = {}) =>
-    send(
-      p.res,
-      status,
+    hostedHtml(
       ManagePage({
         action,
         factors: await accountFactors(core, p.instance.id, account.id),
@@ -102,23 +99,19 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
         passkeyOptions: who.recent ? await registrationOptions(core, account, label) : null,
         ...message,
       }),
+      status,
     )
   const stale = { error: 'Sign in again to change two-step verification: your sign-in is too old.' }
-  if (p.req.method !== 'POST') return who.recent ? page(200) : page(403, stale)
+  if (p.method !== 'POST') return who.recent ? page(200) : page(403, stale)
   if (!sameOrigin(p, new URL(issuerFor(core.config, p.instance.id)).origin))
     throw new AppError('BAD_ORIGIN', 403, 'This form was sent from another site.')
   if (!who.recent) return page(403, stale)
-  const form = await readForm(p.req)
+  const form = await p.form()
   const credential = form.get('credential')
   if (credential) {
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, { error: 'The passkey could not be set up. Try again.' })
-    await send(
-      p.res,
-      200,
-      DonePage({ title: 'Passkey added', message: 'You can sign in with this passkey now.' }),
-    )
-    return
+    return hostedHtml(DonePage({ title: 'Passkey added', message: 'You can sign in with this passkey now.' }))
   }
   const code = (form.get('code') ?? '').trim()
   const codes = await core.store.tx(async (tx) =>
@@ -128,9 +121,7 @@ export async function manageMfa(c: PageContext, p: PageRequest) {
   )
   if (!codes)
     return page(422, { error: 'That code is not right. Check the time on your device and try again.' })
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     RecoveryCodesPage({
       codes,
       next: (

@@ -10,11 +10,11 @@ import {
   setPassword,
   useAccountToken,
 } from '../accounts'
-import { writeError } from '../errors'
+import { hostedHtml } from '../engine/hosted'
 import { interactionClaimed } from '../interaction-claims'
 import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
 import type { ResetWait } from './forgot-password'
-import { linkExpired, type PageContext, type PageRequest, readForm, send } from './http'
+import { errorPage, linkExpired, type PageContext, type PageRequest } from './http'
 import { backToTheSignIn, holdsInteraction } from './verify-continue'
 import type { VerifyPending } from './verify-email'
 
@@ -37,38 +37,33 @@ function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRul
  * Asked from sign-in `uid` (`/interaction/<uid>/reset-password`), it hands that sign-in back
  * (`signInGoesOn`).
  */
-export async function resetPassword(c: PageContext, p: PageRequest, uid?: string) {
+export async function resetPassword(c: PageContext, p: PageRequest, uid?: string): Promise<Response> {
   const { core, extensions } = c
-  if (!p.instance.policy.allowPassword) return writeError(p.res, PASSWORDS_OFF_ERROR)
+  if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}${uid ? `/interaction/${uid}` : ''}/reset-password`
   // The instance's login policy says how long a password must be.
   const rule = passwordRuleFor(p.instance.policy)
-  if (p.req.method !== 'POST') {
-    await send(p.res, 200, ResetPasswordPage({ action, rule, token: p.query.get('token') ?? '' }))
-    return
+  if (p.method !== 'POST') {
+    return hostedHtml(ResetPasswordPage({ action, rule, token: p.query.get('token') ?? '' }))
   }
-  const form = await readForm(p.req)
+  const form = await p.form()
   const token = form.get('token') ?? ''
   const password = form.get('password') ?? ''
   try {
     checkPassword(password, rule)
   } catch (e) {
-    await send(p.res, 422, ResetPasswordPage({ action, rule, token, error: (e as Error).message }))
-    return
+    return hostedHtml(ResetPasswordPage({ action, rule, token, error: (e as Error).message }), 422)
   }
   const account = await useAccountToken(core, p.instance.id, token, 'reset_password', uid)
   if (!account) {
-    writeError(p.res, linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
-    return
+    return errorPage(linkExpired('This reset link is invalid, expired or already used. Ask for a new one.'))
   }
   await setPassword(core, extensions, account, password, rule)
   // Whoever could read the mailbox proved the address too.
   await markEmailVerified(core, account)
   await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
   if (uid) return signInGoesOn(c, p, uid, account)
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     DonePage({
       title: 'Password changed',
       message: 'Your password has been changed. You can sign in with it now.',
@@ -82,7 +77,12 @@ export async function resetPassword(c: PageContext, p: PageRequest, uid?: string
  * form, and the mailbox's owner saving a password from an unasked-for mail must not sign a stranger
  * in. Elsewhere, the waiting tab goes back to its form, where the new password signs in.
  */
-async function signInGoesOn(c: PageContext, p: PageRequest, uid: string, account: Account) {
+async function signInGoesOn(
+  c: PageContext,
+  p: PageRequest,
+  uid: string,
+  account: Account,
+): Promise<Response> {
   const here = holdsInteraction(p, uid)
   const waiting = await p.instance.provider.Interaction.find(uid)
   // Its auth_epoch is the one after the change: the sign-in waits on that password, no older one.
@@ -93,7 +93,7 @@ async function signInGoesOn(c: PageContext, p: PageRequest, uid: string, account
     waiting.result = here ? { verify } : { reset }
     await waiting.persist()
   }
-  await backToTheSignIn(c, p, uid, {
+  return backToTheSignIn(c, p, uid, {
     title: 'Password changed',
     message: 'Your password has been changed.',
     back: here ? undefined : 'Go back to the tab where you were signing in, and sign in with it there.',

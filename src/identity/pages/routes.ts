@@ -1,103 +1,20 @@
-import type { AnyElysia } from 'elysia'
+import { type AnyElysia, Elysia, t } from 'elysia'
 import type { Core } from '../../core'
-import { AppError } from '../../shared/errors'
 import { Broker } from '../broker/protocol'
 import type { Extensions } from '../engine/extension'
-import { writeError } from '../errors'
+import { hostedPage } from '../engine/hosted'
 import { acceptInvite } from './accept-invite'
 import { htmxAsset } from './assets'
 import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
-import type { PageContext, PageRequest } from './http'
-import { interaction } from './interaction'
+import type { PageContext } from './http'
+import { INTERACTION_ACTIONS, interaction } from './interaction'
 import { issuerPage } from './issuer'
 import { logoAsset } from './logo'
 import { manageMfa } from './mfa-manage'
 import { resetPassword } from './reset-password'
 import { verifyEmailOfSignIn } from './verify-continue'
 import { verifyEmail } from './verify-email'
-
-interface PageRoute {
-  path: string | RegExp
-  /** Methods answered; any when absent. */
-  methods?: string[]
-  run(c: PageContext, p: PageRequest, match: RegExpExecArray | null): Promise<void>
-}
-
-/**
- * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
- * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
- * links' pages, a signed-in user's two-step verification (`/mfa`), the htmx of the pages that
- * poll, the workspace's logo, and a page at the issuer URL itself. The device and logout pages are
- * oidc-provider's, drawn by device.tsx and logout.tsx.
- */
-const ROUTES: PageRoute[] = [
-  {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|signup|mfa|link|passkey|verify|forgot|abort|broker|step)|\/idp\/([A-Za-z0-9_-]+))?$/,
-    run: (c, p, m) => interaction(c, p, m![1]!, m![3] ? 'idp' : m![2], m![3]),
-  },
-  { path: '/broker/callback', methods: ['GET'], run: (_c, p) => brokerCallback(p) },
-  {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)\/verify-email$/,
-    methods: ['GET'],
-    run: (c, p, m) => verifyEmailOfSignIn(c, p, m![1]!),
-  },
-  {
-    path: /^\/interaction\/([A-Za-z0-9_-]+)\/reset-password$/,
-    methods: ['GET', 'POST'],
-    run: (c, p, m) => resetPassword(c, p, m![1]!),
-  },
-  { path: '/verify-email', methods: ['GET'], run: verifyEmail },
-  { path: '/forgot-password', run: (c, p) => forgotPassword(c, p) },
-  { path: '/reset-password', run: (c, p) => resetPassword(c, p) },
-  { path: '/accept-invite', methods: ['GET', 'POST'], run: acceptInvite },
-  { path: '/mfa', methods: ['GET', 'POST'], run: manageMfa },
-]
-
-function route(p: PageRequest): { route: PageRoute; match: RegExpExecArray | null } | null {
-  for (const r of ROUTES) {
-    if (r.methods && !r.methods.includes(p.req.method ?? 'GET')) continue
-    if (typeof r.path === 'string') {
-      if (r.path === p.path) return { route: r, match: null }
-      continue
-    }
-    const match = r.path.exec(p.path)
-    if (match) return { route: r, match }
-  }
-  return null
-}
-
-/**
- * Answers a request for a hosted page; false for paths that belong to oidc-provider. Every failure
- * becomes a page: a refusal says why, anything else is logged and said in general terms.
- */
-export function createPageRouter(context: PageContext) {
-  const c = context
-  return async function handle(p: PageRequest): Promise<boolean> {
-    const found = route(p)
-    if (!found) return false
-    try {
-      await found.route.run(context, p, found.match)
-    } catch (e) {
-      const expired = e instanceof Error && (e.name === 'SessionNotFound' || e.name === 'InvalidRequest')
-      if (!(e instanceof AppError) && !expired)
-        c.core.log.error('hosted page failed', { path: p.path, error: String(e) })
-      if (!p.res.headersSent) {
-        writeError(p.res, {
-          status: e instanceof AppError ? e.status : 400,
-          title: 'Sign-in interrupted',
-          message:
-            e instanceof AppError
-              ? e.message
-              : expired
-                ? 'This sign-in request has expired. Start again from the application.'
-                : 'Something went wrong. Try again.',
-        })
-      }
-    }
-    return true
-  }
-}
 
 /** What every page flow works with, built once per plane. */
 export const pageContext = (core: Core, extensions: Extensions): PageContext => ({
@@ -106,9 +23,72 @@ export const pageContext = (core: Core, extensions: Extensions): PageContext => 
   broker: new Broker(core),
 })
 
+/** An interaction's uid, as oidc-provider makes them. */
+const uid = t.String({ pattern: '^[A-Za-z0-9_-]+$' })
+
+/**
+ * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
+ * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
+ * links' pages, a signed-in user's two-step verification (`/mfa`), the htmx of the pages that
+ * poll, the workspace's logo, and a page at the issuer URL itself. The device and logout pages are
+ * oidc-provider's, drawn by device.tsx and logout.tsx.
+ */
+function flows(c: PageContext) {
+  const withUid = { params: t.Object({ uid }) }
+  const withAction = { params: t.Object({ uid, action: t.UnionEnum(INTERACTION_ACTIONS) }) }
+  const withIdp = { params: t.Object({ uid, idp: uid }) }
+  return (
+    new Elysia({ name: 'hosted-flows' })
+      .use(hostedPage('hosted-page'))
+      // An interaction's pages (sign-in, its steps and their posts).
+      .all('/interaction/:uid', ({ page, params }) => interaction(c, page, params.uid), withUid)
+      .all(
+        '/interaction/:uid/:action',
+        ({ page, params }) => interaction(c, page, params.uid, params.action),
+        withAction,
+      )
+      .all(
+        '/interaction/:uid/idp/:idp',
+        ({ page, params }) => interaction(c, page, params.uid, 'idp', params.idp),
+        withIdp,
+      )
+      // The mailed links, opened in a sign-in's interaction or on their own.
+      .get(
+        '/interaction/:uid/verify-email',
+        ({ page, params }) => verifyEmailOfSignIn(c, page, params.uid),
+        withUid,
+      )
+      .get(
+        '/interaction/:uid/reset-password',
+        ({ page, params }) => resetPassword(c, page, params.uid),
+        withUid,
+      )
+      .post(
+        '/interaction/:uid/reset-password',
+        ({ page, params }) => resetPassword(c, page, params.uid),
+        withUid,
+      )
+      .get('/verify-email', ({ page }) => verifyEmail(c, page))
+      .all('/forgot-password', ({ page }) => forgotPassword(c, page))
+      .get('/reset-password', ({ page }) => resetPassword(c, page))
+      .post('/reset-password', ({ page }) => resetPassword(c, page))
+      .get('/accept-invite', ({ page }) => acceptInvite(c, page))
+      .post('/accept-invite', ({ page }) => acceptInvite(c, page))
+      // An external IdP's answer, and a signed-in user's two-step verification.
+      .get('/broker/callback', ({ page }) => brokerCallback(page))
+      .get('/mfa', ({ page }) => manageMfa(c, page))
+      .post('/mfa', ({ page }) => manageMfa(c, page))
+  )
+}
+
 /**
  * The hosted pages as Elysia plugins under every instance (engine/instance-app.ts): each starts with
- * `hostedPage`, reads its form through TypeBox and answers HTML with `hostedHtml`; a refusal is an
- * AppError, drawn by the one error mapping.
+ * `hostedPage`, answers HTML with `hostedHtml` and refuses with an AppError, drawn by the one error
+ * mapping.
  */
-export const hostedPages = (c: PageContext): AnyElysia[] => [issuerPage(c), htmxAsset(), logoAsset(c)]
+export const hostedPages = (c: PageContext): AnyElysia[] => [
+  issuerPage(c),
+  htmxAsset(),
+  logoAsset(c),
+  flows(c),
+]

@@ -5,11 +5,12 @@ import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, verifyPassword } from '../accounts'
 import type { ExternalIdp } from '../deps'
+import { hostedHtml } from '../engine/hosted'
 import { accountLockRule, type LoginPolicy } from '../login-policy'
 import { externalStartUrl, hintedIdp, offeredIdps, startExternal } from './broker'
 import { EmailField, ExternalIdpButtons, PASSWORDS_OFF } from './components'
 import { finishLogin } from './finish-login'
-import { type PageContext, type PageRequest, readForm, send } from './http'
+import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginSecondStep, secondStep } from './mfa-interaction'
 import { askToVerify } from './verify-email'
@@ -70,7 +71,7 @@ export async function signIn(
   details: InteractionDetails,
   links: InteractionLinks,
   posted: boolean,
-) {
+): Promise<Response> {
   const { policy } = p.instance
   const idps = offeredIdps(p)
   if (!posted) {
@@ -78,31 +79,27 @@ export async function signIn(
     const hinted = p.query.has('choose') ? null : hintedIdp(p, details.params.idp_hint)
     if (hinted) return startExternal(c, p, links, hinted.id)
     const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint : ''
-    await send(p.res, 200, SignInPage({ ...links, policy, idps, email: hint }))
-    return
+    return hostedHtml(SignInPage({ ...links, policy, idps, email: hint }))
   }
   if (!policy.allowPassword) {
-    await send(p.res, 403, SignInPage({ ...links, policy, idps }))
-    return
+    return hostedHtml(SignInPage({ ...links, policy, idps }), 403)
   }
-  const form = await readForm(p.req)
+  const form = await p.form()
   const email = (form.get('email') ?? '').trim().toLowerCase()
   const checked = await checkPassword(c, p, email, form.get('password') ?? '')
   if (!checked.ok) {
-    await send(p.res, checked.status, SignInPage({ ...links, policy, idps, email, error: checked.error }))
-    return
+    return hostedHtml(SignInPage({ ...links, policy, idps, email, error: checked.error }), checked.status)
   }
   const { account, release } = checked
   // No code for an address the policy wants proven first: the verify page, and a link by mail.
   if (policy.requireEmailVerification && !account.emailVerified) {
     await release(true)
-    await askToVerify(c, p, account, links, ['pwd'])
-    return
+    return askToVerify(c, p, account, links, ['pwd'])
   }
   const step = await secondStep(c, p, account)
   await release(!step)
   if (step) return beginSecondStep(p, account, step, links)
-  await finishLogin(c, p, account, ['pwd'])
+  return finishLogin(c, p, account, ['pwd'])
 }
 
 /**

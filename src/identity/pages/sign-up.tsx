@@ -2,7 +2,7 @@ import { AppError } from '../../shared/errors'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, signUp as createAccount, type PasswordRule, passwordRuleFor } from '../accounts'
 import { signUpsBlocked } from '../engine/extension'
-import { writeError } from '../errors'
+import { hostedHtml } from '../engine/hosted'
 import { externalStartUrl, offeredIdps } from './broker'
 import {
   EmailField,
@@ -12,7 +12,7 @@ import {
   SIGNUPS_BLOCKED,
 } from './components'
 import { finishLogin } from './finish-login'
-import { type PageContext, type PageRequest, readForm, send } from './http'
+import { errorPage, type PageContext, type PageRequest } from './http'
 import type { InteractionLinks } from './interaction'
 import { beginSecondStep } from './mfa-interaction'
 import { askToVerify, mailVerification } from './verify-email'
@@ -64,10 +64,10 @@ function SignUpPage(p: SignUpProps) {
  * users reached what its plan or spending cap allows); the password rule is the policy's; the new account is signed
  * in at once, or, when the policy requires a verified address, sent to the verify page.
  */
-export async function signUp(c: PageContext, p: PageRequest, links: InteractionLinks) {
+export async function signUp(c: PageContext, p: PageRequest, links: InteractionLinks): Promise<Response> {
   const { policy } = p.instance
   if (!policy.allowRegistration || !policy.allowPassword) {
-    writeError(p.res, {
+    return errorPage({
       status: 403,
       title: 'Sign-up is closed',
       message: policy.allowRegistration
@@ -75,26 +75,23 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
         : 'This workspace does not allow new accounts to sign up. Ask its administrator for an invitation.',
       link: { href: links.signInUrl, label: 'Back to sign in' },
     })
-    return
   }
   // Usage before anything is typed: a workspace over its monthly users takes no new ones.
   if (await signUpsBlocked(c.extensions, p.instance.id)) {
-    writeError(p.res, {
+    return errorPage({
       status: 403,
       title: 'Sign-up is paused',
       message: SIGNUPS_BLOCKED,
       link: { href: links.signInUrl, label: 'Back to sign in' },
     })
-    return
   }
   const rule = passwordRuleFor(policy)
   const idps = offeredIdps(p).map((i) => ({ id: i.id, name: i.name, href: externalStartUrl(links, i) }))
   const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName, rule, idps }
-  if (p.req.method !== 'POST') {
-    await send(p.res, 200, SignUpPage(page))
-    return
+  if (p.method !== 'POST') {
+    return hostedHtml(SignUpPage(page))
   }
-  const form = await readForm(p.req)
+  const form = await p.form()
   const values = { email: form.get('email') ?? '', name: form.get('name') ?? '' }
   let account: Account
   try {
@@ -106,15 +103,13 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
     )
   } catch (e) {
     if (!(e instanceof AppError)) throw e
-    await send(p.res, e.status === 409 ? 409 : 422, SignUpPage({ ...page, values, error: e.message }))
-    return
+    return hostedHtml(SignUpPage({ ...page, values, error: e.message }), e.status === 409 ? 409 : 422)
   }
   if (policy.requireEmailVerification) {
-    await askToVerify(c, p, account, links, ['pwd'])
-    return
+    return askToVerify(c, p, account, links, ['pwd'])
   }
   await mailVerification(c, account)
   // A policy that requires MFA has the new account enrol before the sign-up signs it in.
   if (policy.mfa === 'required') return beginSecondStep(p, account, 'enrol', links)
-  await finishLogin(c, p, account, ['pwd'])
+  return finishLogin(c, p, account, ['pwd'])
 }

@@ -1,13 +1,13 @@
-import type { ServerResponse } from 'node:http'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { findAccount, markEmailVerified, useAccountToken } from '../accounts'
 import { assertsMfa } from '../broker/model'
-import { type IdentityError, writeError } from '../errors'
+import { hostedHtml, seeOther } from '../engine/hosted'
+import type { IdentityError } from '../errors'
 import { claimInteraction, interactionClaimed } from '../interaction-claims'
 import { DonePage } from './components'
 import { finishLogin } from './finish-login'
 import { resetWaitOf } from './forgot-password'
-import { linkExpired, type PageContext, type PageRequest, send } from './http'
+import { errorPage, linkExpired, type PageContext, type PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginSecondStep, secondStep } from './mfa-interaction'
 import { mailLeaves, verifyPendingOf, verifyPendingPage } from './verify-email'
@@ -19,13 +19,11 @@ import { mailLeaves, verifyPendingOf, verifyPendingPage } from './verify-email'
 // the code must come back there, so the link's tab only offers to finish instead.
 
 /** A request of htmx (the waiting page's poll), as opposed to the browser loading a page. */
-const polled = (p: PageRequest) => p.req.headers['hx-request'] === 'true'
+const polled = (p: PageRequest) => (p.headers.get('hx-request') ?? undefined) === 'true'
 
 /** Has htmx load `location` as a page (the poll's answer whenever there is more than "not yet"). */
-function loadPage(res: ServerResponse, location: string) {
-  res.writeHead(200, { 'hx-redirect': location, 'cache-control': 'no-store' })
-  res.end()
-}
+const loadPage = (location: string) =>
+  new Response(null, { status: 200, headers: { 'hx-redirect': location, 'cache-control': 'no-store' } })
 
 /**
  * Where someone whose sign-in is gone starts again: the site of the app `clientId` names (the
@@ -47,20 +45,18 @@ async function signInAgain(
  * oidc-provider scoped to the interaction's path and leaves in place after the sign-in ends.
  */
 export function holdsInteraction(p: PageRequest, uid: string): boolean {
-  const { provider } = p.instance
-  return provider.createContext(p.req, p.res).cookies.get(provider.cookieName('interaction')) === uid
+  return p.interaction.cookie('interaction') === uid
 }
 
 /** The page of a tab whose sign-in another tab (or window) went on with. */
 const continuedElsewhere = async (p: PageRequest, clientId?: string | null) =>
-  send(
-    p.res,
-    409,
+  hostedHtml(
     DonePage({
       title: 'Continued in another tab',
       message: 'This sign-in went on in another tab or window. You can close this one.',
       link: await signInAgain(p, clientId),
     }),
+    409,
   )
 
 /**
@@ -76,7 +72,7 @@ export async function continueVerified(
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   const pending = verifyPendingOf(details)
   const found = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
   // Gone, or its password changed (a reset signs out everywhere): the sign-in starts over.
@@ -85,25 +81,20 @@ export async function continueVerified(
   if (polled(p)) {
     const reset = pending ? null : resetWaitOf(details)
     if ((account && !verified) || reset === 'asked') {
-      p.res.writeHead(204, { 'cache-control': 'no-store' })
-      p.res.end()
-      return
+      return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } })
     }
     // A new password saved in another browser: this one signs in with it (reset-password.tsx).
-    return loadPage(p.res, reset === 'done' ? links.signInUrl : links.verifyUrl)
+    return loadPage(reset === 'done' ? links.signInUrl : links.verifyUrl)
   }
   if (!pending || !account) {
-    p.res.writeHead(303, { location: links.signInUrl, 'cache-control': 'no-store' })
-    p.res.end()
-    return
+    return seeOther(links.signInUrl)
   }
   if (!verified) {
     const mailed = await mailLeaves(c, account.instanceId)
     const error = mailed
       ? 'Your email is not verified yet. Open the link we sent, then continue.'
       : 'Your email is not verified yet. Open the link the administrator gives you, then continue.'
-    await send(p.res, 200, verifyPendingPage(p, account, links, mailed, { error }))
-    return
+    return hostedHtml(verifyPendingPage(p, account, links, mailed, { error }))
   }
   // The tab that polls and the link's "Continue here instead" may both come here: one goes on.
   if (!(await claimInteraction(c.core, p.instance, details.uid, details.exp)))
@@ -114,7 +105,7 @@ export async function continueVerified(
   const needsStep = external ? !assertsMfa(external.amr) : pending.amr.includes('pwd')
   const step = needsStep ? await secondStep(c, p, account) : null
   if (step) return beginSecondStep(p, account, step, links, external)
-  await finishLogin(c, p, account, pending.amr, pending.viaIdp)
+  return finishLogin(c, p, account, pending.amr, pending.viaIdp)
 }
 
 /**
@@ -123,11 +114,11 @@ export async function continueVerified(
  * cookie, so it tells a stranger nothing: the poll sends the page here, and the page offers to sign
  * in again at the app. The browser that started it learns that another of its tabs went on.
  */
-export async function verificationGone(c: PageContext, p: PageRequest, uid: string) {
-  if (polled(p)) return loadPage(p.res, `${p.prefix}${p.path}?${p.query}`)
+export async function verificationGone(c: PageContext, p: PageRequest, uid: string): Promise<Response> {
+  if (polled(p)) return loadPage(`${p.prefix}${p.path}?${p.query}`)
   if (holdsInteraction(p, uid) && (await interactionClaimed(c.core, p.instance, uid)))
     return continuedElsewhere(p)
-  writeError(p.res, {
+  return errorPage({
     status: 400,
     title: 'Sign-in expired',
     message: 'This sign-in has expired, or went on in another window. Start again from the application.',
@@ -146,23 +137,20 @@ export async function backToTheSignIn(
   p: PageRequest,
   uid: string,
   done: { title: string; message: string; back?: string },
-) {
+): Promise<Response> {
   const waiting = await p.instance.provider.Interaction.find(uid)
   // The link names the app too (`client_id`): an expired sign-in is no longer there to ask.
   const clientId = waiting ? String(waiting.params.client_id) : p.query.get('client_id')
   const again = await signInAgain(p, clientId)
   if (!waiting) {
     const message = `${done.message} The sign-in you started has expired: start it again from the application.`
-    await send(p.res, 200, DonePage({ title: done.title, message, link: again }))
-    return
+    return hostedHtml(DonePage({ title: done.title, message, link: again }))
   }
   if (await interactionClaimed(c.core, p.instance, uid)) return continuedElsewhere(p, clientId)
   const here = holdsInteraction(p, uid)
     ? `${p.prefix}/interaction/${uid}/verify?client_id=${encodeURIComponent(String(clientId))}`
     : again?.href
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     <Layout title={done.title}>
       <h1 safe>{done.title}</h1>
       <Alert
@@ -185,19 +173,18 @@ export async function backToTheSignIn(
  * It proves the address, once, whoever opens it, and never ends the sign-in by itself: that is the
  * waiting tab's, which goes on by itself, or this tab's by its button (`backToTheSignIn`).
  */
-export async function verifyEmailOfSignIn(c: PageContext, p: PageRequest, uid: string) {
+export async function verifyEmailOfSignIn(c: PageContext, p: PageRequest, uid: string): Promise<Response> {
   const { core } = c
   const token = p.query.get('token') ?? ''
   const account = await useAccountToken(core, p.instance.id, token, 'verify_email', uid)
   if (!account) {
-    writeError(p.res, {
+    return errorPage({
       ...linkExpired('This verification link is invalid, expired or already used.'),
       link: await signInAgain(p),
     })
-    return
   }
   await markEmailVerified(core, account)
-  await backToTheSignIn(c, p, uid, {
+  return backToTheSignIn(c, p, uid, {
     title: 'Email verified',
     message: `Thanks — ${account.email} is verified.`,
   })

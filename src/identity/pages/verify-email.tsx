@@ -4,13 +4,13 @@ import { waitOf } from '../../limits/decision'
 import type { AttemptEntry } from '../../limits/limiter'
 import { Alert, Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount, issueAccountToken, markEmailVerified, useAccountToken } from '../accounts'
-import { writeError } from '../errors'
+import { hostedHtml } from '../engine/hosted'
 import { issuerFor } from '../instances'
 import { VERIFY_TTL_MS } from '../users'
 import { HTMX_PATH } from './assets'
 import { DonePage } from './components'
 import type { Amr } from './finish-login'
-import { linkExpired, mailWorkspace, type PageContext, type PageRequest, send } from './http'
+import { errorPage, linkExpired, mailWorkspace, type PageContext, type PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { resultOf } from './links'
 
@@ -135,18 +135,16 @@ export async function askToVerify(
   links: InteractionLinks,
   amr: Amr[],
   viaIdp?: string,
-) {
+): Promise<Response> {
   const verify: VerifyPending = {
     accountId: account.id,
     epoch: account.authEpoch,
     amr,
     ...(viaIdp ? { viaIdp } : {}),
   }
-  await p.instance.provider.interactionResult(p.req, p.res, { verify }, { mergeWithLastSubmission: false })
+  await p.interaction.result({ verify }, false)
   const wait = await sendVerification(c, account, links)
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     verifyPendingPage(p, account, links, await mailLeaves(c, account.instanceId), {
       error:
         wait > 0
@@ -162,31 +160,23 @@ export async function resendVerification(
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-) {
+): Promise<Response> {
   const pending = verifyPendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
   if (!account) {
-    writeError(p.res, {
+    return errorPage({
       status: 400,
       title: 'Sign in again',
       message: 'This sign-in has no address waiting for verification. Sign in again.',
       link: { href: links.signInUrl, label: 'Sign in' },
     })
-    return
   }
   const mailed = await mailLeaves(c, account.instanceId)
   if (account.emailVerified) {
-    await send(
-      p.res,
-      200,
-      verifyPendingPage(p, account, links, mailed, { notice: 'Your email is verified.' }),
-    )
-    return
+    return hostedHtml(verifyPendingPage(p, account, links, mailed, { notice: 'Your email is verified.' }))
   }
   const wait = await sendVerification(c, account, links)
-  await send(
-    p.res,
-    wait > 0 ? 429 : 200,
+  return hostedHtml(
     verifyPendingPage(
       p,
       account,
@@ -198,20 +188,18 @@ export async function resendVerification(
           ? { notice: 'We sent a new link. It is valid for 24 hours.' }
           : { error: NO_MAIL },
     ),
+    wait > 0 ? 429 : 200,
   )
 }
 
 /** The link mailed at sign-up or by the verify page: proves the address, once. */
-export async function verifyEmail({ core }: PageContext, p: PageRequest) {
+export async function verifyEmail({ core }: PageContext, p: PageRequest): Promise<Response> {
   const account = await useAccountToken(core, p.instance.id, p.query.get('token') ?? '', 'verify_email')
   if (!account) {
-    writeError(p.res, linkExpired('This verification link is invalid, expired or already used.'))
-    return
+    return errorPage(linkExpired('This verification link is invalid, expired or already used.'))
   }
   await markEmailVerified(core, account)
-  await send(
-    p.res,
-    200,
+  return hostedHtml(
     DonePage({
       title: 'Email verified',
       message: `Thanks — ${account.email} is verified. You can go back to the sign-in page and continue.`,
