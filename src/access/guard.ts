@@ -2,6 +2,7 @@ import type { Server } from 'bun'
 import { type Cookie, Elysia } from 'elysia'
 import { AppError, forbidden, notFound, unauthorized } from '../shared/errors'
 import { isUuid } from '../shared/formats'
+import type { LimitedCall } from '../shared/plugins/rate-limit'
 import type { Actor, Principal, UserPrincipal, WorkspaceRef } from './model'
 import { registerGuard } from './registry'
 import { RoutePath } from './route-path'
@@ -44,15 +45,7 @@ export interface AuthOptions<W extends WorkspaceRef> {
    * workspace): the `X-RateLimit-*` headers to send, or a thrown 429. `principal` is null for a
    * request whose credentials failed, counted per client address.
    */
-  limit?: (call: LimitedCall<W>) => Record<string, string> | Promise<Record<string, string>>
-}
-
-/** What the rate limits of a call are decided on. */
-export interface LimitedCall<W> {
-  request: Request
-  principal: Principal | null
-  workspace?: W
-  ip: string | null
+  limit?: (call: LimitedCall<W, Principal>) => Record<string, string> | Promise<Record<string, string>>
 }
 
 /** What a guard hook reads of the server and writes on the response (the rate-limit headers). */
