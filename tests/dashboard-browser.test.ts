@@ -78,6 +78,8 @@ describe('the dashboard in headless Chromium', () => {
     page.once('dialog', (d) => d.accept())
     await page.getByRole('button', { name: 'Delete Mission Control' }).click()
     await page.locator('#app-rows tr', { hasText: 'Mission Control' }).waitFor({ state: 'detached' })
+    // The last app gone, the table says it has none, without a reload.
+    expect(await page.getByText('No apps yet').isVisible()).toBe(true)
 
     const list = await page.evaluate(async (path) => (await fetch(path)).status, `/app/workspaces`)
     expect(list).toBe(200)

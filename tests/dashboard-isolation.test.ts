@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { startTestServer, type TestServer } from './support/server'
-import { type PlatformUser, signUpUser } from './support/users'
+import { json, type PlatformUser, signUpUser, verifyPlatformEmail } from './support/users'
 
 let server: TestServer
 let alice: PlatformUser
@@ -105,6 +105,46 @@ describe('dashboard isolation', () => {
     })
     expect(htmx.status).toBe(401)
     expect(htmx.headers.get('hx-redirect')).toStartWith('/v1/auth/login?next=')
+  })
+
+  it('tells a member without the role, in plain words, who may do what the dashboard refused', async () => {
+    const carol = await signUpUser(server, {
+      email: 'carol@example.com',
+      password: 'carol-password-1',
+      name: 'Carol',
+    })
+    await verifyPlatformEmail(server, 'carol@example.com')
+    const added = await json(alice.agent, 'POST', `/v1/workspaces/${ws}/members`, {
+      email: 'carol@example.com',
+      role: 'viewer',
+    })
+    expect(added.body).toMatchObject({ role: 'viewer', status: 'active' })
+    const refusal = async (method: string, path: string, htmx: boolean) => {
+      const res = await carol.agent.request(path, {
+        method,
+        headers: {
+          'x-csrf-token': carol.csrf,
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(htmx ? { 'hx-request': 'true' } : {}),
+        },
+        body: 'name=Mine&redirect_uris=https%3A%2F%2Fx.example%2Fcb',
+      })
+      expect(res.status).toBe(403)
+      return res.text()
+    }
+    // A write (workspace:write) and an admin change (workspace:admin), as a fragment and as a page.
+    const write = await refusal('POST', `/app/workspaces/${ws}/apps`, true)
+    expect(write).toContain('Only a developer, admin or owner of this workspace can do this.')
+    const admin = await refusal('POST', `/app/workspaces/${ws}/settings/machine-keys`, false)
+    expect(admin).toContain('Only an admin or owner of this workspace can do this.')
+    for (const text of [write, admin]) expect(text).not.toContain('scope')
+    // The JSON API still names the scope, for the programs that read it.
+    const api = await json(carol.agent, 'POST', `/v1/workspaces/${ws}/machine-keys`, {
+      name: 'mine',
+      scopes: ['workspace:read'],
+    })
+    expect(api.status).toBe(403)
+    expect(api.body).toEqual({ detail: 'This action needs the workspace:admin scope' })
   })
 
   it('refuses a dashboard mutation without the CSRF token', async () => {

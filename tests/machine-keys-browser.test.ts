@@ -256,4 +256,12 @@ describe('Settings → Machine keys in the dashboard', () => {
     }
     expect(pageErrors).toEqual([])
   })
+
+  it('says the list is empty again once its last key is revoked, without a reload', async () => {
+    const [, fresh] = files
+    await row(page, fresh!.key_id).getByRole('button', { name: 'Revoke' }).click()
+    await row(page, fresh!.key_id).waitFor({ state: 'detached' })
+    expect(await page.getByText('No machine keys yet').isVisible()).toBe(true)
+    expect(pageErrors).toEqual([])
+  })
 })

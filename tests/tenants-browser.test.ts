@@ -68,7 +68,7 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.getByText('Tenant Acme Inc. created.').waitFor()
     await settled(page)
     await page.locator('#tenant-rows tr', { hasText: 'acme' }).waitFor()
-    expect(await page.getByText('No tenants yet.').count()).toBe(0)
+    expect(await page.getByText('No tenants yet.').isVisible()).toBe(false)
     expect(await page.getByLabel('Name').inputValue()).toBe('')
     expect(await tenantCount()).toBe('1 tenant')
 
@@ -100,6 +100,14 @@ describe("a workspace's tenants in the dashboard", () => {
     await page.getByRole('button', { name: 'Search' }).click()
     await page.waitForURL(/q=ACM/)
     expect(await page.locator('#tenant-count').textContent()).toBe('1 tenant found')
+    // Created under the search: a tenant it does not find stays out of the table, and the count says so.
+    await page.getByLabel('Name').fill('Initech')
+    await page.getByLabel(/^Slug/).fill('initech')
+    await page.getByRole('button', { name: 'Create tenant' }).click()
+    await page.getByText('Tenant Initech created.').waitFor()
+    await settled(page)
+    await expect(page.locator('#tenant-rows tr').count()).resolves.toBe(1)
+    expect(await tenantCount()).toBe('1 tenant found (1 added, hidden by this search)')
 
     // The tenant's page: its facts, no members yet.
     await page.getByRole('link', { name: 'Acme Inc.' }).click()
@@ -151,12 +159,20 @@ describe("a workspace's tenants in the dashboard", () => {
     const acme = (await json(platform.agent, 'GET', `/v1/workspaces/${ws}/tenants?q=acme`)).body.items[0]
     const members = await json(platform.agent, 'GET', `/v1/workspaces/${ws}/tenants/${acme.id}/members`)
     expect(members.body.items.map((m: { email: string }) => m.email)).toEqual(['bob@example.com'])
+    // The last member gone, the table says it has none, without a reload.
+    page.once('dialog', (d) => void d.accept())
+    await page.getByRole('button', { name: 'Remove Bob' }).click()
+    await page
+      .locator('#tenant-member-rows tr', { hasText: 'bob@example.com' })
+      .waitFor({ state: 'detached' })
+    expect(await memberCount()).toBe('0 members')
+    expect(await page.getByText('No members yet.').isVisible()).toBe(true)
 
     // Deleting the tenant asks first, then lands on the list without it.
     page.once('dialog', (d) => void d.accept())
     await page.getByRole('button', { name: 'Delete tenant' }).click()
     await page.waitForURL(tenantsUrl)
-    expect(await page.locator('#tenant-count').textContent()).toBe('50 tenants')
+    expect(await page.locator('#tenant-count').textContent()).toBe('51 tenants')
     expect((await json(platform.agent, 'GET', `/v1/workspaces/${ws}/tenants/${acme.id}`)).status).toBe(404)
 
     expect(errors).toEqual([])

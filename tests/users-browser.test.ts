@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { TOTP } from 'otpauth'
 import { inviteAccount, listAccounts } from '../src/identity'
 import { startTotpEnrolment, useTotpCode } from '../src/identity/mfa/totp'
-import { signedInPage } from './support/browser'
+import { settled, signedInPage } from './support/browser'
 import { activeWorkspace } from './support/instances'
 import { besidesRefusals, collectConsoleErrors } from './support/page-checks'
 import { startTestServer, type TestServer } from './support/server'
@@ -20,15 +20,23 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
+/** An owner of a new workspace, signed in in a browser page that collects what the console says. */
+async function ownerOnPage(owner: { email: string; password: string; name: string }) {
+  const platform = await signUpUser(server, owner)
+  const ws = await activeWorkspace(server.core, platform.id)
+  const { context, page, errors } = await signedInPage(server.baseUrl, owner)
+  const problems = await collectConsoleErrors(page)
+  const shownCount = () => page.locator('#user-count').textContent()
+  return { platform, ws, context, page, errors, problems, shownCount }
+}
+
 describe("a workspace's users in the dashboard", () => {
   it('invites, searches, pages, resets MFA and deletes with a confirmation', async () => {
-    const owner = { email: 'frances@example.com', password: 'compiler-optimisation-1', name: 'Frances Allen' }
-    const platform = await signUpUser(server, owner)
-    const ws = await activeWorkspace(server.core, platform.id)
-
-    const { context, page, errors } = await signedInPage(server.baseUrl, owner)
-    const problems = await collectConsoleErrors(page)
-    const shownCount = () => page.locator('#user-count').textContent()
+    const { platform, ws, context, page, errors, problems, shownCount } = await ownerOnPage({
+      email: 'frances@example.com',
+      password: 'compiler-optimisation-1',
+      name: 'Frances Allen',
+    })
 
     // From the workspace page to its users.
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}`)
@@ -52,7 +60,7 @@ describe("a workspace's users in the dashboard", () => {
     const jean = page.locator('#user-rows tr', { hasText: 'jean@example.com' })
     await jean.waitFor()
     expect(await jean.locator('.badge').textContent()).toBe('invited')
-    expect(await page.getByText('No users yet').count()).toBe(0)
+    expect(await page.getByText('No users yet').isVisible()).toBe(false)
     // The form was emptied for the next one.
     expect(await page.getByLabel('Email').inputValue()).toBe('')
     expect(await shownCount()).toBe('1 user')
@@ -125,6 +133,8 @@ describe("a workspace's users in the dashboard", () => {
     expect(asked).toBe('Delete Jean Sammet? They are signed out everywhere at once.')
     // Counted as the page lists: within its search.
     expect(await shownCount()).toBe('0 users found')
+    // The last row gone, the table says why it is empty, without a reload.
+    expect(await page.getByText("No user's email or name starts with “jean s”.").isVisible()).toBe(true)
     await page.goto(`${server.baseUrl}/app/workspaces/${ws}/users`)
     expect(await shownCount()).toBe('50 users')
     page.once('dialog', (d) => void d.accept())
@@ -136,6 +146,37 @@ describe("a workspace's users in the dashboard", () => {
 
     expect(errors).toEqual([])
     expect(besidesRefusals(await problems(), [409, 422])).toEqual([])
+    await context.close()
+  }, 60_000)
+
+  it('lists an invited user under a search only when the search finds them, and says so otherwise', async () => {
+    const { ws, context, page, errors, problems, shownCount } = await ownerOnPage({
+      email: 'karen@example.com',
+      password: 'inverse-document-1',
+      name: 'Karen Jones',
+    })
+    const empty = page.getByText("No user's email or name starts with “ada”.")
+
+    await page.goto(`${server.baseUrl}/app/workspaces/${ws}/users?q=ada`)
+    expect(await shownCount()).toBe('0 users found')
+    await page.getByLabel('Email').fill('grace@example.com')
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.getByText('Invitation to grace@example.com').waitFor()
+    await settled(page)
+    await expect(page.locator('#user-rows tr').count()).resolves.toBe(0)
+    expect(await shownCount()).toBe('0 users found (1 added, hidden by this search)')
+    expect(await empty.isVisible()).toBe(true)
+
+    // One the search finds (by name, in another case) joins the table.
+    await page.getByLabel('Email').fill('lovelace@example.com')
+    await page.getByLabel('Name (optional)').fill('ADA Lovelace')
+    await page.getByRole('button', { name: 'Send invitation' }).click()
+    await page.locator('#user-rows tr', { hasText: 'lovelace@example.com' }).waitFor()
+    expect(await shownCount()).toBe('1 user found')
+    expect(await empty.isVisible()).toBe(false)
+
+    expect(errors).toEqual([])
+    expect(besidesRefusals(await problems(), [])).toEqual([])
     await context.close()
   }, 60_000)
 })

@@ -2,10 +2,18 @@ import type { Server } from 'bun'
 import { type Cookie, Elysia } from 'elysia'
 import { AppError, forbidden, notFound, unauthorized } from '../shared/errors'
 import { isUuid } from '../shared/formats'
+import type { LimitedCall } from '../shared/plugins/rate-limit'
 import type { Actor, Principal, UserPrincipal, WorkspaceRef } from './model'
 import { registerGuard } from './registry'
 import { RoutePath } from './route-path'
-import { holdsScope, type TenantLevel, type TenantReach, tenantReach, type WorkspaceScope } from './scopes'
+import {
+  holdsScope,
+  roleRefusal,
+  type TenantLevel,
+  type TenantReach,
+  tenantReach,
+  type WorkspaceScope,
+} from './scopes'
 
 /** The path's workspace and what a principal holds on it; undefined when it is none of its business. */
 export type AccessFinder<W> = (
@@ -37,15 +45,7 @@ export interface AuthOptions<W extends WorkspaceRef> {
    * workspace): the `X-RateLimit-*` headers to send, or a thrown 429. `principal` is null for a
    * request whose credentials failed, counted per client address.
    */
-  limit?: (call: LimitedCall<W>) => Record<string, string> | Promise<Record<string, string>>
-}
-
-/** What the rate limits of a call are decided on. */
-export interface LimitedCall<W> {
-  request: Request
-  principal: Principal | null
-  workspace?: W
-  ip: string | null
+  limit?: (call: LimitedCall<W, Principal>) => Record<string, string> | Promise<Record<string, string>>
 }
 
 /** What a guard hook reads of the server and writes on the response (the rate-limit headers). */
@@ -141,10 +141,15 @@ export function authPlugin<W extends WorkspaceRef>({
 
   /**
    * The hooks of a route on the path's workspace: `admits` reads what the principal holds there and
-   * answers which tenants it reaches, or null for a 403 saying `refusal`. One set per route:
+   * answers which tenants it reaches, or null for a 403 saying `refusal`: on the JSON API the scope
+   * it lacks, to a person on the dashboard the role that `needed` takes. One set per route:
    * `introspect` hands it the route's own path schema, which its `transform` checks.
    */
-  const onWorkspace = (admits: (held: readonly string[]) => TenantReach | null, refusal: string) => {
+  const onWorkspace = (
+    admits: (held: readonly string[]) => TenantReach | null,
+    refusal: string,
+    needed: WorkspaceScope,
+  ) => {
     const routePath = new RoutePath()
     async function transform({
       request,
@@ -160,7 +165,8 @@ export function authPlugin<W extends WorkspaceRef>({
       // may they act here (404/403), then the body and query (Elysia's validation, next). A path
       // id that cannot name a resource is never looked up (PostgreSQL refuses a NUL in text). A
       // dashboard page answers 404 for it: a person followed a bad link.
-      const malformed = path.startsWith('/v1/') ? routePath.problem(params) : null
+      const api = path.startsWith('/v1/')
+      const malformed = api ? routePath.problem(params) : null
       const id = params.workspace_id ?? ''
       const access = malformed || !isUuid(id) ? undefined : await findAccess(id, principal)
       // Counted on the workspace when it is the caller's, on the organisation either way.
@@ -168,7 +174,7 @@ export function authPlugin<W extends WorkspaceRef>({
       if (malformed) throw malformed
       if (!access) throw notFound('Workspace')
       const tenants = admits(access.scopes)
-      if (!tenants) throw forbidden(refusal)
+      if (!tenants) throw forbidden(api ? refusal : roleRefusal(needed))
       admit(request, {
         principal,
         actor: actorOf(principal, request, server),
@@ -189,6 +195,7 @@ export function authPlugin<W extends WorkspaceRef>({
     const hooks = onWorkspace(
       (held) => (holdsScope(held, needed) ? 'all' : null),
       `This action needs the ${needed} scope`,
+      needed,
     )
     registerGuard(hooks.transform, needed)
     return {
@@ -205,6 +212,7 @@ export function authPlugin<W extends WorkspaceRef>({
     const hooks = onWorkspace(
       (held) => tenantReach(held, level),
       `This action needs the workspace:${level} scope or a tenant:<slug>:${level} scope`,
+      `workspace:${level}`,
     )
     registerGuard(hooks.transform, `workspace:${level}`, level)
     return {

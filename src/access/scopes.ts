@@ -11,6 +11,17 @@ const SCOPE_RANK: Record<WorkspaceScope, number> = {
   'workspace:admin': 3,
 }
 
+/** Who holds a scope, in the words of a workspace's roles (DESIGN "Who may do what"). */
+const HOLDERS: Record<WorkspaceScope, string> = {
+  'workspace:read': 'a member',
+  'workspace:write': 'a developer, admin or owner',
+  'workspace:admin': 'an admin or owner',
+}
+
+/** A person's 403 on the dashboard: which role may act, where the API's names the scope for programs. */
+export const roleRefusal = (needed: WorkspaceScope) =>
+  `Only ${HOLDERS[needed]} of this workspace can do this.`
+
 /** Whether `held` grants `needed` (admin ⊃ write ⊃ read). */
 export function holdsScope(held: readonly string[], needed: WorkspaceScope): boolean {
   return held.some(

@@ -86,3 +86,7 @@ export function nextCursor<R>(rows: R[], limit: number, idOf: (row: R) => string
 
 /** A LIKE pattern (with `ESCAPE '\'`) matching what starts with `q`, any case; `%` and `_` match literally. */
 export const likePrefix = (q: string) => `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** likePrefix's rule for a row at hand (would the search `q` list it?): one of `texts` starts with `q`, any case. */
+export const startsWithSearch = (q: string, ...texts: (string | null)[]) =>
+  texts.some((text) => text?.toLowerCase().startsWith(q.toLowerCase()))

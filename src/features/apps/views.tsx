@@ -1,9 +1,11 @@
 import { type FieldErrors, type FormValues, formField } from '../../shared/forms'
 import {
   Alert,
+  AppendedRow,
   Copyable,
   FieldError,
   HxForm,
+  RowsTable,
   TextField,
   TrySignInButton,
 } from '../../shared/views/components'
@@ -67,41 +69,17 @@ export function AppRow({ workspaceId, app }: { workspaceId: string; app: AppView
   )
 }
 
-/** The apps table's empty-state row; `oob` swaps it in (hidden) out of band after a create. */
-function AppsEmptyRow({ hidden, oob }: { hidden: boolean; oob?: boolean }) {
-  return (
-    <tr id="apps-empty" hidden={hidden} hx-swap-oob={oob ? 'true' : undefined}>
-      <td colspan="5" class="empty">
-        No apps yet. Create one to get a client ID for your website, single-page app or mobile app.
-      </td>
-    </tr>
-  )
-}
-
 export function AppTable({ workspaceId, apps }: { workspaceId: string; apps: AppView[] }) {
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Type</th>
-          <th>Client ID</th>
-          <th>Redirect URIs</th>
-          <th></th>
-        </tr>
-      </thead>
-      {/* In a body of its own, always (hidden once there are apps), so every create's out-of-band
-          swap finds it (a second create found no row the first one had deleted) and #app-rows holds
-          apps only. */}
-      <tbody>
-        <AppsEmptyRow hidden={apps.length > 0} />
-      </tbody>
-      <tbody id="app-rows">
-        {apps.map((app) => (
-          <AppRow workspaceId={workspaceId} app={app} />
-        ))}
-      </tbody>
-    </table>
+    <RowsTable
+      heads={['Name', 'Type', 'Client ID', 'Redirect URIs', '']}
+      rows="app-rows"
+      empty="No apps yet. Create one to get a client ID for your website, single-page app or mobile app."
+    >
+      {apps.map((app) => (
+        <AppRow workspaceId={workspaceId} app={app} />
+      ))}
+    </RowsTable>
   )
 }
 
@@ -254,14 +232,10 @@ export function CredentialsReveal({
           </a>
         </p>
       </div>
-      {/* The new row joins the table without a reload, hiding the empty-state row; table
-          parts outside a table must travel inside <template> or the HTML parser drops them. */}
-      <template>
-        <tbody hx-swap-oob="beforeend:#app-rows">
-          <AppRow workspaceId={workspaceId} app={row} />
-        </tbody>
-        <AppsEmptyRow hidden oob />
-      </template>
+      {/* The new row joins the table without a reload. */}
+      <AppendedRow rows="app-rows">
+        <AppRow workspaceId={workspaceId} app={row} />
+      </AppendedRow>
     </>
   )
 }

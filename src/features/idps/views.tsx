@@ -157,11 +157,7 @@ export function IdpList({
         <RowsTable
           heads={['Provider', 'Client ID', 'Redirect URI', '']}
           rows="idp-rows"
-          empty={
-            items.length
-              ? null
-              : 'No identity providers yet. Add Google, GitHub, Microsoft or any OpenID Connect provider to let users sign in with it.'
-          }
+          empty="No identity providers yet. Add Google, GitHub, Microsoft or any OpenID Connect provider to let users sign in with it."
         >
           {items.map((idp) => (
             <IdpRow workspaceId={workspaceId} idp={idp} canWrite={canWrite} />

@@ -1,5 +1,5 @@
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { Alert, EmptyState, FieldError, HxForm } from '../../shared/views/components'
+import { Alert, FieldError, HxForm, RowsTable } from '../../shared/views/components'
 import type { MachineKeyModel } from './model'
 
 const keysPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/settings/machine-keys`
@@ -90,31 +90,16 @@ function KeyTable({
   items: MachineKeyModel.Out[]
   admin: boolean
 }) {
-  if (!items.length)
-    return (
-      <EmptyState title="No machine keys yet">
-        <p>A machine key lets a script, a CI job or an agent call the API of this workspace.</p>
-      </EmptyState>
-    )
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Scopes</th>
-          <th>Status</th>
-          <th>Created</th>
-          <th>Last used</th>
-          <th>Expires</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody id="key-rows">
-        {items.map((k) => (
-          <KeyRow workspaceId={workspaceId} k={k} admin={admin} />
-        ))}
-      </tbody>
-    </table>
+    <RowsTable
+      heads={['Name', 'Scopes', 'Status', 'Created', 'Last used', 'Expires', '']}
+      rows="key-rows"
+      empty="No machine keys yet. A machine key lets a script, a CI job or an agent call the API of this workspace."
+    >
+      {items.map((k) => (
+        <KeyRow workspaceId={workspaceId} k={k} admin={admin} />
+      ))}
+    </RowsTable>
   )
 }
 

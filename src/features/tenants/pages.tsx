@@ -4,9 +4,9 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, type FormField, formField, sentText } from '../../shared/forms'
-import { listPageQuery } from '../../shared/pagination'
+import { listPageQuery, startsWithSearch } from '../../shared/pagination'
 import { type SidebarLink, WorkspacePage } from '../../shared/views/components'
-import { countAgain, PagedList, removeRow } from '../../shared/views/crud'
+import { CountAgain, PagedList, RowAdded, removeRow } from '../../shared/views/crud'
 import { Shell } from '../../shared/views/layout'
 import { html, navigate, shellUser } from '../../shared/views/respond'
 import { WorkspaceModel } from '../workspaces/model'
@@ -20,8 +20,8 @@ import {
   CreateTenantForm,
   MemberAdded,
   MemberTable,
-  TenantCreated,
   TenantFacts,
+  TenantRow,
   TenantTable,
   tenantsPath,
 } from './views'
@@ -64,20 +64,18 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
   const members = createTenantMemberService(core)
   const params = WorkspaceModel.params
   const tenantParams = TenantModel.params
-  // The counts over the tables, again (out of band) after a create, an add or a remove.
-  const TenantCountAgain = ({ w, request }: { w: Workspace; request: Request }) =>
-    countAgain(
-      'tenant-count',
-      TENANTS,
-      async (q) => (await tenantService.list(w, 'all', { q, limit: 1 })).total,
-      request,
-    )
-  const MemberCountAgain = ({ w, tenantId }: { w: Workspace; tenantId: string }) =>
-    countAgain(
-      'tenant-member-count',
-      MEMBERS,
-      async () => (await members.list(w, 'all', tenantId, { limit: 1 })).total,
-    )
+  // The tables and their counts, which follow a create, an add or a remove.
+  const tenantList = (w: Workspace) => ({
+    rows: 'tenant-rows',
+    count: 'tenant-count',
+    noun: TENANTS,
+    totalOf: async (q: string) => (await tenantService.list(w, 'all', { q, limit: 1 })).total,
+  })
+  const memberList = (w: Workspace, tenantId: string) => ({
+    count: 'tenant-member-count',
+    noun: MEMBERS,
+    totalOf: async () => (await members.list(w, 'all', tenantId, { limit: 1 })).total,
+  })
 
   return new Elysia({ name: 'tenant-pages' })
     .use(auth)
@@ -140,10 +138,14 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
               <CreateTenantForm workspaceId={w.id} values={sent.values} errors={sent.errors} />,
               422,
             )
+          const tenant = sent.result
+          const found = (q: string) => startsWithSearch(q, tenant.slug, tenant.name)
           return html(
             <>
-              <TenantCreated workspaceId={w.id} tenant={sent.result} />
-              <TenantCountAgain w={w} request={request} />
+              <CreateTenantForm workspaceId={w.id} created={tenant} />
+              <RowAdded list={tenantList(w)} found={found} request={request}>
+                <TenantRow workspaceId={w.id} tenant={tenant} />
+              </RowAdded>
             </>,
           )
         } catch (e) {
@@ -234,7 +236,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
           return html(
             <>
               <MemberAdded path={path} member={sent.result} />
-              <MemberCountAgain w={w} tenantId={p.tenant_id} />
+              <CountAgain list={memberList(w, p.tenant_id)} />
             </>,
           )
         } catch (e) {
@@ -256,7 +258,7 @@ export function tenantPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Si
       '/app/workspaces/:workspace_id/tenants/:tenant_id/members/:user_id',
       async ({ actor, workspace: w, params: p }) =>
         removeRow(members.remove(w, actor, 'all', p.tenant_id, p.user_id), () => (
-          <MemberCountAgain w={w} tenantId={p.tenant_id} />
+          <CountAgain list={memberList(w, p.tenant_id)} />
         )),
       { params: TenantModel.memberParams, scope: 'workspace:write', ...views },
     )

@@ -8,7 +8,7 @@ const emptyCreate: FormValues<CreateField> = { slug: '', name: '', metadata: '' 
 export const tenantsPath = (workspaceId: string) => `/app/workspaces/${workspaceId}/tenants`
 const day = (iso: string) => iso.slice(0, 10)
 
-function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
+export function TenantRow({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
   return (
     <tr id={`tenant-${tenant.id}`}>
       <td>
@@ -35,7 +35,7 @@ export function TenantTable({
 }) {
   const empty = q ? `No tenant's slug or name starts with “${q}”.` : 'No tenants yet.'
   return (
-    <RowsTable heads={['Name', 'Slug', 'Created']} rows="tenant-rows" empty={tenants.length ? null : empty}>
+    <RowsTable heads={['Name', 'Slug', 'Created']} rows="tenant-rows" empty={empty}>
       {tenants.map((tenant) => (
         <TenantRow workspaceId={workspaceId} tenant={tenant} />
       ))}
@@ -88,18 +88,6 @@ export function CreateTenantForm({
         </button>
       </p>
     </HxForm>
-  )
-}
-
-/** After a creation: the emptied form with a note, and the new row joining the table. */
-export function TenantCreated({ workspaceId, tenant }: { workspaceId: string; tenant: TenantModel.Out }) {
-  return (
-    <>
-      <CreateTenantForm workspaceId={workspaceId} created={tenant} />
-      <AppendedRow rows="tenant-rows">
-        <TenantRow workspaceId={workspaceId} tenant={tenant} />
-      </AppendedRow>
-    </>
   )
 }
 
@@ -179,7 +167,7 @@ export function MemberTable({
     <RowsTable
       heads={['Email', 'Name', 'User id', 'Added', '']}
       rows="tenant-member-rows"
-      empty={members.length ? null : 'No members yet.'}
+      empty="No members yet."
     >
       {members.map((member) => (
         <MemberRow path={path} member={member} write={write} />

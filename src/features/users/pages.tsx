@@ -4,7 +4,7 @@ import { holdsScope } from '../../access/scopes'
 import type { Core } from '../../core'
 import { AppError } from '../../shared/errors'
 import { defineForm, formField, sentText } from '../../shared/forms'
-import { listPageQuery } from '../../shared/pagination'
+import { listPageQuery, startsWithSearch } from '../../shared/pagination'
 import {
   HandOverLink,
   NO_STORE,
@@ -12,7 +12,7 @@ import {
   type SidebarLink,
   WorkspacePage,
 } from '../../shared/views/components'
-import { countAgain, PagedList, removeRow } from '../../shared/views/crud'
+import { CountAgain, PagedList, RowAdded, removeRow } from '../../shared/views/crud'
 import { html, shellUser } from '../../shared/views/respond'
 import { mailStateOf } from '../mail/service'
 import { WorkspaceModel } from '../workspaces/model'
@@ -20,7 +20,7 @@ import type { Workspace } from '../workspaces/service'
 import { UsersErrors } from './errors'
 import { UserModel } from './model'
 import { createUserService } from './service'
-import { Invited, InviteForm, UserTable, usersPath } from './views'
+import { InviteForm, UserRow, UserTable, usersPath } from './views'
 
 const views = { detail: { tags: ['views'] } }
 const NOUN = ['user', 'users'] as const
@@ -32,9 +32,13 @@ const inviteForm = defineForm(UserModel.invite, { email: formField.text, name: f
 export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: SidebarLink[]) {
   const service = createUserService(core)
   const params = WorkspaceModel.params
-  /** The count over the table, again (out of band) after an invitation or a delete, within the page's search. */
-  const CountAgain = ({ w, request }: { w: Workspace; request: Request }) =>
-    countAgain('user-count', NOUN, async (q) => (await service.list(w, { q, limit: 1 })).total, request)
+  /** The table and its count, which follow an invitation or a delete within the page's search. */
+  const listOf = (w: Workspace) => ({
+    rows: 'user-rows',
+    count: 'user-count',
+    noun: NOUN,
+    totalOf: async (q: string) => (await service.list(w, { q, limit: 1 })).total,
+  })
 
   return new Elysia({ name: 'user-pages' })
     .use(auth)
@@ -104,10 +108,14 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
           }
           const { via, canCopy } = await mailStateOf(core, principal, workspace.id)
           const mail = { via, canCopy: canCopy && holdsScope(scopes, 'workspace:admin') }
+          const { user } = sent.result
+          const found = (q: string) => startsWithSearch(q, user.email, user.name)
           return html(
             <>
-              <Invited workspaceId={workspace.id} user={sent.result.user} mail={mail} />
-              <CountAgain w={workspace} request={request} />
+              <InviteForm workspaceId={workspace.id} sent={{ email: user.email, mail }} />
+              <RowAdded list={listOf(workspace)} found={found} request={request}>
+                <UserRow workspaceId={workspace.id} user={user} canCopy={mail.canCopy} />
+              </RowAdded>
             </>,
           )
         } catch (e) {
@@ -124,7 +132,7 @@ export function userPages(core: Core, auth: AuthPlugin<Workspace>, sidebar: Side
       '/app/workspaces/:workspace_id/users/:user_id',
       async ({ workspace, actor, params: p, request }) =>
         removeRow(service.remove(workspace, actor, p.user_id), () => (
-          <CountAgain w={workspace} request={request} />
+          <CountAgain list={listOf(workspace)} request={request} />
         )),
       { params: UserModel.params, scope: 'workspace:write', ...views },
     )

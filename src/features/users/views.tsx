@@ -1,6 +1,6 @@
 import type { MfaSummary } from '../../identity'
 import type { FieldErrors, FormValues } from '../../shared/forms'
-import { AppendedRow, FieldError, HxForm, RowsTable } from '../../shared/views/components'
+import { FieldError, HxForm, RowsTable } from '../../shared/views/components'
 import { invitationOutcome, type MailState } from '../mail/service'
 import { UserModel } from './model'
 
@@ -19,7 +19,7 @@ const factorsText = (m: MfaSummary | undefined) => {
   return parts.filter(Boolean).join(', ')
 }
 
-function UserRow({
+export function UserRow({
   workspaceId,
   user,
   mfa,
@@ -111,11 +111,7 @@ export function UserTable({
 }) {
   const empty = q ? `No user's email or name starts with “${q}”.` : 'No users yet. Invite one below.'
   return (
-    <RowsTable
-      heads={['Email', 'Name', 'Status', 'Last sign-in (UTC)', '']}
-      rows="user-rows"
-      empty={users.length ? null : empty}
-    >
+    <RowsTable heads={['Email', 'Name', 'Status', 'Last sign-in (UTC)', '']} rows="user-rows" empty={empty}>
       {users.map((user) => (
         <UserRow workspaceId={workspaceId} user={user} mfa={mfa?.get(user.id)} canCopy={canCopy} />
       ))}
@@ -163,25 +159,5 @@ export function InviteForm({
         </button>
       </p>
     </HxForm>
-  )
-}
-
-/** After an invitation: the emptied form with a note, and the new row joining the table. */
-export function Invited({
-  workspaceId,
-  user,
-  mail,
-}: {
-  workspaceId: string
-  user: UserModel.Out
-  mail: MailState
-}) {
-  return (
-    <>
-      <InviteForm workspaceId={workspaceId} sent={{ email: user.email, mail }} />
-      <AppendedRow rows="user-rows">
-        <UserRow workspaceId={workspaceId} user={user} canCopy={mail.canCopy} />
-      </AppendedRow>
-    </>
   )
 }

@@ -314,9 +314,11 @@ export class IdentityBridge {
       return this.remember(instanceId, document, made, id)
     }
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts. What is
-    // not a JSON endpoint is a browser's (a page, its assets, the authorization endpoint).
+    // not a JSON endpoint (the provider's, or a feature's) is a browser's (a page, its assets, the
+    // authorization endpoint).
     if (!exempt) {
-      const pending = this.limit(instanceId, !JSON_ENDPOINTS.has(route.path), caller)
+      const json = JSON_ENDPOINTS.has(route.path) || this.endpoints?.matches(request.method, route.path)
+      const pending = this.limit(instanceId, !json, caller)
       const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
         const response = errorResponse(rateLimitedError(decision), request.headers.get('accept') ?? '')

@@ -80,8 +80,11 @@ export function addressLimitPlugin(
  */
 type LimitedCaller = { kind: 'user'; account: { id: string } } | { kind: 'key'; key: { workspaceId: string } }
 
-/** What the guard hands its `limit` once it knows who calls (null: credentials that failed). */
-interface LimitedCall<W, P> {
+/**
+ * What the guard hands its `limit` once it knows who calls (null: credentials that failed). `P` is
+ * access's `Principal`, declared here because shared/ imports nothing of access.
+ */
+export interface LimitedCall<W, P> {
   request: Request
   principal: P | null
   workspace?: W

@@ -265,6 +265,7 @@ export function ListCount({
   total,
   noun,
   found = false,
+  addedHidden = false,
   oob = false,
 }: {
   id: string
@@ -272,11 +273,13 @@ export function ListCount({
   /** Singular and plural. */
   noun: readonly [string, string]
   found?: boolean
+  /** A row was just added that the search does not find, so the table does not show it. */
+  addedHidden?: boolean
   oob?: boolean
 }) {
   return (
     <p class="hint" id={id} hx-swap-oob={oob ? 'true' : undefined} safe>
-      {`${total} ${total === 1 ? noun[0] : noun[1]}${found ? ' found' : ''}`}
+      {`${total} ${total === 1 ? noun[0] : noun[1]}${found ? ' found' : ''}${addedHidden ? ' (1 added, hidden by this search)' : ''}`}
     </p>
   )
 }
@@ -343,17 +346,17 @@ export function HxForm({
 }
 
 /**
- * A table whose rows an htmx answer can add to (`#<rows>`, see AppendedRow): its heads, and a
- * row saying `empty` (`#<rows>-empty`) while it has no other. That row is in a body of its own,
- * always (bare and hidden once there are rows), so every add's out-of-band swap finds it (a second
- * add found no row the first had deleted: htmx:oobErrorNoTarget) and `#<rows>` holds rows only.
+ * A table whose rows an htmx answer can add to (`#<rows>`, see AppendedRow) or take away: its heads,
+ * and a row saying `empty` (`#<rows>-empty`) while it has no other. That row is in a body of its own,
+ * always, which the stylesheet hides while `#<rows>` has a row: so the line comes back when the last
+ * row is deleted, and goes when one is added, with no answer having to know what else the page lists.
  */
 export function RowsTable({
   heads,
   rows,
   empty,
   children,
-}: PropsWithChildren<{ heads: string[]; rows: string; empty: string | null }>) {
+}: PropsWithChildren<{ heads: string[]; rows: string; empty: string }>) {
   return (
     <table>
       <thead>
@@ -363,34 +366,24 @@ export function RowsTable({
           ))}
         </tr>
       </thead>
-      <tbody>
-        {empty ? (
-          <tr id={`${rows}-empty`}>
-            <td colspan={String(heads.length)} class="empty" safe>
-              {empty}
-            </td>
-          </tr>
-        ) : (
-          <EmptyRowGone rows={rows} />
-        )}
+      <tbody class="rows-empty">
+        <tr id={`${rows}-empty`}>
+          <td colspan={String(heads.length)} class="empty" safe>
+            {empty}
+          </td>
+        </tr>
       </tbody>
       <tbody id={rows}>{children}</tbody>
     </table>
   )
 }
 
-/** RowsTable's empty row once the table has rows: bare and hidden, kept as the target of the next add. */
-function EmptyRowGone({ rows, oob }: { rows: string; oob?: boolean }) {
-  return <tr id={`${rows}-empty`} hidden hx-swap-oob={oob ? 'true' : undefined}></tr>
-}
-
-/** A row an htmx answer adds to RowsTable `#<rows>` (out of band), hiding its empty row. */
+/** A row an htmx answer adds to RowsTable `#<rows>` (out of band); the stylesheet hides its empty row. */
 export function AppendedRow({ rows, children }: PropsWithChildren<{ rows: string }>) {
   return (
     // Table parts outside a table must travel inside <template> or the HTML parser drops them.
     <template>
       <tbody hx-swap-oob={`beforeend:#${rows}`}>{children}</tbody>
-      <EmptyRowGone rows={rows} oob />
     </template>
   )
 }

@@ -1,6 +1,14 @@
 import type { PropsWithChildren } from '@kitajs/html'
 import { listPageUrl, searchOfPage } from '../pagination'
-import { ListCount, NO_STORE, Pager, SearchForm, type SidebarLink, WorkspacePage } from './components'
+import {
+  AppendedRow,
+  ListCount,
+  NO_STORE,
+  Pager,
+  SearchForm,
+  type SidebarLink,
+  WorkspacePage,
+} from './components'
 import { html, shellUser } from './respond'
 
 /**
@@ -91,17 +99,69 @@ export function PagedList({
 }
 
 /**
+ * A list whose count follows its rows (users, tenants, a tenant's members): the id of its count,
+ * its noun, singular and plural, and how many the search `q` finds ('' for all).
+ */
+export interface CountedList {
+  count: string
+  noun: readonly [string, string]
+  totalOf: (q: string) => Promise<number>
+}
+
+/**
  * A list's count again, out of band, after a row came or went, within the search the page shows
  * (read from the request's page URL; none without a request).
  */
-export async function countAgain(
-  id: string,
-  noun: readonly [string, string],
-  totalOf: (q: string) => Promise<number>,
-  request?: Request,
-) {
-  const q = request ? searchOfPage(request) : ''
-  return <ListCount id={id} total={await totalOf(q)} noun={noun} found={q !== ''} oob />
+export function CountAgain({ list, request }: { list: CountedList; request?: Request }) {
+  return <ListCountOf list={list} q={request ? searchOfPage(request) : ''} />
+}
+
+async function ListCountOf({
+  list,
+  q,
+  addedHidden,
+}: {
+  list: CountedList
+  q: string
+  addedHidden?: boolean
+}) {
+  const total = await list.totalOf(q)
+  return (
+    <ListCount
+      id={list.count}
+      total={total}
+      noun={list.noun}
+      found={q !== ''}
+      addedHidden={addedHidden}
+      oob
+    />
+  )
+}
+
+/**
+ * What a list shows once a row (`children`) was added: the row joining RowsTable `#<rows>` when the
+ * search the page shows finds it (`found`, the list's own search rule), and the count again. A row
+ * the search would not find stays out of the table, which lists only what the search finds; the
+ * count says it was added.
+ */
+export function RowAdded({
+  list,
+  found,
+  request,
+  children,
+}: PropsWithChildren<{
+  list: CountedList & { rows: string }
+  found: (q: string) => boolean
+  request: Request
+}>) {
+  const q = searchOfPage(request)
+  const shown = q === '' || found(q)
+  return (
+    <>
+      {shown ? <AppendedRow rows={list.rows}>{children}</AppendedRow> : ''}
+      <ListCountOf list={list} q={q} addedHidden={!shown} />
+    </>
+  )
 }
 
 /** The answer once a list's row is gone: a 200 with only what changed beside it, out of band (its count), or nothing; htmx swaps the row out (a 204 would leave it in place). */
