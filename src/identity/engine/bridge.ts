@@ -317,7 +317,7 @@ export class IdentityBridge {
     // not a JSON endpoint (the provider's, or a feature's) is a browser's (a page, its assets, the
     // authorization endpoint).
     if (!exempt) {
-      const json = JSON_ENDPOINTS.has(route.path) || this.endpoints?.matches(request.method, route.path)
+      const json = JSON_ENDPOINTS.has(route.path) || this.apps.endpoints?.matches(request.method, route.path)
       const pending = this.limit(instanceId, !json, caller)
       const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
