@@ -1,0 +1,327 @@
+import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
+import { connect } from 'node:net'
+import { eq } from 'drizzle-orm'
+import * as oidc from 'openid-client'
+import { workspaces } from '../src/features/workspaces/schema'
+import {
+  type Extending,
+  type GrantType,
+  type IdentityExtension,
+  type InteractionStep,
+  instanceEndpoints,
+  issuerFor,
+  PLATFORM,
+  signUp,
+} from '../src/identity'
+import { AppError } from '../src/shared/errors'
+import { Agent } from './support/browserless'
+import { activeWorkspace, registerApp } from './support/instances'
+import { startTestServer, type TestServer } from './support/server'
+
+// Issue 59: an attacker's pass over the identity engine's extension points. A throwaway feature
+// ("probe") lends the engine an endpoint, a grant type, a claim and a step, composed into a real
+// server in-process (ServerOptions.identity); each attack goes through HTTP.
+
+const REDIRECT_URI = 'https://rp.example.com/cb'
+const PROBE_GRANT = 'urn:example:params:oauth:grant-type:probe'
+/** Accounts whose sign-in the step's check fails for. */
+const checkFailsFor = new Set<string>()
+
+const probeEndpoints = instanceEndpoints('probe-endpoints')
+  // A turn of the event loop between reading the instance and answering: requests interleave.
+  .get('/probe', async ({ instance }) => {
+    const before = instance.id
+    await new Promise((r) => setTimeout(r, Math.random() * 5))
+    return { id: before, after: instance.id, issuer: instance.issuer }
+  })
+  .post('/probe/echo', async ({ request }) => ({ length: (await request.arrayBuffer()).byteLength }))
+  .get('/probe/boom', () => {
+    throw new Error('probe internals: /srv/secret.ts:12')
+  })
+  .get('/probe/refused', () => {
+    throw new AppError('PROBE_REFUSED', 409, 'The probe refuses this')
+  })
+  .get('/probe/page', () => new Response('<p>probe</p>', { headers: { 'content-type': 'text/html' } }))
+
+const probeGrant: GrantType = {
+  type: PROBE_GRANT,
+  parameters: ['mode'],
+  handle: async ({ params, issueAccessToken }) => {
+    if (params.mode === 'boom') throw new Error('probe internals: /srv/grant.ts:7')
+    if (params.mode === 'refuse') throw new AppError('PROBE_REFUSED', 400, 'The probe refuses this')
+    return issueAccessToken()
+  },
+}
+
+const probeStep: InteractionStep = {
+  name: 'probe-terms',
+  order: 10,
+  check: ({ accountId, scopes }) => {
+    if (checkFailsFor.has(accountId)) throw new Error('probe internals: /srv/step.ts:3')
+    return scopes.includes('probe')
+  },
+  // Only an explicit acceptance answers the step.
+  page: async (req) =>
+    req.method === 'POST' && req.form.get('accept') === 'yes'
+      ? { done: true }
+      : {
+          html: `<h1>Probe terms</h1><form method="post" action="${Bun.escapeHTML(req.action)}"><input name="accept" value="no"><button>OK</button></form>`,
+        },
+}
+
+const probe = (identity: IdentityExtension): Extending => ({ name: 'probe', identity: () => identity })
+
+let server: TestServer
+let issuerA: string
+let issuerB: string
+let wsA: string
+
+beforeAll(async () => {
+  // The data plane's limit on, high enough for every test but the one of a workspace's own low rate.
+  const limits = { RATE_LIMIT_DATA_PLANE_RPS: '1000', RATE_LIMIT_DATA_PLANE_BURST: '4000' }
+  server = await startTestServer(limits, undefined, {
+    identity: [
+      probe({
+        endpoints: [probeEndpoints],
+        grants: [probeGrant],
+        claims: [{ scope: 'probe', claims: ['probe_note'], read: async () => ({ probe_note: 'hi' }) }],
+        steps: [probeStep],
+      }),
+    ],
+  })
+  wsA = await activeWorkspace(server.core)
+  issuerA = issuerFor(server.core.config, wsA)
+  issuerB = issuerFor(server.core.config, await activeWorkspace(server.core))
+})
+afterAll(() => server.stop())
+
+/** Sends raw bytes on a fresh connection (paths and framing no fetch client would send); the whole answer. */
+function raw(request: string): Promise<string> {
+  const { port } = new URL(server.baseUrl)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (d) => {
+      answer += d.toString()
+    })
+    socket.on('end', () => resolve(answer))
+    socket.on('error', reject)
+    socket.setTimeout(5000, () => socket.end())
+    socket.write(request)
+  })
+}
+
+describe('an instance endpoint', () => {
+  it('answers only under a workspace instance that serves', async () => {
+    const ok = await fetch(`${issuerA}/probe`)
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toEqual({ id: wsA, after: wsA, issuer: issuerA })
+    // The platform's instance is never extended.
+    expect((await fetch(`${issuerFor(server.core.config, PLATFORM)}/probe`)).status).toBe(404)
+    const unknown = issuerFor(server.core.config, '7f1c6e2a-0000-4000-8000-000000000000')
+    expect((await fetch(`${unknown}/probe`)).status).toBe(404)
+    const gone = await activeWorkspace(server.core)
+    expect((await fetch(`${issuerFor(server.core.config, gone)}/probe`)).status).toBe(200)
+    await server.core.db.update(workspaces).set({ state: 'deleting' }).where(eq(workspaces.id, gone))
+    await server.core.instances.changed(gone)
+    expect((await fetch(`${issuerFor(server.core.config, gone)}/probe`)).status).toBe(404)
+  })
+
+  it('sees only the instance it was addressed to, under interleaved requests', async () => {
+    const issuers = Array.from({ length: 200 }, (_, i) => (i % 2 ? issuerA : issuerB))
+    const answers = await Promise.all(
+      issuers.map(async (issuer) => (await fetch(`${issuer}/probe`)).json() as Promise<{ issuer: string }>),
+    )
+    expect(answers.map((a) => a.issuer)).toEqual(issuers)
+  })
+
+  it('is reached by its own path only', async () => {
+    const b = new URL(issuerB).pathname
+    const a = new URL(issuerA).pathname
+    // A path that climbs out of A into B is B's, whatever the client wrote.
+    const climbed = await raw(`GET ${a}/../..${b}/probe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    expect(climbed.split('\r\n')[0]).toContain('404')
+    const slashes = await raw(`GET ${a}//evil.example/probe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+    expect(slashes.split('\r\n')[0]).toContain('404')
+    expect((await fetch(`${issuerA}/probe/`)).status).toBe(404)
+    expect((await fetch(`${issuerA}/probe%2Fecho`, { method: 'POST' })).status).toBe(404)
+    // HEAD of a GET route: its headers, no body.
+    const head = await fetch(`${issuerA}/probe`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+    // No method override: a GET that says it is a POST is a GET.
+    const overridden = await fetch(`${issuerA}/probe/echo`, {
+      headers: { 'x-http-method-override': 'POST', 'x-method-override': 'POST' },
+    })
+    expect(overridden.status).toBe(404)
+  })
+
+  it("is read within the plane's body limit: 64 KiB, with or without a length", async () => {
+    expect(
+      await (await fetch(`${issuerA}/probe/echo`, { method: 'POST', body: 'x'.repeat(1000) })).json(),
+    ).toEqual({ length: 1000 })
+    const big = await fetch(`${issuerA}/probe/echo`, { method: 'POST', body: 'x'.repeat(64 * 1024 + 1) })
+    expect(big.status).toBe(413)
+    const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`
+    const chunked = await raw(
+      `POST ${new URL(issuerA).pathname}/probe/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${chunk('x'.repeat(40 * 1024))}${chunk('x'.repeat(40 * 1024))}0\r\n\r\n`,
+    )
+    expect(chunked.split('\r\n')[0]).toContain('413')
+  })
+
+  it('answers a failure without its internals, with the plane headers', async () => {
+    const boom = await fetch(`${issuerA}/probe/boom`, { headers: { accept: 'application/json' } })
+    expect(boom.status).toBe(500)
+    const text = await boom.text()
+    expect(text).not.toContain('probe internals')
+    expect(text).not.toContain('secret.ts')
+    const refused = await fetch(`${issuerA}/probe/refused`)
+    expect(refused.status).toBe(409)
+    expect(await refused.json()).toEqual({ detail: 'The probe refuses this' })
+    for (const res of [boom, refused, await fetch(`${issuerA}/probe/page`)]) {
+      expect(res.headers.get('x-request-id')).toBeTruthy()
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    }
+  })
+
+  it('is counted by the data-plane limit like any request of its instance', async () => {
+    const slow = await activeWorkspace(server.core)
+    // Its own rate, as the instance reads it (a burst of 4 at this server's ratio).
+    await server.core.store.query('UPDATE instance_secrets SET data_plane_rps = 1 WHERE instance_id = $1', [
+      slow,
+    ])
+    await server.core.instances.changed(slow)
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => fetch(`${issuerFor(server.core.config, slow)}/probe`)),
+    )
+    const limited = answers.filter((r) => r.status === 429)
+    expect(limited.length).toBeGreaterThan(0)
+    expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await limited[0]!.json()).error).toBe('temporarily_unavailable')
+    expect(limited[0]!.headers.get('x-request-id')).toBeTruthy()
+  })
+})
+
+/** A confidential and a public app of workspace A, and a token request to A's token endpoint. */
+async function apps() {
+  const web = await registerApp(server.core, wsA, { type: 'web', redirectUris: [REDIRECT_URI] })
+  const spa = await registerApp(server.core, wsA, { type: 'spa', redirectUris: [REDIRECT_URI] })
+  const token = (body: Record<string, string>, headers: Record<string, string> = {}) =>
+    fetch(`${issuerA}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(body).toString(),
+    })
+  const basic = { authorization: `Basic ${btoa(`${web.clientId}:${web.clientSecret}`)}` }
+  return { web, spa, token, basic }
+}
+
+describe("a feature's grant type", () => {
+  it('is answered for a confidential client only, its failures without internals', async () => {
+    const { spa, token, basic } = await apps()
+    const granted = await token({ grant_type: PROBE_GRANT }, basic)
+    expect(granted.status).toBe(200)
+    expect((await granted.json()).access_token).toBeTruthy()
+    const refused = await token({ grant_type: PROBE_GRANT, mode: 'refuse' }, basic)
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The probe refuses this',
+    })
+    const boom = await token({ grant_type: PROBE_GRANT, mode: 'boom' }, basic)
+    expect(boom.status).toBe(500)
+    const text = await boom.text()
+    expect(text).not.toContain('probe internals')
+    expect(JSON.parse(text).error).toBe('server_error')
+    // A public client is not allowed it.
+    const publicClient = await token({ grant_type: PROBE_GRANT, client_id: spa.clientId })
+    expect(publicClient.status).toBe(400)
+    expect((await publicClient.json()).error_description).toBe(
+      'requested grant type is not allowed for this client',
+    )
+  })
+})
+
+/** An account of workspace A, and a browser at the step's page after its sign-in asked for `scope`. */
+async function atStep(email: string, scope = 'openid probe') {
+  const { web, token, basic } = await apps()
+  const account = await signUp(server.core, wsA, { email, password: 'correct horse battery' })
+  const verifier = oidc.randomPKCECodeVerifier()
+  const authorize = new URL(`${issuerA}/auth`)
+  authorize.search = new URLSearchParams({
+    client_id: web.clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT_URI,
+    scope,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  }).toString()
+  const agent = new Agent(server.baseUrl)
+  const form = await agent.follow(authorize)
+  const login = (fields = { email, password: 'correct horse battery' }) =>
+    agent.submit(formHtml, form.url, '/login', fields, atRp)
+  const formHtml = await form.res.text()
+  const code = async (done: { url: URL }) => {
+    const exchanged = await token(
+      {
+        grant_type: 'authorization_code',
+        code: done.url.searchParams.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+      },
+      basic,
+    )
+    return JSON.parse(Buffer.from((await exchanged.json()).id_token.split('.')[1], 'base64url').toString())
+  }
+  return { agent, account, authorize, login, formHtml, code, uid: form.url.pathname.split('/').at(-1)! }
+}
+const atRp = (u: URL) => u.href.startsWith(REDIRECT_URI)
+
+describe("a feature's interaction step", () => {
+  it('cannot be skipped through another action of its interaction', async () => {
+    const { agent, login, code } = await atStep('skip@example.com')
+    const step = await login()
+    const page = await step.res.text()
+    expect(page).toContain('<h1>Probe terms</h1>')
+    const interaction = step.url.pathname.match(/\/interaction\/[^/]+/)![0]
+    const prefix = step.url.pathname.slice(0, step.url.pathname.indexOf('/interaction/'))
+    for (const action of [
+      'login',
+      'mfa',
+      'verify',
+      'signup',
+      'passkey',
+      'broker',
+      'link',
+      'forgot',
+      'step',
+    ]) {
+      const tried = await agent.follow(
+        `${prefix}${interaction}/${action}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            email: 'skip@example.com',
+            password: 'correct horse battery',
+          }).toString(),
+        },
+        atRp,
+      )
+      expect(atRp(tried.url)).toBe(false)
+    }
+    const accepted = await agent.submit(page, step.url, '/step', { accept: 'yes' }, atRp)
+    expect(atRp(accepted.url)).toBe(true)
+    expect((await code(accepted)).probe_note).toBe('hi')
+  })
+
+  it('whose check fails answers a page without its internals', async () => {
+    const { account, login } = await atStep('failing@example.com', 'openid')
+    checkFailsFor.add(account.id)
+    const failed = await login()
+    expect(atRp(failed.url)).toBe(false)
+    expect(failed.res.status).toBe(500)
+    expect(await failed.res.text()).not.toContain('probe internals')
+  })
+})
