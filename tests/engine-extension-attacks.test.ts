@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'bun:test'
 import { connect } from 'node:net'
 import { eq } from 'drizzle-orm'
+import { interactionPolicy } from 'oidc-provider'
 import * as oidc from 'openid-client'
 import { workspaces } from '../src/features/workspaces/schema'
 import {
@@ -13,14 +14,19 @@ import {
   PLATFORM,
   signUp,
 } from '../src/identity'
+import { LOGO_PATH } from '../src/identity/branding'
+import { HTMX_PATH } from '../src/identity/pages/assets'
 import { AppError } from '../src/shared/errors'
+import { FAVICON_PATH } from '../src/shared/views/hosted-layout'
 import { Agent } from './support/browserless'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
 
 // Issue 59: an attacker's pass over the identity engine's extension points. A throwaway feature
 // ("probe") lends the engine an endpoint, a grant type, a claim and a step, composed into a real
-// server in-process (ServerOptions.identity); each attack goes through HTTP.
+// server in-process (ServerOptions.identity); each attack goes through HTTP. What the engine must
+// refuse of a feature (a grant, scope, claim, step or endpoint that would stand in for its own) is
+// refused at start, before anything is served.
 
 const REDIRECT_URI = 'https://rp.example.com/cb'
 const PROBE_GRANT = 'urn:example:params:oauth:grant-type:probe'
@@ -323,5 +329,108 @@ describe("a feature's interaction step", () => {
     expect(atRp(failed.url)).toBe(false)
     expect(failed.res.status).toBe(500)
     expect(await failed.res.text()).not.toContain('probe internals')
+  })
+})
+
+/** Whether a server lending the engine `identity` starts: the error that stops it, or null. */
+async function startError(identity: IdentityExtension): Promise<string | null> {
+  try {
+    const started = await startTestServer({}, undefined, { identity: [probe(identity)] })
+    await started.stop()
+    return null
+  } catch (e) {
+    return (e as Error).message
+  }
+}
+
+describe('what would stand in for the engine', () => {
+  it('is refused at start: a grant type oidc-provider or the platform owns', async () => {
+    for (const type of [
+      'authorization_code',
+      'client_credentials',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+    ])
+      expect(await startError({ grants: [{ ...probeGrant, type }] })).toBe(
+        `the probe feature's grant type "${type}" is the identity engine's own`,
+      )
+  })
+
+  // Before, a claim scope named `openid` replaced the engine's (`amr` left the ID token), and a
+  // claim named like a token's own (`nonce`, `sid`, `azp`) went into the ID token, or (`iss`,
+  // `aud`, `amr`, `acr`, `exp`) into userinfo, with the feature's value.
+  it('is refused at start: a scope or claim the engine releases or a token carries', async () => {
+    const claim = (scope: string, claims: string[]) => ({
+      claims: [{ scope, claims, read: async () => ({}) }],
+    })
+    for (const scope of ['openid', 'email', 'profile', 'offline_access'])
+      expect(await startError(claim(scope, ['probe_note']))).toBe(
+        `the probe feature's claim scope "${scope}" is the identity engine's own`,
+      )
+    for (const name of [
+      'sub',
+      'email',
+      'email_verified',
+      'name',
+      'iss',
+      'aud',
+      'amr',
+      'acr',
+      'nonce',
+      'sid',
+      'exp',
+    ])
+      expect(await startError(claim('probe', ['probe_note', name]))).toBe(
+        `the probe feature's claim "${name}" is the identity engine's own`,
+      )
+  })
+
+  // Before, a step named `login` stopped every sign-in ("Sign-in interrupted"), and one named
+  // `consent` was never shown: the engine answers its consent prompt itself.
+  it("is refused at start: a step named as one of the engine's prompts", async () => {
+    const prompts = interactionPolicy.base().map((p) => p.name)
+    expect(prompts).toEqual(['login', 'consent'])
+    for (const name of prompts)
+      expect(await startError({ steps: [{ ...probeStep, name }] })).toBe(
+        `the probe feature's interaction step "${name}" is the identity engine's own`,
+      )
+  })
+
+  // Before, a feature's `POST /token` answered every instance's token requests in place of the
+  // provider, and a route of a parameter or a wildcard first (`/:id`, `/*`) shadowed them all.
+  it("is refused at start: an endpoint at one of the engine's paths", async () => {
+    const endpoint = (method: 'get' | 'post', path: string) => ({
+      endpoints: [instanceEndpoints('probe-shadow')[method](path, () => ({}))],
+    })
+    for (const [method, path] of [
+      ['post', '/token'],
+      ['get', '/jwks'],
+      ['get', '/.well-known/openid-configuration'],
+      ['get', '/auth'],
+      ['get', '/me'],
+      ['post', '/interaction/:uid/probe'],
+      ['get', '/'],
+      ['get', '/:id'],
+      ['get', '/*'],
+    ] as const)
+      expect(await startError(endpoint(method, path))).toBe(
+        `the probe feature's endpoint "${method.toUpperCase()} ${path}" is the identity engine's own`,
+      )
+    // Every endpoint the provider lists in discovery, and the assets the hosted pages link.
+    const discovery = (await (await fetch(`${issuerA}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >
+    const listed = Object.entries(discovery)
+      .filter(
+        ([key, value]) => (key.endsWith('_endpoint') || key === 'jwks_uri') && typeof value === 'string',
+      )
+      .map(([, url]) => (url as string).slice(issuerA.length))
+    expect(listed).toContain('/token')
+    for (const path of [...listed, FAVICON_PATH, LOGO_PATH, HTMX_PATH])
+      expect(await startError(endpoint('get', path))).toBe(
+        `the probe feature's endpoint "GET ${path}" is the identity engine's own`,
+      )
   })
 })

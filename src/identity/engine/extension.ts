@@ -4,6 +4,7 @@ import type { Conn } from '../../db/store'
 import type { Account } from '../accounts'
 import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
 import type { LoginPolicy } from '../login-policy'
+import { refuseEngineOwn } from './reserved'
 
 /** The instance a grant, an endpoint or a step serves: a workspace's (features never extend the platform's). */
 export interface InstanceRef {
@@ -114,7 +115,8 @@ export interface SessionSource {
 
 /**
  * What a feature lends the identity engine (`Feature.identity`). The extension points are lists,
- * composed across features in list order; the sources below them have exactly one owner.
+ * composed across features in list order; the sources below them have exactly one owner. None may
+ * name what is the engine's own (reserved.ts).
  */
 export interface IdentityExtension {
   claims?: ClaimSource[]
@@ -165,8 +167,8 @@ export interface Extending {
 /**
  * Composes the features' extensions: the lists concatenated in feature order (the steps then by
  * their `order`, stably), each source taken from its one owner. Two owners of a source, a missing
- * required one, or two steps, claims' scopes or grants of one name stop the start with an error
- * that names them.
+ * required one, two steps, claims' scopes or grants of one name, or one the engine owns (a grant
+ * type, scope, claim, prompt or path of its own) stop the start with an error that names them.
  */
 export function composeExtensions(core: Core, features: readonly Extending[]): Extensions {
   const lists = Object.fromEntries(LISTS.map((k) => [k, []])) as unknown as Record<ListName, unknown[]>
@@ -174,6 +176,7 @@ export function composeExtensions(core: Core, features: readonly Extending[]): E
   const sources: Partial<Record<SourceName, unknown>> = {}
   for (const f of features) {
     const extension = f.identity?.(core) ?? {}
+    refuseEngineOwn(f.name, extension)
     for (const [key, value] of Object.entries(extension)) {
       if (value === undefined) continue
       if ((LISTS as readonly string[]).includes(key)) {
