@@ -12,6 +12,7 @@ import {
   instanceEndpoints,
   issuerFor,
   PLATFORM,
+  platformClient,
   signUp,
 } from '../src/identity'
 import { LOGO_PATH } from '../src/identity/branding'
@@ -30,8 +31,10 @@ import { startTestServer, type TestServer } from './support/server'
 
 const REDIRECT_URI = 'https://rp.example.com/cb'
 const PROBE_GRANT = 'urn:example:params:oauth:grant-type:probe'
-/** Accounts whose sign-in the step's check fails for. */
+/** Accounts whose sign-in the step's check fails for; whose claim fails; whose signed-in hook fails. */
 const checkFailsFor = new Set<string>()
+const claimFailsFor = new Set<string>()
+const hookFailsFor = new Set<string>()
 
 const probeEndpoints = instanceEndpoints('probe-endpoints')
   // A turn of the event loop between reading the instance and answering: requests interleave.
@@ -90,7 +93,21 @@ beforeAll(async () => {
       probe({
         endpoints: [probeEndpoints],
         grants: [probeGrant],
-        claims: [{ scope: 'probe', claims: ['probe_note'], read: async () => ({ probe_note: 'hi' }) }],
+        claims: [
+          {
+            scope: 'probe',
+            claims: ['probe_note'],
+            read: async (_ws, accountId) => {
+              if (claimFailsFor.has(accountId)) throw new Error('probe internals: /srv/claim.ts:5')
+              return { probe_note: 'hi' }
+            },
+          },
+        ],
+        signedIn: [
+          async (_ws, account) => {
+            if (hookFailsFor.has(account.id)) throw new Error('probe internals: /srv/hook.ts:9')
+          },
+        ],
         steps: [probeStep],
       }),
     ],
@@ -247,6 +264,23 @@ describe("a feature's grant type", () => {
       'requested grant type is not allowed for this client',
     )
   })
+
+  it("is not the platform instance's, even for its confidential console client", async () => {
+    const platform = platformClient(server.core)
+    const answer = await fetch(`${platform.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${platform.clientId}:${platform.clientSecret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: PROBE_GRANT }).toString(),
+    })
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'requested grant type is not allowed for this client',
+    })
+  })
 })
 
 /** An account of workspace A, and a browser at the step's page after its sign-in asked for `scope`. */
@@ -268,8 +302,8 @@ async function atStep(email: string, scope = 'openid probe') {
   const login = (fields = { email, password: 'correct horse battery' }) =>
     agent.submit(formHtml, form.url, '/login', fields, atRp)
   const formHtml = await form.res.text()
-  const code = async (done: { url: URL }) => {
-    const exchanged = await token(
+  const exchange = (done: { url: URL }) =>
+    token(
       {
         grant_type: 'authorization_code',
         code: done.url.searchParams.get('code')!,
@@ -278,9 +312,11 @@ async function atStep(email: string, scope = 'openid probe') {
       },
       basic,
     )
+  const code = async (done: { url: URL }) => {
+    const exchanged = await exchange(done)
     return JSON.parse(Buffer.from((await exchanged.json()).id_token.split('.')[1], 'base64url').toString())
   }
-  return { agent, account, authorize, login, formHtml, code, uid: form.url.pathname.split('/').at(-1)! }
+  return { agent, account, authorize, login, formHtml, code, exchange }
 }
 const atRp = (u: URL) => u.href.startsWith(REDIRECT_URI)
 
@@ -322,6 +358,24 @@ describe("a feature's interaction step", () => {
     expect((await code(accepted)).probe_note).toBe('hi')
   })
 
+  it('is asked again of a signed-in session, and refused without a page (prompt=none)', async () => {
+    const { agent, login, authorize } = await atStep('again@example.com')
+    const step = await login()
+    const page = await step.res.text()
+    expect(step.res.headers.get('content-security-policy')).toContain("default-src 'none'")
+    expect(atRp((await agent.submit(page, step.url, '/step', { accept: 'yes' }, atRp)).url)).toBe(true)
+    // The session is signed in: the next authorization still stops at the step, not at the app.
+    const again = await agent.follow(authorize, {}, atRp)
+    expect(atRp(again.url)).toBe(false)
+    expect(await again.res.text()).toContain('<h1>Probe terms</h1>')
+    const silent = new URL(authorize)
+    silent.searchParams.set('prompt', 'none')
+    const refused = await agent.follow(silent, {}, atRp)
+    expect(atRp(refused.url)).toBe(true)
+    expect(refused.url.searchParams.get('code')).toBeNull()
+    expect(refused.url.searchParams.get('error')).toBe('interaction_required')
+  })
+
   it('whose check fails answers a page without its internals', async () => {
     const { account, login } = await atStep('failing@example.com', 'openid')
     checkFailsFor.add(account.id)
@@ -329,6 +383,29 @@ describe("a feature's interaction step", () => {
     expect(atRp(failed.url)).toBe(false)
     expect(failed.res.status).toBe(500)
     expect(await failed.res.text()).not.toContain('probe internals')
+  })
+})
+
+describe("a feature's signed-in hook or claim", () => {
+  it('that fails stops the sign-in without its internals', async () => {
+    const hooked = await atStep('hooked@example.com', 'openid')
+    hookFailsFor.add(hooked.account.id)
+    const stopped = await hooked.login()
+    expect(atRp(stopped.url)).toBe(false)
+    // The hosted pages' own answer of a failure (pages/routes.ts: 400, said in general terms).
+    expect(stopped.res.status).toBe(400)
+    const page = await stopped.res.text()
+    expect(page).toContain('Something went wrong. Try again.')
+    expect(page).not.toContain('probe internals')
+    const claimed = await atStep('claimed@example.com')
+    claimFailsFor.add(claimed.account.id)
+    const step = await claimed.login()
+    const back = await claimed.agent.submit(await step.res.text(), step.url, '/step', { accept: 'yes' }, atRp)
+    const exchanged = await claimed.exchange(back)
+    expect(exchanged.status).toBe(500)
+    const text = await exchanged.text()
+    expect(text).not.toContain('probe internals')
+    expect(JSON.parse(text).error).toBe('server_error')
   })
 })
 
