@@ -463,6 +463,13 @@ describe('what would stand in for the engine', () => {
       )
   })
 
+  // Before, a second scope releasing the tenants feature's `tenants` claim (what apps authorize
+  // by) replaced its value whenever both scopes were granted: the later feature's answer won.
+  it("is refused at start: a claim another feature's scope releases", async () => {
+    const tenants = { claims: [{ scope: 'probe', claims: ['tenants'], read: async () => ({ tenants: [] }) }] }
+    expect(await startError(tenants)).toBe('two features extend the identity engine with the claim "tenants"')
+  })
+
   // Before, a step named `login` stopped every sign-in ("Sign-in interrupted"), and one named
   // `consent` was never shown: the engine answers its consent prompt itself.
   it("is refused at start: a step named as one of the engine's prompts", async () => {

@@ -167,8 +167,8 @@ export interface Extending {
 /**
  * Composes the features' extensions: the lists concatenated in feature order (the steps then by
  * their `order`, stably), each source taken from its one owner. Two owners of a source, a missing
- * required one, two steps, claims' scopes or grants of one name, or one the engine owns (a grant
- * type, scope, claim, prompt or path of its own) stop the start with an error that names them.
+ * required one, two steps, claims' scopes, claims or grants of one name, or one the engine owns
+ * (a grant type, scope, claim, prompt or path of its own) stop the start with an error naming it.
  */
 export function composeExtensions(core: Core, features: readonly Extending[]): Extensions {
   const lists = Object.fromEntries(LISTS.map((k) => [k, []])) as unknown as Record<ListName, unknown[]>
@@ -208,6 +208,11 @@ export function composeExtensions(core: Core, features: readonly Extending[]): E
   unique(
     'claim scope',
     composed.claims.map((c) => c.scope),
+  )
+  // Two scopes releasing one claim: the later source's answer replaced the other's (accountFinder).
+  unique(
+    'claim',
+    composed.claims.flatMap((c) => c.claims),
   )
   unique(
     'grant type',
