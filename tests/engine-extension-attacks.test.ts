@@ -17,6 +17,7 @@ import {
 } from '../src/identity'
 import { LOGO_PATH } from '../src/identity/branding'
 import { HTMX_PATH } from '../src/identity/pages/assets'
+import { ManualClock } from '../src/shared/clock'
 import { AppError } from '../src/shared/errors'
 import { FAVICON_PATH } from '../src/shared/views/hosted-layout'
 import { Agent } from './support/browserless'
@@ -86,9 +87,16 @@ let issuerB: string
 let wsA: string
 
 beforeAll(async () => {
-  // The data plane's limit on, high enough for every test but the one of a workspace's own low rate.
-  const limits = { RATE_LIMIT_DATA_PLANE_RPS: '1000', RATE_LIMIT_DATA_PLANE_BURST: '4000' }
+  // The data plane's limit on, high enough for every test but those of a workspace's own low rate;
+  // the test client is a trusted proxy, so `X-Forwarded-For` names each request's client. The
+  // server's clock stands still: no bucket refills while a burst is sent.
+  const limits = {
+    RATE_LIMIT_DATA_PLANE_RPS: '1000',
+    RATE_LIMIT_DATA_PLANE_BURST: '4000',
+    TRUSTED_PROXIES: '127.0.0.1/32',
+  }
   server = await startTestServer(limits, undefined, {
+    clock: new ManualClock(Date.now()),
     identity: [
       probe({
         endpoints: [probeEndpoints],
@@ -223,6 +231,25 @@ describe('an instance endpoint', () => {
     expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await limited[0]!.json()).error).toBe('temporarily_unavailable')
     expect(limited[0]!.headers.get('x-request-id')).toBeTruthy()
+  })
+
+  // DESIGN "Data plane fairness": a browser's pages keep a share of the burst that a flood of
+  // JSON calls cannot take. An endpoint is the control plane's stack, JSON: it was counted as a
+  // page, so a flood of it took that share too and the sign-in pages answered 429.
+  it("cannot take the share of the burst kept for a browser's pages", async () => {
+    const ws = await activeWorkspace(server.core)
+    // 50/s: a burst of 200 at this server's ratio, 50 of it kept for pages, 50 per client address.
+    await server.core.store.query('UPDATE instance_secrets SET data_plane_rps = 50 WHERE instance_id = $1', [
+      ws,
+    ])
+    const issuer = issuerFor(server.core.config, ws)
+    const flood = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${issuer}/probe`, { headers: { 'x-forwarded-for': `198.51.100.${(i % 10) + 1}` } }),
+      ),
+    )
+    expect(flood.filter((r) => r.status === 200)).toHaveLength(150)
+    expect((await fetch(`${issuer}/`, { headers: { 'x-forwarded-for': '203.0.113.7' } })).status).toBe(200)
   })
 })
 

@@ -314,10 +314,14 @@ export class IdentityBridge {
       const made = cachedAnswer(shape.text(instance), shape.headers)
       return this.remember(instanceId, document, made, id)
     }
+    // A feature's endpoint (never the platform's) answers JSON, as the control plane's stack does.
+    const endpoints = instanceId === PLATFORM ? null : this.endpoints
+    const endpoint = endpoints?.matches(request.method, route.path) ? endpoints : null
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts. What is
-    // not a JSON endpoint is a browser's (a page, its assets, the authorization endpoint).
+    // neither the provider's JSON endpoint nor a feature's is a browser's (a page, its assets, the
+    // authorization endpoint), which may take the pages' reserve.
     if (!exempt) {
-      const pending = this.limit(instanceId, !JSON_ENDPOINTS.has(route.path), caller)
+      const pending = this.limit(instanceId, !endpoint && !JSON_ENDPOINTS.has(route.path), caller)
       const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
         const response = errorResponse(rateLimitedError(decision), request.headers.get('accept') ?? '')
@@ -336,10 +340,10 @@ export class IdentityBridge {
       return response
     }
     // A feature's endpoint, counted above like any other request of the instance.
-    if (this.endpoints?.matches(request.method, route.path) && instanceId !== PLATFORM) {
+    if (endpoint) {
       const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
       if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
-      return this.endpoints.handle(request, route.path, body, { id: instance.id, issuer: instance.issuer })
+      return endpoint.handle(request, route.path, body, { id: instance.id, issuer: instance.issuer })
     }
     // The client address is passed as the peer's (see `send`): a forwarded-for the client wrote
     // must not stand in for it.
