@@ -79,6 +79,15 @@ const probeStep: InteractionStep = {
         },
 }
 
+/** Accounts asked a second step, named as an Object.prototype property is. */
+const askedConstructor = new Set<string>()
+const constructorStep: InteractionStep = {
+  name: 'constructor',
+  order: 20,
+  check: ({ accountId }) => askedConstructor.has(accountId),
+  page: async (req) => (req.method === 'POST' ? { done: true } : { html: '<h1>Constructor step</h1>' }),
+}
+
 const probe = (identity: IdentityExtension): Extending => ({ name: 'probe', identity: () => identity })
 
 let server: TestServer
@@ -116,7 +125,7 @@ beforeAll(async () => {
             if (hookFailsFor.has(account.id)) throw new Error('probe internals: /srv/hook.ts:9')
           },
         ],
-        steps: [probeStep],
+        steps: [probeStep, constructorStep],
       }),
     ],
   })
@@ -401,6 +410,16 @@ describe("a feature's interaction step", () => {
     expect(atRp(refused.url)).toBe(true)
     expect(refused.url.searchParams.get('code')).toBeNull()
     expect(refused.url.searchParams.get('error')).toBe('interaction_required')
+  })
+
+  // Before, a step was taken as answered when the interaction's result had its name: a result is a
+  // plain object, so a step named `constructor` (or `toString`…) was never asked.
+  it('is asked whatever its name, an inherited property of an object included', async () => {
+    const { account, login } = await atStep('constructor@example.com', 'openid')
+    askedConstructor.add(account.id)
+    const step = await login()
+    expect(atRp(step.url)).toBe(false)
+    expect(await step.res.text()).toContain('<h1>Constructor step</h1>')
   })
 
   it('whose check fails answers a page without its internals', async () => {
