@@ -189,6 +189,9 @@ describe('an instance endpoint', () => {
     const head = await fetch(`${issuerA}/probe`, { method: 'HEAD' })
     expect(head.status).toBe(200)
     expect(await head.text()).toBe('')
+    // OPTIONS is no method of the endpoint: the provider's answer, not the probe's.
+    const options = await fetch(`${issuerA}/probe`, { method: 'OPTIONS' })
+    expect(await options.text()).not.toContain(issuerA)
     // No method override: a GET that says it is a POST is a GET.
     const overridden = await fetch(`${issuerA}/probe/echo`, {
       headers: { 'x-http-method-override': 'POST', 'x-method-override': 'POST' },
@@ -392,6 +395,16 @@ describe("a feature's interaction step", () => {
     const accepted = await agent.submit(page, step.url, '/step', { accept: 'yes' }, atRp)
     expect(atRp(accepted.url)).toBe(true)
     expect((await code(accepted)).probe_note).toBe('hi')
+  })
+
+  it('ends without a code when cancelled', async () => {
+    const { agent, login } = await atStep('cancel@example.com')
+    const step = await login()
+    expect(step.url.pathname).toMatch(/\/interaction\/[\w-]+$/)
+    const cancelled = await agent.follow(`${step.url.href}/abort`, {}, atRp)
+    expect(atRp(cancelled.url)).toBe(true)
+    expect(cancelled.url.searchParams.get('code')).toBeNull()
+    expect(cancelled.url.searchParams.get('error')).toBe('access_denied')
   })
 
   it('is asked again of a signed-in session, and refused without a page (prompt=none)', async () => {
