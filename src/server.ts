@@ -4,8 +4,14 @@ import { type Core, type CoreOptions, createCore } from './core'
 import { migrate } from './db/client'
 import { acquireNodeLock, type NodeLock, ServeLockTaken } from './db/serve-lock'
 import { isStoreUnavailable, loggable } from './db/store'
-import { type Feature, features } from './features'
-import { composeExtensions, type Extensions, type IdentityPlane, startIdentityPlane } from './identity'
+import { features } from './features'
+import {
+  composeExtensions,
+  type Extending,
+  type Extensions,
+  type IdentityPlane,
+  startIdentityPlane,
+} from './identity'
 import { InProcessJobs } from './jobs/in-process'
 import { newBootId, requeueEarlierBootJobs } from './jobs/leases'
 import { type JobRuntime, WorkerPool } from './jobs/pool'
@@ -24,6 +30,11 @@ export interface ServerOptions extends CoreOptions {
   inProcessJobs?: boolean
   /** How often the node lock is checked on PostgreSQL (default NODE_LOCK_CHECK_MS); tests shorten it. */
   nodeLockCheckMs?: number
+  /**
+   * Identity extensions composed after the features' (tests lend the engine a throwaway feature's
+   * in-process); `gatehouse serve` never passes any.
+   */
+  identity?: Extending[]
 }
 
 export interface RunningServer {
@@ -40,13 +51,22 @@ export interface RunningServer {
 }
 
 /** What the features lend the identity engine (which imports none of them), composed once. */
-export const identityExtensions = (core: Core, list: Feature[] = features): Extensions =>
+export const identityExtensions = (core: Core, list: readonly Extending[] = features): Extensions =>
   composeExtensions(core, list)
 
 /** Migrates the store, starts the job workers, then listens: what `gatehouse serve` does. */
 export async function startServer(config: Config, opts: ServerOptions): Promise<RunningServer> {
   let jobs: JobRuntime | null = null
   const core = createCore(config, { ...opts, wakeJobs: () => jobs?.wake() })
+  // Composed before the lock is taken or the store migrated: an extension the engine refuses stops
+  // the start with only the store to close.
+  let extensions: Extensions
+  try {
+    extensions = identityExtensions(core, [...features, ...(opts.identity ?? [])])
+  } catch (e) {
+    await core.store.close()
+    throw e
+  }
   let nodeLock: NodeLock | null = null
   try {
     nodeLock = await acquireNodeLock(core.store, config.dataDir, config.nodeId, {
@@ -64,7 +84,7 @@ export async function startServer(config: Config, opts: ServerOptions): Promise<
     if (isStoreUnavailable(e)) throw new StartupError(`cannot reach the database: ${(e as Error).message}`)
     throw e
   }
-  const identity = await startIdentityPlane(core, identityExtensions(core))
+  const identity = await startIdentityPlane(core, extensions)
   const app = createApp(core, { identity, nodeLock })
   // The node lock is ours, so no live process runs jobs under this node id: those still marked
   // running by this node's earlier boot were cut off with it. Asked again now: it may have been

@@ -21,6 +21,12 @@ const RP = 'http://127.0.0.1:1/cb'
 const clock = new ManualClock(Date.now())
 let server: TestServer
 let idp: Awaited<ReturnType<typeof startIdpStandIn>>
+/** Workspaces whose sign-ups a feature's check refuses now (as billing's does past the monthly users). */
+const paused = new Set<string>()
+const pausing = {
+  name: 'pausing',
+  identity: () => ({ signUpChecks: [{ name: 'paused', blocks: async (ws: string) => paused.has(ws) }] }),
+}
 
 beforeAll(async () => {
   idp = await startIdpStandIn(CLIENT_ID, CLIENT_SECRET)
@@ -34,7 +40,7 @@ beforeAll(async () => {
       GOOGLE_CLIENT_SECRET: CLIENT_SECRET,
     },
     undefined,
-    { clock },
+    { clock, identity: [pausing] },
   )
 })
 afterAll(async () => {
@@ -431,6 +437,21 @@ describe('what an IdP sign-in refuses, each with a readable page', () => {
     expect(await done.res.text()).toContain('no verified email address')
     const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
     expect(users.body.items).toEqual([])
+  })
+
+  it("a new account while a feature's sign-up check refuses new users; an existing one still signs in", async () => {
+    const s = await setup('google')
+    idp.state.next = { sub: 'g-1', email: 'first@example.com', emailVerified: true }
+    expect(atRp((await throughIdp(s)).done.url)).toBe(true)
+    paused.add(s.ws)
+    idp.state.next = { sub: 'g-2', email: 'second@example.com', emailVerified: true }
+    const { done } = await throughIdp(s)
+    expect(done.res.status).toBe(403)
+    expect(await done.res.text()).toContain('it has reached its limit of monthly active users')
+    const users = await callApi(server.baseUrl, s.owner, 'GET', `/v1/workspaces/${s.ws}/users`)
+    expect(users.body.items.map((u: { email: string }) => u.email)).toEqual(['first@example.com'])
+    idp.state.next = { sub: 'g-1', email: 'first@example.com', emailVerified: true }
+    expect(atRp((await throughIdp(s)).done.url)).toBe(true)
   })
 })
 

@@ -33,6 +33,7 @@ export type {
 export {
   type ClaimSource,
   composeExtensions,
+  type Extending,
   type Extensions,
   type GrantType,
   type IdentityExtension,

@@ -1,5 +1,6 @@
 import { freePort } from '../../scripts/free-port'
 import { loadConfig } from '../../src/config'
+import type { Extending } from '../../src/identity'
 import { type RunningServer, startServer } from '../../src/server'
 import type { ManualClock } from '../../src/shared/clock'
 import { createLogger } from '../../src/shared/logger'
@@ -28,6 +29,8 @@ export interface TestServerOptions {
   inProcessJobs?: boolean
   /** How often the node lock is checked on PostgreSQL (ServerOptions.nodeLockCheckMs). */
   nodeLockCheckMs?: number
+  /** A throwaway feature's identity extension, composed after the product's (ServerOptions.identity). */
+  identity?: Extending[]
 }
 
 /**
@@ -60,6 +63,7 @@ export async function startTestServer(
     clock: opts.clock,
     inProcessJobs: opts.inProcessJobs ?? opts.clock !== undefined,
     nodeLockCheckMs: opts.nodeLockCheckMs,
+    identity: opts.identity,
   })
   return { ...server, baseUrl: config.baseUrl, logLines }
 }

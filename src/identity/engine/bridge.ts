@@ -313,12 +313,14 @@ export class IdentityBridge {
       const made = cachedAnswer(shape.text(instance), shape.headers)
       return this.remember(instanceId, document, made, id)
     }
+    // A feature's endpoint (never the platform's) answers JSON; a hosted page is a browser's.
+    const endpoints = instanceId === PLATFORM ? null : this.apps.endpoints
+    const endpoint = endpoints?.matches(request.method, route.path) ? endpoints : null
     // SPEC "Limits": discovery and JWKS are exempt; everything else of an instance counts. What is
-    // not a JSON endpoint (the provider's, or a feature's) is a browser's (a page, its assets, the
-    // authorization endpoint).
+    // neither the provider's JSON endpoint nor a feature's is a browser's (a page, its assets, the
+    // authorization endpoint), which may take the pages' reserve.
     if (!exempt) {
-      const json = JSON_ENDPOINTS.has(route.path) || this.apps.endpoints?.matches(request.method, route.path)
-      const pending = this.limit(instanceId, !json, caller)
+      const pending = this.limit(instanceId, !endpoint && !JSON_ENDPOINTS.has(route.path), caller)
       const decision = pending instanceof Promise ? await pending : pending
       if (decision && !decision.allowed) {
         const response = errorResponse(rateLimitedError(decision), request.headers.get('accept') ?? '')
@@ -337,11 +339,7 @@ export class IdentityBridge {
       return response
     }
     // A hosted page or a feature's endpoint, counted above like any other request of the instance.
-    const app = this.apps.pages.matches(request.method, route.path)
-      ? this.apps.pages
-      : instanceId !== PLATFORM && this.apps.endpoints?.matches(request.method, route.path)
-        ? this.apps.endpoints
-        : null
+    const app = endpoint ?? (this.apps.pages.matches(request.method, route.path) ? this.apps.pages : null)
     if (app) {
       const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
       if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')

@@ -5,6 +5,7 @@ import type { Account } from '../accounts'
 import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
 import type { LoginPolicy } from '../login-policy'
 import { type HostedRequest, hostedRequests } from './hosted'
+import { refuseEngineOwn } from './reserved'
 
 /** The instance a grant, an endpoint or a step serves: a workspace's (features never extend the platform's). */
 export interface InstanceRef {
@@ -115,7 +116,8 @@ export interface SessionSource {
 
 /**
  * What a feature lends the identity engine (`Feature.identity`). The extension points are lists,
- * composed across features in list order; the sources below them have exactly one owner.
+ * composed across features in list order; the sources below them have exactly one owner. None may
+ * name what is the engine's own (reserved.ts).
  */
 export interface IdentityExtension {
   claims?: ClaimSource[]
@@ -166,8 +168,8 @@ export interface Extending {
 /**
  * Composes the features' extensions: the lists concatenated in feature order (the steps then by
  * their `order`, stably), each source taken from its one owner. Two owners of a source, a missing
- * required one, or two steps, claims' scopes or grants of one name stop the start with an error
- * that names them.
+ * required one, two steps, claims' scopes, claims or grants of one name, or one the engine owns
+ * (a grant type, scope, claim, prompt or path of its own) stop the start with an error naming it.
  */
 export function composeExtensions(core: Core, features: readonly Extending[]): Extensions {
   const lists = Object.fromEntries(LISTS.map((k) => [k, []])) as unknown as Record<ListName, unknown[]>
@@ -175,6 +177,7 @@ export function composeExtensions(core: Core, features: readonly Extending[]): E
   const sources: Partial<Record<SourceName, unknown>> = {}
   for (const f of features) {
     const extension = f.identity?.(core) ?? {}
+    refuseEngineOwn(f.name, extension)
     for (const [key, value] of Object.entries(extension)) {
       if (value === undefined) continue
       if ((LISTS as readonly string[]).includes(key)) {
@@ -206,6 +209,11 @@ export function composeExtensions(core: Core, features: readonly Extending[]): E
   unique(
     'claim scope',
     composed.claims.map((c) => c.scope),
+  )
+  // Two scopes releasing one claim: the later source's answer replaced the other's (accountFinder).
+  unique(
+    'claim',
+    composed.claims.flatMap((c) => c.claims),
   )
   unique(
     'grant type',

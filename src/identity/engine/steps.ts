@@ -24,7 +24,8 @@ export function addSteps(prompts: Prompts, steps: readonly InteractionStep[]): P
     const check = new Check(`${step.name}_step`, `The ${step.name} step applies`, async (ctx) => {
       const { session, params, result } = ctx.oidc
       const instance = current()
-      if (instance.id === PLATFORM || !session?.accountId || result?.[step.name])
+      // Its own key only: a result is a plain object, whose `constructor` (say) is inherited.
+      if (instance.id === PLATFORM || !session?.accountId || (result && Object.hasOwn(result, step.name)))
         return Check.NO_NEED_TO_PROMPT
       const asked: StepContext = {
         instance: { id: instance.id, issuer: instance.issuer },

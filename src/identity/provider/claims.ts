@@ -2,6 +2,7 @@ import type { Configuration } from 'oidc-provider'
 import type { Core } from '../../core'
 import { findAccount } from '../accounts'
 import type { ClaimSource } from '../engine/extension'
+import { ENGINE_CLAIMS } from '../engine/reserved'
 import { PLATFORM } from '../instances'
 import { AUTH_EPOCH_CLAIM } from '../platform-tokens'
 import { current } from './instance-scope'
@@ -12,9 +13,7 @@ import { current } from './instance-scope'
  * recorded (finish-login.ts) into the ID token only for a claim some scope releases.
  */
 export const claimsOf = (sources: readonly ClaimSource[]): NonNullable<Configuration['claims']> => ({
-  openid: ['sub', 'amr'],
-  email: ['email', 'email_verified'],
-  profile: ['name'],
+  ...ENGINE_CLAIMS,
   ...Object.fromEntries(sources.map((s) => [s.scope, s.claims])),
 })
 

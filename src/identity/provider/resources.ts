@@ -1,16 +1,14 @@
 import { type Configuration, errors } from 'oidc-provider'
 import type { Core } from '../../core'
 import type { ClaimSource } from '../engine/extension'
+import { ENGINE_SCOPES } from '../engine/reserved'
 import { PLATFORM } from '../instances'
 import { controlPlaneAudience } from '../platform-clients'
 import { current } from './instance-scope'
 
 /** The scopes of every instance: the engine's, then those of the features' claims. */
 export const scopesOf = (sources: readonly ClaimSource[]) => [
-  'openid',
-  'offline_access',
-  'email',
-  'profile',
+  ...ENGINE_SCOPES,
   ...sources.map((s) => s.scope),
 ]
 
