@@ -451,8 +451,8 @@ describe("a feature's signed-in hook or claim", () => {
     hookFailsFor.add(hooked.account.id)
     const stopped = await hooked.login()
     expect(atRp(stopped.url)).toBe(false)
-    // The hosted pages' own answer of a failure (pages/routes.ts: 400, said in general terms).
-    expect(stopped.res.status).toBe(400)
+    // A failure of ours: the one error mapping's 500, said in general terms (the detail is logged).
+    expect(stopped.res.status).toBe(500)
     const page = await stopped.res.text()
     expect(page).toContain('Something went wrong. Try again.')
     expect(page).not.toContain('probe internals')

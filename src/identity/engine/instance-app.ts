@@ -1,12 +1,12 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Core } from '../../core'
-import { errorsPlugin } from '../../shared/plugins/errors'
+import { type ErrorSurface, errorsPlugin } from '../../shared/plugins/errors'
 import { type HostedRequest, hostedRequests } from './hosted'
 
 /**
  * What answers under every instance's issuer besides oidc-provider: the hosted pages and the
- * features' endpoints, one Elysia app with the control plane's stack (TypeBox, AppError, one error
- * mapping: a page for a browser, JSON otherwise).
+ * features' endpoints, each an Elysia app with the control plane's stack (TypeBox, AppError, the one
+ * error mapping).
  */
 export interface InstanceApp {
   /** Whether a request of this method to this path (below the issuer) is the app's. */
@@ -26,11 +26,18 @@ const patternOf = (path: string) =>
       .join('/')}$`,
   )
 
-/** Mounts the plugins (each starts with `hostedPage`) behind the instance surface's error mapping. */
-export function mountInstanceApp(core: Core, plugins: readonly AnyElysia[]): InstanceApp {
+/**
+ * Mounts the plugins behind the one error mapping: the hosted pages' refusals are pages, the
+ * features' endpoints' JSON.
+ */
+export function mountInstanceApp(
+  core: Core,
+  plugins: readonly AnyElysia[],
+  surface: ErrorSurface,
+): InstanceApp {
   const app = plugins.reduce<AnyElysia>(
     (mounted, plugin) => mounted.use(plugin),
-    new Elysia({ name: 'instance-app' }).use(errorsPlugin(core.log, 'instance')),
+    new Elysia({ name: 'instance-app', seed: surface }).use(errorsPlugin(core.log, surface)),
   )
   const routes = app.routes.map((r) => ({ method: r.method, pattern: patternOf(r.path) }))
   return {

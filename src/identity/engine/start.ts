@@ -75,8 +75,8 @@ export async function createIdentityPlane(core: Core, extensions: Extensions): P
     pool,
     addressing,
     {
-      pages: mountInstanceApp(core, hostedPages(pages)),
-      endpoints: extensions.endpoints.length ? mountInstanceApp(core, extensions.endpoints) : null,
+      pages: mountInstanceApp(core, hostedPages(pages), 'hosted'),
+      endpoints: extensions.endpoints.length ? mountInstanceApp(core, extensions.endpoints, 'control') : null,
     },
     limit,
   )

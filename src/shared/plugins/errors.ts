@@ -1,7 +1,6 @@
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
 import { Elysia, type ValidationError } from 'elysia'
 import { isStoreUnavailable, loggable } from '../../db/store'
-import { prefersHtml } from '../accept'
 import { AppError } from '../errors'
 import type { Logger } from '../logger'
 import { dashboardError } from '../views/error-page'
@@ -96,10 +95,10 @@ const HOSTED_TITLES: Record<number, string> = {
 }
 
 /**
- * Where the errors are answered: the control plane (JSON for the API, pages and fragments for the
- * dashboard), or an identity instance (a hosted page for a browser, JSON for anything else).
+ * Where the errors are answered: the control plane and the features' endpoints under an instance
+ * (JSON for the API, pages and fragments for the dashboard), or an instance's hosted pages (a page).
  */
-export type ErrorSurface = 'control' | 'instance'
+export type ErrorSurface = 'control' | 'hosted'
 
 /**
  * The one place errors become responses. Validation → 422 `{"detail":[{loc,msg,type}]}`;
@@ -112,8 +111,8 @@ export const errorsPlugin = (log: Logger, surface: ErrorSurface = 'control') =>
     const htmx = request.headers.get('hx-request') === 'true'
     // The dashboard answers in HTML: a page, or a fragment for htmx; signed-out users go to login.
     const dashboard = surface === 'control' && url.pathname.startsWith('/app/')
-    // A hosted page's browser gets a page of the instance's look; an endpoint's client JSON.
-    const hosted = surface === 'instance' && prefersHtml(request.headers.get('accept') ?? '')
+    // A hosted page's failure is a page of the instance's look, whoever asked.
+    const hosted = surface === 'hosted'
     const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       // Recorded for the access log, which reads the status after the response is sent.
       set.status = status
@@ -124,7 +123,9 @@ export const errorsPlugin = (log: Logger, surface: ErrorSurface = 'control') =>
         typeof detail === 'string' ? detail : 'Some fields are not valid. Check them and try again.'
       if (hosted) {
         const title = HOSTED_TITLES[status] ?? 'Sign-in interrupted'
-        return new Response(MessagePage({ title, message }), {
+        // A failure of ours is said in general terms: its detail is in the log.
+        const said = status === 500 ? 'Something went wrong. Try again.' : message
+        return new Response(MessagePage({ title, message: said }), {
           status,
           headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...headers },
         })
