@@ -170,6 +170,27 @@ export function importChain(entry: string, banned: RegExp): string[] | null {
  */
 const importsOf = (code: string) => ts.preProcessFile(code, true, true).importedFiles.map((f) => f.fileName)
 
+/**
+ * One way to write a page: an HTML answer is `html()` (shared/views/respond.ts; the hosted pages'
+ * `hostedHtml` is it), a page or fragment of the error mapping (shared/plugins/errors.ts), or what
+ * oidc-provider draws through its page sources and error renderer (identity/pages/http.ts `render`,
+ * identity/errors.tsx). Anything else that sets an HTML type or writes to a node:http response is a
+ * second way.
+ */
+const PAGE_WRITERS: { pattern: RegExp; allowed: string[] }[] = [
+  {
+    pattern: /['"`]text\/html;/,
+    allowed: ['shared/views/respond.ts', 'shared/plugins/errors.ts', 'identity/errors.tsx'],
+  },
+  { pattern: /\.type\s*=\s*['"]html['"]/, allowed: ['identity/pages/http.ts'] },
+  { pattern: /\.writeHead\(/, allowed: ['identity/engine/inject.ts', 'identity/errors.tsx'] },
+]
+export const PAGE_RULE =
+  "one way to write a page: html() or hostedHtml(), the error mapping, or oidc-provider's page sources"
+
+/** The code of a module without what its template literals say (code shown as text, as a quickstart's). */
+const withoutTemplates = (code: string) => code.replace(/`(?:\\[\s\S]|[^`\\])*`/g, '``')
+
 /** `read` lets a test check source that is not on disk (no file written into the tree other runs read). */
 export function violations(
   files = sourceFiles(src),
@@ -183,6 +204,11 @@ export function violations(
     const from = relative(src, file)
     if (COMPUTED_IMPORT.test(code) && !MAY_IMPORT_BY_PATH.has(from))
       out.push(`src/${from} imports a module by a computed path: walls must be visible to this check`)
+    const running = withoutTemplates(code)
+    for (const writer of PAGE_WRITERS) {
+      if (!from.endsWith('.test.ts') && writer.pattern.test(running) && !writer.allowed.includes(from))
+        out.push(`src/${from} writes a page a second way (${writer.pattern.source}): ${PAGE_RULE}`)
+    }
     const inDb = from.startsWith('db/')
     if (!inDb && DRIVER_ACCESS.test(code))
       out.push(`src/${from} opens a transaction or the driver itself: use store.tx / store.query (src/db)`)

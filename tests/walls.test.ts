@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { importChain, RULES, violations } from '../scripts/check-walls'
+import { importChain, PAGE_RULE, RULES, violations } from '../scripts/check-walls'
 
 const rule = (start: string) => RULES.find((r) => r.name.startsWith(start))?.name ?? `no rule "${start}"`
 const LOW_RULE = rule('shared/, db/')
@@ -33,6 +33,31 @@ describe('the walls of ARCHITECTURE.md (scripts/check-walls.ts)', () => {
     for (const [i, form] of Object.keys(forms).entries())
       expect(found[i]).toBe(`src/shared/walls-seed-${form}.ts imports src/identity/index.ts: ${LOW_RULE}`)
     expect(existsSync(join(dir, 'walls-seed-import-type.ts'))).toBe(false)
+  })
+
+  it('allow one way to write a page: html() or hostedHtml(), not an HTML type set by hand or a node:http write', () => {
+    const dir = join(import.meta.dir, '../src/features/notes')
+    const seeded = new Map([
+      [
+        join(dir, 'by-hand.ts'),
+        "export const page = () => new Response('<p>hi</p>', { headers: { 'content-type': 'text/html; charset=utf-8' } })\n",
+      ],
+      [join(dir, 'node-write.ts'), 'export const page = (res: any) => res.writeHead(200, {})\n'],
+      [join(dir, 'koa-page.ts'), "export const page = (ctx: any) => { ctx.type = 'html' }\n"],
+      // Code shown as text (a quickstart's snippet) is no page of ours.
+      [join(dir, 'snippet.ts'), 'export const snippet = `res.writeHead(200); res.end("ok")`\n'],
+      [
+        join(dir, 'pages.tsx'),
+        "import { html } from '../../shared/views/respond'\nexport const page = () => html('<p>hi</p>')\n",
+      ],
+    ])
+    const found = violations([...seeded.keys()], (file) => seeded.get(file) ?? '')
+    expect(found.map((line) => line.split(' ')[0])).toEqual([
+      'src/features/notes/by-hand.ts',
+      'src/features/notes/node-write.ts',
+      'src/features/notes/koa-page.ts',
+    ])
+    for (const line of found) expect(line).toEndWith(PAGE_RULE)
   })
 
   it('keep shared/ out of access, and audit/ out of its HTTP parts; features use its public face', () => {

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Core } from '../../core'
 import { Layout } from '../../shared/views/hosted-layout'
+import { html } from '../../shared/views/respond'
 
 /** Where a new account goes once signed in: straight to creating its first workspace (SPEC login rule 3). */
 const SIGNUP_NEXT = '/app/workspaces/new'
@@ -42,28 +43,21 @@ function SignUpEntry({ core }: { core: Core }) {
 /** Where the platform instance sends the browser after logout (a registered post-logout URI). */
 export const authPages = (core: Core) =>
   new Elysia({ name: 'auth-pages' })
-    .get(
-      '/app/signup',
-      ({ set }) => {
-        set.headers['content-type'] = 'text/html; charset=utf-8'
-        return <SignUpEntry core={core} />
-      },
-      { detail: { tags: ['views'], summary: 'Sign-up entry page' } },
-    )
+    .get('/app/signup', () => html(<SignUpEntry core={core} />), {
+      detail: { tags: ['views'], summary: 'Sign-up entry page' },
+    })
     .get(
       '/app/signed-out',
-      ({ set }) => {
-        set.headers['content-type'] = 'text/html; charset=utf-8'
-        return (
+      () =>
+        html(
           <Layout title="Signed out">
             <h1>You are signed out</h1>
             <p class="sub">Your Gatehouse session has ended.</p>
             <p>
               <a href="/v1/auth/login">Sign in again</a>
             </p>
-          </Layout>
-        )
-      },
+          </Layout>,
+        ),
       { detail: { tags: ['views'], summary: 'Signed-out page' } },
     )
 

@@ -4,6 +4,7 @@ import type { Core } from '../../core'
 import type { IdentityPlane } from '../../identity'
 import { clientAddress } from '../../shared/client-address'
 import { AppError } from '../../shared/errors'
+import { html } from '../../shared/views/respond'
 import type { Workspace } from '../workspaces/service'
 import { LOGIN_COOKIE_PATH, loginCookieName, parseLoginCookie, serializeLoginCookie } from './login-binding'
 import { AuthModel } from './model'
@@ -73,10 +74,7 @@ export function authRoutes(core: Core, auth: AuthPlugin<Workspace>, identity: Id
         } catch (e) {
           // A person in a browser lands here: a page to start again, not a JSON body.
           if (e instanceof AppError && e.status === 400 && wantsHtml(request)) {
-            return new Response(loginFailedPage(e.message), {
-              status: 400,
-              headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' },
-            })
+            return html(loginFailedPage(e.message), 400, { 'cache-control': 'no-store' })
           }
           throw e
         }

@@ -5,6 +5,7 @@ import scalar from '../../../node_modules/@scalar/api-reference/dist/browser/sta
   type: 'file',
 }
 import { version as SCALAR_VERSION } from '../../../node_modules/@scalar/api-reference/package.json'
+import { html } from '../../shared/views/respond'
 
 /** Only this server: the reference needs inline styles (Scalar injects them) and data: images. */
 export const DOCS_CSP =
@@ -52,14 +53,7 @@ export const docsRoutes = () =>
   new Elysia({ name: 'docs' })
     .get(
       '/docs',
-      () =>
-        new Response(PAGE, {
-          headers: {
-            'content-type': 'text/html; charset=utf-8',
-            'content-security-policy': DOCS_CSP,
-            'x-content-type-options': 'nosniff',
-          },
-        }),
+      () => html(PAGE, 200, { 'content-security-policy': DOCS_CSP, 'x-content-type-options': 'nosniff' }),
       { detail: { hide: true } },
     )
     .get(

@@ -4,6 +4,7 @@ import type { Principal } from '../../access/model'
 import type { Core } from '../../core'
 import { isoTime } from '../../shared/clock'
 import { AppError } from '../../shared/errors'
+import { html } from '../../shared/views/respond'
 import type { Workspace } from '../workspaces/service'
 import { latestDevMails } from './outbox'
 import { outboxPage } from './outbox-page'
@@ -12,7 +13,6 @@ import { isAdminSession } from './service'
 const LIMIT = 50
 
 const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
   'content-security-policy':
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
@@ -45,7 +45,7 @@ export const devOutboxRoutes = (core: Core, auth: AuthPlugin<Workspace>) => {
         // A page a person opens: signed out, they sign in and come back here.
         if (!principal) return redirect(`/v1/auth/login?next=${encodeURIComponent('/dev/outbox')}`, 303)
         requireAdminSession(principal)
-        return new Response(outboxPage(await latestDevMails(core, LIMIT), LIMIT), { headers: PAGE_HEADERS })
+        return html(outboxPage(await latestDevMails(core, LIMIT), LIMIT), 200, PAGE_HEADERS)
       },
       notInApiDocs,
     )
