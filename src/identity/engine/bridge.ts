@@ -339,16 +339,20 @@ export class IdentityBridge {
       return response
     }
     // A hosted page or a feature's endpoint, counted above like any other request of the instance.
-    const app = endpoint ?? (this.apps.pages.matches(request.method, route.path) ? this.apps.pages : null)
+    // The provider's JSON endpoints (the token path first) are neither: they skip the pages' routes.
+    const page = !JSON_ENDPOINTS.has(route.path) && this.apps.pages.matches(request.method, route.path)
+    const app = endpoint ?? (page ? this.apps.pages : null)
     if (app) {
       const instance = this.pool.held(instanceId) ?? (await this.pool.get(instanceId))
       if (!instance) return errorResponse(INSTANCE_NOT_FOUND, request.headers.get('accept') ?? '')
+      // Resolved now, while the connection is surely there (the pages' throttles key on it).
+      const ip = caller.ip()
       const hosted: HostedRequest = {
         instance,
         prefix: route.target.prefix,
         path: route.path,
         search: route.url.search,
-        clientIp: () => caller.ip(),
+        clientIp: () => ip,
       }
       return this.inInstance(instance, () => app.handle(request, body, hosted))
     }
