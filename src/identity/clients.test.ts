@@ -14,6 +14,7 @@ describe('client finder', () => {
     const core = { clock: { now: () => now } } as unknown as Core
     const find = createClientFinder(core, ws, {
       machineGrants: ['client_credentials'],
+      builtIns: [],
       ahead: () => Promise.reject(new Error('no read ahead here: no memo reaches its end')),
       now: async (_instanceId, clientId): Promise<ClientRecord> => {
         asked.push(clientId)
@@ -60,6 +61,7 @@ describe('client finder', () => {
       now: read(false),
       ahead: read(true),
       machineGrants: ['client_credentials'],
+      builtIns: [],
     })
     const first = find('app')
     reads[0]!.answer(record('App'))
@@ -97,14 +99,26 @@ describe('client finder', () => {
     expect(reads.map((r) => r.ahead)).toEqual([false, true, true, false])
   })
 
-  it("answers its instance's try client from code, without a read, and reads another instance's as any id", async () => {
+  it("answers its instance's built-in clients from code, without a read, and reads another instance's as any id", async () => {
     const asked: string[] = []
-    const core = {
-      clock: { now: () => 1_000_000 },
-      config: { baseUrl: 'https://gh.example', authUrlTemplate: 'https://gh.example/i/{workspace_id}' },
-    } as unknown as Core
+    const core = { clock: { now: () => 1_000_000 } } as unknown as Core
+    const idOf = (instanceId: string) => `built-in-${instanceId}`
     const reads = {
       machineGrants: ['client_credentials'],
+      builtIns: [
+        {
+          clientId: idOf,
+          record: (instanceId: string): ClientRecord => ({
+            clientId: idOf(instanceId),
+            name: 'A built-in client',
+            clientSecretHash: null,
+            type: 'spa',
+            redirectUris: [`https://gh.example/${instanceId}/callback`],
+            postLogoutRedirectUris: [],
+            extraGrants: [],
+          }),
+        },
+      ],
       ahead: () => Promise.reject(new Error('no read ahead here')),
       now: async (_instanceId: string, clientId: string) => {
         asked.push(clientId)
@@ -112,14 +126,14 @@ describe('client finder', () => {
       },
     }
     const find = createClientFinder(core, ws, reads)
-    expect(find(`gatehouse-try-${ws}`)).toMatchObject({
-      client_id: `gatehouse-try-${ws}`,
+    expect(find(idOf(ws))).toMatchObject({
+      client_id: idOf(ws),
       token_endpoint_auth_method: 'none',
-      redirect_uris: [`https://gh.example/app/workspaces/${ws}/try/callback`],
+      redirect_uris: [`https://gh.example/${ws}/callback`],
     })
-    expect(find.remembered.get(`gatehouse-try-${ws}`)).toMatchObject({ client_id: `gatehouse-try-${ws}` })
+    expect(find.remembered.get(idOf(ws))).toMatchObject({ client_id: idOf(ws) })
     const other = '7d1e2a40-5b6c-4d7e-8f90-a1b2c3d4e5f6'
-    expect(await find(`gatehouse-try-${other}`)).toBeUndefined()
-    expect(asked).toEqual([`gatehouse-try-${other}`])
+    expect(await find(idOf(other))).toBeUndefined()
+    expect(asked).toEqual([idOf(other)])
   })
 })

@@ -1,11 +1,11 @@
 import type { Core } from '../core'
 import { loadedClientRecords } from './client-records'
 import type { ClientKey, ClientRecord, ClientSource } from './deps'
+import type { BuiltInClient } from './engine/extension'
 import type { LoadedClients } from './engine/keys'
 import { coalesced, gathered } from './engine/read-batching'
 import { MEMO_MS, PLATFORM, REFRESH_AHEAD_MS } from './instances'
 import { platformClients } from './platform-clients'
-import { tryClientId, tryClientRecord } from './try-client'
 
 type Metadata = Readonly<Record<string, unknown>>
 
@@ -61,10 +61,16 @@ export interface ClientReads {
   ahead(instanceId: string, clientId: string): Promise<ClientRecord | null>
   /** What a workspace's confidential clients may ask for beyond the type's grants. */
   machineGrants: readonly string[]
+  /** The features' clients defined in code, which every workspace instance serves besides its apps. */
+  builtIns: readonly BuiltInClient[]
 }
 
 /** The reads of a node's client finders from one source: those waited on coalesced, the reads ahead gathered. */
-export function clientReads(source: ClientSource, extensionGrants: readonly string[] = []): ClientReads {
+export function clientReads(
+  source: ClientSource,
+  extensionGrants: readonly string[] = [],
+  builtIns: readonly BuiltInClient[] = [],
+): ClientReads {
   const read = (keys: readonly ClientKey[]) => source.find(keys)
   const now = coalesced(read)
   const ahead = gathered(read)
@@ -72,6 +78,7 @@ export function clientReads(source: ClientSource, extensionGrants: readonly stri
     now: (instanceId, clientId) => now({ instanceId, clientId }),
     ahead: (instanceId, clientId) => ahead({ instanceId, clientId }),
     machineGrants: ['client_credentials', ...extensionGrants],
+    builtIns,
   }
 }
 
@@ -144,13 +151,20 @@ export function createClientFinder(
       remembered: rememberedSlot((clientId) => own.get(clientId)),
     })
   }
-  // The dashboard's try client of this instance (try-client.ts): from code, so never read, and
-  // answered by this instance alone (another instance's finder reads its id from the apps, and
-  // finds nothing). Made when first asked for: most instances are never tried.
-  const tryId = tryClientId(instanceId)
-  let tryKnown: Known | undefined
-  const tryClient = (): Known =>
-    (tryKnown ??= { metadata: clientMetadata(tryClientRecord(core, instanceId), []), until: Infinity })
+  // The features' clients of this instance defined in code (the dashboard's try client): never read,
+  // and answered by this instance alone (another instance's finder reads their ids from the apps,
+  // and finds nothing). Each made when first asked for: most instances are never tried.
+  const builtInIds = reads.builtIns.map((b) => b.clientId(instanceId))
+  const builtInKnown: Known[] = []
+  const builtIn = (clientId: string): Known | undefined => {
+    const at = builtInIds.indexOf(clientId)
+    if (at < 0) return undefined
+    builtInKnown[at] ??= {
+      metadata: clientMetadata(reads.builtIns[at]!.record(instanceId), []),
+      until: Infinity,
+    }
+    return builtInKnown[at]
+  }
   // A Map that grows with the clients actually used, not an LRUCache: lru-cache allocates its
   // whole capacity up front (24.5 KiB for 1,000 slots), in every Provider of the pool, where most
   // instances use one or two clients. Entries live MEMO_MS, so the bound is reached only by a
@@ -220,7 +234,8 @@ export function createClientFinder(
   }
   // A remembered client is answered without a promise of its own: this runs on every token request.
   const find = (clientId: string): Found => {
-    if (clientId === tryId) return tryClient().metadata
+    const own = builtIn(clientId)
+    if (own) return own.metadata
     if (!CLIENT_ID.test(clientId)) return undefined
     const hit = fresh(clientId)
     if (hit) return hit.metadata
@@ -236,6 +251,6 @@ export function createClientFinder(
     })
   }
   return Object.assign(find, {
-    remembered: rememberedSlot((clientId) => (clientId === tryId ? tryClient() : fresh(clientId))),
+    remembered: rememberedSlot((clientId) => builtIn(clientId) ?? fresh(clientId)),
   })
 }

@@ -31,6 +31,7 @@ export type {
   WorkspaceState,
 } from './deps'
 export {
+  type BuiltInClient,
   type ClaimSource,
   composeExtensions,
   type Extending,
@@ -42,7 +43,7 @@ export {
   instanceEndpoints,
   type SignUpCheck,
 } from './engine/extension'
-export { ensureInstanceKeys } from './engine/keys'
+export { ensureInstanceKeys, localJwks } from './engine/keys'
 export type { Caller, IdentityPlane, Route } from './engine/start'
 export { brokerRedirectUri, issuerFor, PLATFORM } from './instances'
 export { accountMfaSummary, type MfaSummary } from './mfa/factors'
@@ -57,7 +58,6 @@ export {
 export { purgeExpiredIdentityRows } from './purge'
 export { accounts } from './schema'
 export { deleteInstanceData } from './teardown'
-export { tryClient } from './try-client'
 export {
   type AccountLinkPurpose,
   type AccountPage,

@@ -1,4 +1,5 @@
 import type { Feature } from '../feature'
+import { tryBuiltInClient } from './client'
 import { trySignInPages } from './pages'
 import { deleteWorkspaceTrySignIns, purgeExpiredTrySignIns } from './service'
 
@@ -8,6 +9,7 @@ import { deleteWorkspaceTrySignIns, purgeExpiredTrySignIns } from './service'
  */
 export const feature: Feature = {
   name: 'try-sign-in',
+  identity: (core) => ({ builtInClients: [tryBuiltInClient(core)] }),
   pages: ({ core, auth, identity, sidebar }) => trySignInPages(core, auth, identity, sidebar),
   purges: [purgeExpiredTrySignIns],
   teardown: deleteWorkspaceTrySignIns,

@@ -2,10 +2,11 @@ import { and, eq } from 'drizzle-orm'
 import { type JWTPayload, jwtVerify } from 'jose'
 import type { Core } from '../../core'
 import { deleteInBatches } from '../../db/batch-delete'
-import { type IdentityPlane, tryClient } from '../../identity'
+import type { IdentityPlane } from '../../identity'
 import { pkceS256, randomToken, sha256Hex } from '../../shared/crypto'
 import { appError } from '../../shared/errors'
 import type { Workspace } from '../workspaces/service'
+import { tryClient } from './client'
 import { TrySignInErrors } from './errors'
 import { trySignIns } from './schema'
 
@@ -36,7 +37,7 @@ export interface TryResult {
 
 /**
  * "Try sign-in": the dashboard as a relying party of a workspace's instance, through that
- * instance's built-in try client (identity's `tryClient`). A run starts with an authorization
+ * instance's built-in try client (`tryClient`, client.ts). A run starts with an authorization
  * request (code, PKCE, nonce, prompt=login so the sign-in page shows even where the browser has a
  * session at the instance) and ends at the callback with the code exchanged in-process, the ID token
  * verified against the instance's keys and userinfo asked. The tokens live only in this call.

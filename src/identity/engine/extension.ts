@@ -2,7 +2,14 @@ import { type AnyElysia, Elysia } from 'elysia'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import type { Account } from '../accounts'
-import type { BrandingLogo, ClientSource, ExternalIdp, InstanceBranding, MailMessage } from '../deps'
+import type {
+  BrandingLogo,
+  ClientRecord,
+  ClientSource,
+  ExternalIdp,
+  InstanceBranding,
+  MailMessage,
+} from '../deps'
 import type { LoginPolicy } from '../login-policy'
 import { type HostedRequest, hostedRequests } from './hosted'
 import { refuseEngineOwn } from './reserved'
@@ -83,6 +90,16 @@ export interface InteractionStep {
   page(req: StepRequest): Promise<{ html: string } | { done: true }>
 }
 
+/**
+ * A client a feature defines in code for each workspace instance (the dashboard's "Try sign-in"
+ * relying party): served by that instance alone, from code, so never read from the store.
+ */
+export interface BuiltInClient {
+  /** Its id at this instance: one no app can hold (an app's client id is 22 random characters). */
+  clientId(instanceId: string): string
+  record(instanceId: string): ClientRecord
+}
+
 /** Whether a workspace instance refuses new users now: any check that says so refuses the sign-up. */
 export interface SignUpCheck {
   name: string
@@ -131,6 +148,8 @@ export interface IdentityExtension {
   steps?: InteractionStep[]
   signUpChecks?: SignUpCheck[]
   signedIn?: SignedInHook[]
+  /** Clients a feature defines in code for every workspace instance: never stored, never listed as an app. */
+  builtInClients?: BuiltInClient[]
   // One owner each.
   /** Where the clients of workspace instances come from. Required. */
   clients?: ClientSource
@@ -148,9 +167,17 @@ export interface IdentityExtension {
 }
 
 type SourceName = Exclude<keyof IdentityExtension, ListName>
-type ListName = 'claims' | 'grants' | 'endpoints' | 'steps' | 'signUpChecks' | 'signedIn'
+type ListName = 'claims' | 'grants' | 'endpoints' | 'steps' | 'signUpChecks' | 'signedIn' | 'builtInClients'
 
-const LISTS = ['claims', 'grants', 'endpoints', 'steps', 'signUpChecks', 'signedIn'] as const
+const LISTS = [
+  'claims',
+  'grants',
+  'endpoints',
+  'steps',
+  'signUpChecks',
+  'signedIn',
+  'builtInClients',
+] as const
 const REQUIRED = ['clients', 'loginPolicy', 'mail', 'sessions'] as const
 const OPTIONAL = ['externalIdps', 'branding', 'instanceName'] as const satisfies readonly SourceName[]
 

@@ -45,6 +45,7 @@ export async function createIdentityPlane(core: Core, extensions: Extensions): P
   const clients = clientReads(
     extensions.clients,
     extensions.grants.map((g) => g.type),
+    extensions.builtInClients,
   )
   const pool = new InstancePool(
     core,

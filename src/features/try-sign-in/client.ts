@@ -1,7 +1,5 @@
-import type { Core } from '../core'
-import type { ClientRecord } from './deps'
-import { localJwks } from './engine/keys'
-import { issuerFor } from './instances'
+import type { Core } from '../../core'
+import { type BuiltInClient, issuerFor, localJwks } from '../../identity'
 
 /**
  * The prefix of every workspace's built-in "Try sign-in" client. No app can hold such an id: an
@@ -10,14 +8,14 @@ import { issuerFor } from './instances'
 const TRY_CLIENT_PREFIX = 'gatehouse-try-'
 
 /** The client id of a workspace's try client. */
-export const tryClientId = (workspaceId: string) => `${TRY_CLIENT_PREFIX}${workspaceId}`
+const tryClientId = (workspaceId: string) => `${TRY_CLIENT_PREFIX}${workspaceId}`
 
 /**
  * The dashboard's own relying party of a workspace's instance ("Try sign-in"): a public client
  * (code + PKCE S256, RFC 7636) that only that instance serves, so a developer sees the workspace's
  * sign-in pages, policy, second factors and IdPs act as any app of it would. Defined here, like the
- * platform's clients, rather than stored: it is no app of the workspace, is never listed or counted
- * as one, and its redirect URI follows the current BASE_URL.
+ * platform's clients, rather than stored (the engine's `builtInClients`): it is no app of the
+ * workspace, is never listed or counted as one, and its redirect URI follows the current BASE_URL.
  */
 export function tryClient(core: Core, workspaceId: string) {
   return {
@@ -30,16 +28,19 @@ export function tryClient(core: Core, workspaceId: string) {
   }
 }
 
-/** The try client of a workspace's instance as the plane serves it (the platform's has none). */
-export function tryClientRecord(core: Core, workspaceId: string): ClientRecord {
-  const own = tryClient(core, workspaceId)
-  return {
-    clientId: own.clientId,
-    name: 'Gatehouse dashboard (Try sign-in)',
-    clientSecretHash: null,
-    type: 'spa',
-    redirectUris: [own.redirectUri],
-    postLogoutRedirectUris: [],
-    extraGrants: [],
-  }
-}
+/** The try client as every workspace instance serves it (the platform's has none). */
+export const tryBuiltInClient = (core: Core): BuiltInClient => ({
+  clientId: tryClientId,
+  record: (workspaceId) => {
+    const own = tryClient(core, workspaceId)
+    return {
+      clientId: own.clientId,
+      name: 'Gatehouse dashboard (Try sign-in)',
+      clientSecretHash: null,
+      type: 'spa',
+      redirectUris: [own.redirectUri],
+      postLogoutRedirectUris: [],
+      extraGrants: [],
+    }
+  },
+})
