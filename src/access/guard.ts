@@ -34,7 +34,7 @@ export interface Credentials {
  */
 export type PrincipalResolver = (credentials: Credentials) => Principal | null | Promise<Principal | null>
 
-export interface AuthOptions<W extends WorkspaceRef> {
+interface AuthOptions<W extends WorkspaceRef> {
   /** Asked in order; the first principal found wins. */
   resolvers: PrincipalResolver[]
   findAccess: AccessFinder<W>

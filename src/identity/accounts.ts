@@ -18,7 +18,7 @@ export type UserAccount = typeof accounts.$inferSelect
  * the users listing reads (status, invitation, last sign-in, IdP), so a session read joins no more.
  */
 export type Account = Omit<UserAccount, 'status' | 'invitedAt' | 'lastSignInAt' | 'viaIdp'>
-export type AccountTokenPurpose = 'verify_email' | 'reset_password' | 'invite'
+type AccountTokenPurpose = 'verify_email' | 'reset_password' | 'invite'
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 

@@ -28,7 +28,7 @@ type Found = Metadata | undefined | Promise<Metadata | undefined>
  * confidential client of a workspace may also use `machineGrants` (client_credentials, and the
  * features' grant types); the platform's own clients get none: platform tokens always stand for a user.
  */
-export function clientMetadata(client: ClientRecord, machineGrants: readonly string[]): Metadata {
+function clientMetadata(client: ClientRecord, machineGrants: readonly string[]): Metadata {
   const confidential = client.type === 'web'
   return Object.freeze({
     client_id: client.clientId,

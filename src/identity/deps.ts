@@ -12,7 +12,7 @@ export interface MailMessage {
   workspaceId: string | null
 }
 
-export type ClientType = 'web' | 'spa' | 'native'
+type ClientType = 'web' | 'spa' | 'native'
 
 /** A client of an instance as the plane needs it: an app of a workspace, or one of the platform's own. */
 export interface ClientRecord {

@@ -17,7 +17,7 @@ export interface IdentityError {
   link?: PageLink
 }
 
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number
   type: string
   body: string

@@ -33,7 +33,7 @@ export interface NodeBucket {
  * Attempts counted before a slow check, in the store (`login_throttle`), exact across nodes: at
  * most `limit` attempts in flight or failed per window; reaching it in failures locks the key.
  */
-export interface AttemptBucket {
+interface AttemptBucket {
   kind: 'attempts'
   prefix: string
   limit: number
@@ -51,7 +51,7 @@ export interface WindowBucket {
   concurrency: number
 }
 
-export type Bucket = SharedBucket | NodeBucket | AttemptBucket | WindowBucket
+type Bucket = SharedBucket | NodeBucket | AttemptBucket | WindowBucket
 
 /** What an attempt bucket may be given per call instead of its own rule (an instance's lockout policy). */
 export type AttemptRule = Pick<AttemptBucket, 'limit' | 'windowMs' | 'lockMs'>

@@ -5,7 +5,7 @@ import type { Decision } from './decision'
 import type { Limiter } from './limiter'
 
 /** Who sent a request: its client address, asked only when the limit is on (asking may cost a system call). */
-export interface DataPlaneClient {
+interface DataPlaneClient {
   ip(): string
 }
 

@@ -13,8 +13,5 @@ export interface Decision {
   retryAfter: number
 }
 
-/** Whole seconds from `now` to `at` (ms), at least 1: a refusal never says "retry in 0 s". */
-export const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000))
-
 /** Whole seconds a refused take says to wait (`Retry-After`), or 0 when every bucket allowed it. */
 export const waitOf = (decisions: readonly Decision[]) => decisions.find((d) => !d.allowed)?.retryAfter ?? 0

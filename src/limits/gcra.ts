@@ -8,9 +8,9 @@ import { LocalBuckets } from './local-buckets'
 const PRUNE_EVERY_MS = 60_000
 
 /** A shared bucket's check: its row's key, and its rule. */
-export type SharedCheck = readonly [key: string, rule: SharedBucket]
+type SharedCheck = readonly [key: string, rule: SharedBucket]
 
-export interface SharedLimiter {
+interface SharedLimiter {
   /**
    * Counts one request against every bucket, or against none: allowed when all of them allow it
    * (in one atomic step), refused (the first refusing bucket's decision) otherwise. Every rule of

@@ -1,12 +1,12 @@
 /** What a local bucket decided. */
-export interface LocalDecision {
+interface LocalDecision {
   allowed: boolean
   /** Whole seconds until one more request fits (`Retry-After`); 0 when allowed. */
   retryAfter: number
 }
 
 /** One bucket of a check: one request costs `interval` ms; the bucket holds `tolerance` ms of them. */
-export interface LocalBucket {
+interface LocalBucket {
   key: string
   interval: number
   tolerance: number
@@ -19,7 +19,7 @@ export interface LocalBucket {
 const PRUNE_AT = 10_000
 
 /** Whether one more request fits a bucket, and the TAT it would set (`commit`): nothing taken yet. */
-export type LocalCheck = (LocalDecision & { allowed: false }) | { allowed: true; retryAfter: 0; tat: number }
+type LocalCheck = (LocalDecision & { allowed: false }) | { allowed: true; retryAfter: 0; tat: number }
 
 /**
  * Token buckets in this process's memory, by GCRA: one number per key, its theoretical arrival

@@ -3,7 +3,7 @@ import { accountOf, type PayloadCodec } from '../payload-keys'
 import { current } from '../provider/instance-scope'
 
 /** oidc-provider's adapter contract (one class per Provider, one object per model). */
-export interface OidcAdapter {
+interface OidcAdapter {
   upsert(id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void>
   find(id: string): Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined
   findByUserCode(userCode: string): Promise<Record<string, unknown> | undefined>

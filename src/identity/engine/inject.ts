@@ -10,9 +10,9 @@ import { Readable } from 'node:stream'
  * each byte crosses once: the body is buffered before and handed over in one chunk, and the
  * response's headers and body go into one `Response` with whatever the caller adds (`finish`).
  */
-export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown
+type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown
 
-export interface InjectRequest {
+interface InjectRequest {
   method: string
   /** Path and query, as node:http puts it in `req.url`. */
   url: string
@@ -105,10 +105,10 @@ class InjectedRequest extends Readable {
   }
 }
 
-export type HeaderValue = number | string | string[]
+type HeaderValue = number | string | string[]
 
 /** The response's headers as `finish` reads and adds to them (names in lower case). */
-export interface ResponseHeaders {
+interface ResponseHeaders {
   has(name: string): boolean
   get(name: string): HeaderValue | undefined
   set(name: string, value: string): unknown

@@ -305,7 +305,7 @@ async function readPrivateKey(core: Core, instanceId: string, kid: string): Prom
 }
 
 /** Public keys only, for local verification of tokens the instance issued. */
-export async function publicJwks(core: Core, instanceId: string): Promise<{ keys: JsonWebKey[] }> {
+async function publicJwks(core: Core, instanceId: string): Promise<{ keys: JsonWebKey[] }> {
   const rows = await core.db
     .select({ jwk: instanceKeys.publicJwk })
     .from(instanceKeys)

@@ -90,7 +90,7 @@ export type EveryFieldPerInstance = [
 type Listed<Unlisted extends never> = Unlisted
 
 /** What an instance is built with besides its keys: read again whenever it is evicted. */
-export interface InstanceSettings {
+interface InstanceSettings {
   policy: LoginPolicy
   idps: ExternalIdp[]
   brand: HostedBrand | null

@@ -1,5 +1,5 @@
 /** How long reads are gathered before they are made as one (reads ahead: nothing waits for them). */
-export const GATHER_MS = 100
+const GATHER_MS = 100
 
 /** Reads made as one at most: a full gathering is read at once. */
 const GATHER_MAX = 500

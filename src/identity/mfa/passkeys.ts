@@ -20,13 +20,13 @@ const CHALLENGE_TTL_MS = 5 * 60_000
 const TIMEOUT_MS = 120_000
 
 /** A passkey sign-in says what kind it was (RFC 8176): device-bound `hwk`, synced `swk`. */
-export type PasskeyAmr = 'hwk' | 'swk'
+type PasskeyAmr = 'hwk' | 'swk'
 
 /**
  * The relying party is the instance's issuer: its host is the RP ID the credential is scoped to,
  * its origin the one the browser must report.
  */
-export function relyingParty(core: Core, instanceId: string) {
+function relyingParty(core: Core, instanceId: string) {
   const issuer = new URL(issuerFor(core.config, instanceId))
   return { rpID: issuer.hostname, origin: issuer.origin }
 }
@@ -83,10 +83,6 @@ async function takeChallenge(
 /** The account's passkeys, for excluding them from a new registration or allowing them in a sign-in. */
 const passkeysOf = (core: Core, accountId: string) =>
   core.db.select().from(accountPasskeys).where(eq(accountPasskeys.accountId, accountId))
-
-export async function countPasskeys(core: Core, accountId: string): Promise<number> {
-  return (await passkeysOf(core, accountId)).length
-}
 
 /** Options for `navigator.credentials.create()`: a discoverable credential with user verification. */
 export async function registrationOptions(
@@ -199,7 +195,7 @@ export async function authenticationOptions(
   return options
 }
 
-export type PasskeyCheck =
+type PasskeyCheck =
   | { ok: true; accountId: string; amr: PasskeyAmr }
   /** `accountId`: whose credential was presented, when known (its failure counts on that account). */
   | { ok: false; accountId: string | null }

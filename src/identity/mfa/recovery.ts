@@ -5,7 +5,7 @@ import type { Conn } from '../../db/store'
 import { deriveKey, keyedHash } from '../../shared/crypto'
 import { accountRecoveryCodes } from '../schema'
 
-export const RECOVERY_CODE_COUNT = 10
+const RECOVERY_CODE_COUNT = 10
 /** Lower-case base32 without look-alikes' confusion: RFC 4648's alphabet, read case-insensitively. */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567'
 
@@ -17,7 +17,7 @@ function newCode(): string {
 }
 
 /** How a typed code is compared: case, spaces and dashes do not matter. */
-export const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[^a-z2-7]/g, '')
+const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[^a-z2-7]/g, '')
 
 /**
  * A keyed hash (HMAC-SHA256 under a subkey of the master key) of the account and the code: the

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { Secret, TOTP } from 'otpauth'
 import QRCode from 'qrcode'
 import type { Core } from '../../core'
@@ -31,16 +31,6 @@ export interface TotpEnrolment {
   uri: string
   /** The QR code as an SVG element, drawn here (no script, no external image). */
   qrSvg: string
-}
-
-/** Whether the account has a confirmed authenticator app. */
-export async function hasTotp(core: Core, accountId: string): Promise<boolean> {
-  const [row] = await core.db
-    .select({ id: accountTotp.accountId })
-    .from(accountTotp)
-    .where(and(eq(accountTotp.accountId, accountId), isNotNull(accountTotp.confirmedAt)))
-    .limit(1)
-  return Boolean(row)
 }
 
 /**

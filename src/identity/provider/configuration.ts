@@ -15,7 +15,7 @@ import { promptsFor } from './second-factor'
 import { TTL } from './ttl'
 
 /** What the shared Provider is constructed with; every instance's own is read per request. */
-export interface ProviderSetup {
+interface ProviderSetup {
   /** Keys of the construction only (their algorithms shape the configuration); never signed with. */
   jwks: { keys: Record<string, unknown>[] }
   cookieKeys: string[]

@@ -133,7 +133,7 @@ const CLIENT_OBJECTS = 100
  * so remembered (`found`): the next request finds it by id (ClientFinder.remembered) instead of
  * making it again.
  */
-export class ClientObjects {
+class ClientObjects {
   private readonly held = new Map<string, unknown>()
   constructor(private readonly found: (client: unknown) => void = () => {}) {}
   get(digest: string): unknown {
