@@ -181,8 +181,11 @@ describe('a workspace identity instance', () => {
     })
     expect(protectedHeader.typ).toBe('at+jwt')
     expect(payload.client_id).toBe(app.clientId)
+    // No feature owns the resource servers here: any resource is accepted, for 1 h.
     const api = await oidc.clientCredentialsGrant(config, { resource: 'https://api.acme.example' })
-    expect(decodeJwt(api.access_token).aud).toBe('https://api.acme.example')
+    const claims = decodeJwt(api.access_token)
+    expect(claims.aud).toBe('https://api.acme.example')
+    expect(claims.exp! - claims.iat!).toBe(3600)
   })
 
   it('reads a token request sent with chunked framing, and refuses a body over 64 KiB with 413', async () => {

@@ -41,6 +41,9 @@ export {
   type InstanceRef,
   type InteractionStep,
   instanceEndpoints,
+  RESOURCE_TOKEN_TTL,
+  type ResourceServer,
+  type ResourceServerSource,
   type SignUpCheck,
 } from './engine/extension'
 export { ensureInstanceKeys, localJwks } from './engine/keys'

@@ -48,6 +48,7 @@ describe('composeExtensions', () => {
     expect(await composed.instanceName?.('ws')).toBe('Acme')
     expect(composed.branding).toBeNull()
     expect(composed.externalIdps).toBeNull()
+    expect(composed.resourceServers).toBeNull()
     expect(await signUpsBlocked(composed, 'ws_full')).toBe(true)
     expect(await signUpsBlocked(composed, 'ws_other')).toBe(false)
   })

@@ -125,6 +125,35 @@ export interface BrandingSource {
   logo(workspaceId: string): Promise<BrandingLogo | null>
 }
 
+/** The bounds of a resource server's access token TTL, in seconds (`ResourceServer.accessTokenTTL`). */
+export const RESOURCE_TOKEN_TTL = { min: 60, max: 86_400 } as const
+
+/**
+ * A resource server (RFC 8707) of a workspace instance: its access tokens are ES256 JWTs (RFC
+ * 9068) whose `aud` is the resource itself, as named by the application.
+ */
+export interface ResourceServer {
+  /** The scopes (RFC 6749 §3.3 tokens) a token for it may carry: others asked for are left out. */
+  scopes: string[]
+  /** How long its access tokens live, in whole seconds within RESOURCE_TOKEN_TTL (60 s to 24 h). */
+  accessTokenTTL: number
+}
+
+/**
+ * Which resource an application of a workspace instance may name (`resource`, RFC 8707), asked at
+ * its authorization and on every token request: the resource server, `null` to refuse it
+ * (`invalid_target`), or `undefined` to leave the engine's default (any resource, the instance's
+ * scopes, 1 h). The instance's own issuer (client credentials without a resource) stays the
+ * engine's and is never asked. Synchronous: oidc-provider awaits it on every token, so a feature
+ * whose resource servers are stored keeps them in memory itself and answers from there. An answer
+ * of another shape, or a TTL out of bounds, is the feature's bug: the request fails (server_error)
+ * and no token is issued.
+ */
+export type ResourceServerSource = (
+  instance: InstanceRef,
+  resource: string,
+) => ResourceServer | null | undefined
+
 /** The control plane's sessions an account opened. */
 export interface SessionSource {
   /** Ends an account's dashboard sessions on `conn`: the transaction that changes its password. */
@@ -164,6 +193,8 @@ export interface IdentityExtension {
   branding?: BrandingSource
   /** A workspace's display name (the issuer an authenticator app lists); else the issuer's address. */
   instanceName?: (workspaceId: string) => Promise<string | null>
+  /** The resource servers of workspace instances; without an owner, the engine's default for all. */
+  resourceServers?: ResourceServerSource
 }
 
 type SourceName = Exclude<keyof IdentityExtension, ListName>
@@ -179,7 +210,12 @@ const LISTS = [
   'builtInClients',
 ] as const
 const REQUIRED = ['clients', 'loginPolicy', 'mail', 'sessions'] as const
-const OPTIONAL = ['externalIdps', 'branding', 'instanceName'] as const satisfies readonly SourceName[]
+const OPTIONAL = [
+  'externalIdps',
+  'branding',
+  'instanceName',
+  'resourceServers',
+] as const satisfies readonly SourceName[]
 
 /** Every feature's extension, composed once at start: what the engine reads. */
 export type Extensions = { [K in ListName]-?: NonNullable<IdentityExtension[K]> } & {

@@ -19,8 +19,8 @@ interface ProviderSetup {
   /** Keys of the construction only (their algorithms shape the configuration); never signed with. */
   jwks: { keys: Record<string, unknown>[] }
   cookieKeys: string[]
-  /** The features' claims (and their scopes) and interaction steps. */
-  extensions: Pick<Extensions, 'claims' | 'steps'>
+  /** The features' claims (and their scopes), interaction steps and resource servers. */
+  extensions: Pick<Extensions, 'claims' | 'steps'> & Partial<Pick<Extensions, 'resourceServers'>>
 }
 
 /**
@@ -85,7 +85,7 @@ export function providerConfiguration(core: Core, setup: ProviderSetup): Configu
       introspection: { enabled: true },
       revocation: { enabled: true },
       userinfo: { enabled: true },
-      resourceIndicators: resourceIndicators(core, scopes),
+      resourceIndicators: resourceIndicators(core, scopes, setup.extensions.resourceServers),
       deviceFlow: { enabled: true, ...devicePages },
       rpInitiatedLogout: { enabled: true, ...logoutPages },
       // Each instance's keys sign through node:crypto (signing-keys.ts). Acknowledged: an upgrade

@@ -37,13 +37,13 @@ const PLACEHOLDER_ID = '00000000-0000-4000-8000-000000000000'
  * issuer, the signing keys and JWKS, the cookie keys and the long cookies' path, the adapter
  * (clients and payloads), the account finder, prompts, resources and session lifetime. One
  * Provider per instance held ~76 KiB each and could not hold 10,000 (docs/performance.md).
- * The features' claims, steps and grant types are part of that one configuration. Client secrets
+ * The features' claims, steps, grant types and resource servers are part of that one configuration. Client secrets
  * are compared as SHA-256 digests; a rotated one's previous digest is accepted
  * beside the new until its grace ends.
  */
 export function buildProvider(
   core: Core,
-  extensions: Pick<Extensions, 'claims' | 'steps' | 'grants'>,
+  extensions: Pick<Extensions, 'claims' | 'steps' | 'grants'> & Partial<Pick<Extensions, 'resourceServers'>>,
 ): Provider {
   const provider = new Provider(
     core.config.authUrlTemplate.replace('{workspace_id}', PLACEHOLDER_ID),

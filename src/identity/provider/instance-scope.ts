@@ -91,7 +91,7 @@ export const PER_INSTANCE = {
   tenantsClaim: { reads: ['id'], what: 'the `tenants` claim, of its own tenants (claims.ts)' },
   audience: {
     reads: ['id', 'issuer'],
-    what: 'the audience of its client-credentials tokens (resources.ts: defaultResource)',
+    what: 'the audience of its client-credentials tokens; the instance its resource servers are asked of (resources.ts)',
   },
   sessionEnded: {
     reads: ['id'],

@@ -1,10 +1,16 @@
 import { type Configuration, errors } from 'oidc-provider'
 import type { Core } from '../../core'
-import type { ClaimSource } from '../engine/extension'
+import {
+  type ClaimSource,
+  RESOURCE_TOKEN_TTL,
+  type ResourceServer,
+  type ResourceServerSource,
+} from '../engine/extension'
 import { ENGINE_SCOPES } from '../engine/reserved'
 import { PLATFORM } from '../instances'
 import { controlPlaneAudience } from '../platform-clients'
-import { current } from './instance-scope'
+import { current, type ServedInstance } from './instance-scope'
+import { ACCESS_TOKEN_TTL } from './ttl'
 
 /** The scopes of every instance: the engine's, then those of the features' claims. */
 export const scopesOf = (sources: readonly ClaimSource[]) => [
@@ -12,24 +18,73 @@ export const scopesOf = (sources: readonly ClaimSource[]) => [
   ...sources.map((s) => s.scope),
 ]
 
+/** Every access token for an API is a JWT (RFC 9068), ES256-signed, for the resource itself. */
+const jwtFor = (resource: string, scope: string, accessTokenTTL: number) => ({
+  scope,
+  audience: resource,
+  accessTokenTTL,
+  accessTokenFormat: 'jwt' as const,
+  jwt: { sign: { alg: 'ES256' as const } },
+})
+
 /**
- * RFC 8707 resource servers: every access token for an API is a JWT (RFC 9068), ES256-signed. The
- * platform instance serves one API, the control plane; a workspace's instance any its apps name.
+ * RFC 8707 resource servers. The platform instance serves one API, the control plane; a
+ * workspace's, what the features' source answers (resourceServers), else any its apps name. Its
+ * own issuer is the engine's: features' sources are not asked of it.
  */
-function resourceServer(core: Core, instanceId: string, resource: string, scope: string) {
-  if (instanceId === PLATFORM && resource !== controlPlaneAudience(core)) return null
-  return {
-    scope,
-    audience: resource,
-    accessTokenTTL: 3600,
-    accessTokenFormat: 'jwt' as const,
-    jwt: { sign: { alg: 'ES256' as const } },
+function resourceServer(
+  core: Core,
+  instance: ServedInstance,
+  resource: string,
+  scope: string,
+  source: ResourceServerSource | null | undefined,
+) {
+  if (instance.id === PLATFORM)
+    return resource === controlPlaneAudience(core) ? jwtFor(resource, scope, ACCESS_TOKEN_TTL) : null
+  const answer =
+    source && resource !== instance.issuer
+      ? source({ id: instance.id, issuer: instance.issuer }, resource)
+      : undefined
+  if (answer === undefined) return jwtFor(resource, scope, ACCESS_TOKEN_TTL)
+  if (answer === null) return null
+  const checked = checkedAnswer(answer, resource)
+  return jwtFor(resource, checked.scopes.join(' '), checked.accessTokenTTL)
+}
+
+/** A scope token (RFC 6749 §3.3): printable ASCII but space, `"` and `\`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/
+
+/**
+ * What a feature's source answered, refused loudly when it is not a ResourceServer: a token of
+ * the wrong TTL or scopes would be issued otherwise, or a promise taken for a resource server.
+ */
+function checkedAnswer(answer: unknown, resource: string): ResourceServer {
+  const fail = (why: string): never => {
+    throw new Error(`the resource servers source answered ${resource} with ${why}`)
   }
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    return fail('something other than a resource server, null or undefined')
+  if (typeof (answer as { then?: unknown }).then === 'function')
+    return fail('a promise: it must answer synchronously')
+  const { scopes, accessTokenTTL, ...rest } = answer as Record<string, unknown>
+  const extra = Object.keys(rest)
+  if (extra.length) fail(`what a resource server has not: ${extra.join(', ')}`)
+  if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string' && SCOPE_TOKEN.test(s)))
+    fail('scopes that are not a list of scope tokens')
+  const { min, max } = RESOURCE_TOKEN_TTL
+  const ttl = accessTokenTTL as number
+  if (!Number.isInteger(ttl) || ttl < min || ttl > max)
+    fail(`an accessTokenTTL that is not a whole number of seconds from ${min} to ${max}`)
+  return answer as ResourceServer
 }
 
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>
 
-export function resourceIndicators(core: Core, scopes: readonly string[]): ResourceIndicators {
+export function resourceIndicators(
+  core: Core,
+  scopes: readonly string[],
+  source?: ResourceServerSource | null,
+): ResourceIndicators {
   const scopeText = scopes.join(' ')
   return {
     enabled: true,
@@ -43,7 +98,7 @@ export function resourceIndicators(core: Core, scopes: readonly string[]): Resou
     },
     useGrantedResource: () => true,
     getResourceServerInfo: (_ctx, resource) => {
-      const info = resourceServer(core, current().id, resource, scopeText)
+      const info = resourceServer(core, current(), resource, scopeText, source)
       if (!info) throw new errors.InvalidTarget()
       return info
     },

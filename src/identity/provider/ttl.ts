@@ -9,11 +9,18 @@ const DAY = 24 * 3600
  */
 export const DEVICE_POLL_INTERVAL_S = 5
 
+/** An access token's lifetime where its resource server (resources.ts) names none other. */
+export const ACCESS_TOKEN_TTL = 3600
+
+/** A resource server's own TTL (a feature's, resources.ts); a fixed number here would override it. */
+const accessTokenTtl = (_ctx: unknown, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+  token.resourceServer?.accessTokenTTL ?? ACCESS_TOKEN_TTL
+
 /** Lifetimes in seconds of what an instance issues. */
 export const TTL: Configuration['ttl'] = {
-  AccessToken: 3600,
+  AccessToken: accessTokenTtl,
   AuthorizationCode: 60,
-  ClientCredentials: 3600,
+  ClientCredentials: accessTokenTtl,
   DeviceCode: 600,
   IdToken: 3600,
   Interaction: 3600,
