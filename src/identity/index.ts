@@ -19,7 +19,7 @@ export {
 } from './accounts'
 export { brandingLogoUrl, logoImageSource } from './branding'
 export { deleteIdpLinks } from './broker/accounts'
-export { DEFAULT_IDP_SCOPES } from './broker/model'
+export { BrokerRefused, DEFAULT_IDP_SCOPES, type ExternalIdentity } from './broker/model'
 export { clientRecordOf } from './client-records'
 export type {
   BrandingLogo,
@@ -36,6 +36,8 @@ export {
   composeExtensions,
   type Extending,
   type Extensions,
+  type ExternalSignIn,
+  type ExternalStart,
   type GrantType,
   type IdentityExtension,
   type InstanceRef,

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Feature } from '../feature'
 import { idpPages } from './pages'
+import { Broker } from './protocol'
 import { idpRoutes } from './routes'
 import { activeIdpsOf, deleteWorkspaceIdps } from './service'
 
@@ -15,5 +16,6 @@ export const feature: Feature = {
   pages: ({ core, auth, sidebar }) => idpPages(core, auth, sidebar),
   nav: [{ label: 'Identity providers', path: 'settings/idps', place: 'settings', order: 20 }],
   teardown: deleteWorkspaceIdps,
-  identity: (core) => ({ externalIdps: activeIdpsOf(core) }),
+  // The workspace's IdPs, and the broker every instance signs in through them with (the platform's too).
+  identity: (core) => ({ externalIdps: activeIdpsOf(core), externalSignIn: new Broker(core) }),
 }

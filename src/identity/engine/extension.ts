@@ -2,6 +2,7 @@ import { type AnyElysia, Elysia } from 'elysia'
 import type { Core } from '../../core'
 import type { Conn } from '../../db/store'
 import type { Account } from '../accounts'
+import type { ExternalIdentity } from '../broker/model'
 import type {
   BrandingLogo,
   ClientRecord,
@@ -88,6 +89,31 @@ export interface InteractionStep {
   order: number
   check(ctx: StepContext): Promise<boolean> | boolean
   page(req: StepRequest): Promise<{ html: string } | { done: true }>
+}
+
+/** What the browser carries to an external IdP, kept in the interaction to check its return against. */
+export interface ExternalStart {
+  idpId: string
+  state: string
+  nonce: string
+  verifier: string
+}
+
+/**
+ * The external half of a sign-in through an IdP (the IdPs feature's broker): where the browser goes
+ * (code + PKCE, `state`, `nonce`), and the identity the IdP's answer proves, or a `BrokerRefused`. The
+ * engine keeps the rest (the pages, the start in the interaction, the account the identity is).
+ * One owner; it serves every instance, the platform's (whose IdPs are the operator's) included.
+ */
+export interface ExternalSignIn {
+  start(idp: ExternalIdp, redirectUri: string, uid: string): Promise<{ url: string; start: ExternalStart }>
+  finish(
+    idp: ExternalIdp,
+    redirectUri: string,
+    start: ExternalStart,
+    code: string,
+    iss: string | null,
+  ): Promise<ExternalIdentity>
 }
 
 /**
@@ -189,6 +215,8 @@ export interface IdentityExtension {
   sessions?: SessionSource
   /** A workspace instance's active external IdPs; without an owner its sign-in page offers none. */
   externalIdps?: (workspaceId: string) => Promise<ExternalIdp[]>
+  /** The protocol of a sign-in through an external IdP; without an owner no instance offers one. */
+  externalSignIn?: ExternalSignIn
   /** Without an owner every page has the platform's look. */
   branding?: BrandingSource
   /** A workspace's display name (the issuer an authenticator app lists); else the issuer's address. */
@@ -212,6 +240,7 @@ const LISTS = [
 const REQUIRED = ['clients', 'loginPolicy', 'mail', 'sessions'] as const
 const OPTIONAL = [
   'externalIdps',
+  'externalSignIn',
   'branding',
   'instanceName',
   'resourceServers',

@@ -2,7 +2,7 @@ import type { Core } from '../../core'
 import { createDataPlaneLimit } from '../../limits/data-plane'
 import { preparePasswordChecks } from '../accounts'
 import { brandOf } from '../branding'
-import { platformIdps } from '../broker/protocol'
+import { platformIdps } from '../broker/platform-idps'
 import { clientReads } from '../clients'
 import { instanceAddressing, MEMO_MS, PLATFORM } from '../instances'
 import { rehashLegacyPayloads } from '../legacy-payloads'
@@ -55,11 +55,17 @@ export async function createIdentityPlane(core: Core, extensions: Extensions): P
     stateReads(servingStates(core)),
     (instanceId) => loadInstance(core, instanceId),
     async (instanceId) => {
+      // External IdPs are offered only where a feature signs in through them (its broker).
+      const brokered = extensions.externalSignIn !== null
       if (instanceId === PLATFORM)
-        return { policy: { ...PLATFORM_LOGIN_POLICY }, idps: platformIdps(core.config), brand: null }
+        return {
+          policy: { ...PLATFORM_LOGIN_POLICY },
+          idps: brokered ? platformIdps(core.config) : [],
+          brand: null,
+        }
       const [policy, idps, brand] = await Promise.all([
         extensions.loginPolicy(instanceId),
-        extensions.externalIdps?.(instanceId),
+        brokered ? extensions.externalIdps?.(instanceId) : [],
         brandOf(core.config, extensions, instanceId),
       ])
       return { policy, idps: idps ?? [], brand }

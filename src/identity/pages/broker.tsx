@@ -2,8 +2,8 @@ import { safeEqual } from '../../shared/crypto'
 import { Layout } from '../../shared/views/hosted-layout'
 import { accountForIdentity } from '../broker/accounts'
 import { assertsMfa, BrokerRefused } from '../broker/model'
-import type { BrokerStart } from '../broker/protocol'
 import type { ExternalIdp } from '../deps'
+import type { ExternalSignIn, ExternalStart } from '../engine/extension'
 import { signUpsBlocked } from '../engine/extension'
 import { hostedHtml, seeOther } from '../engine/hosted'
 import { brokerRedirectUri } from '../instances'
@@ -36,7 +36,7 @@ export const externalStartUrl = (links: Pick<InteractionLinks, 'signInUrl'>, idp
 const verifierContext = (uid: string) => `broker-verifier:${uid}`
 
 const brokerStartOf = (details: InteractionDetails) =>
-  resultOf<BrokerStart>(details, 'broker', {
+  resultOf<ExternalStart>(details, 'broker', {
     idpId: 'string',
     state: 'string',
     nonce: 'string',
@@ -57,6 +57,12 @@ function RefusedPage(props: { message: string; signInUrl: string }) {
   )
 }
 
+/** The IdPs feature's broker: an instance offers IdPs only when a feature owns it (engine/start.ts). */
+function brokerOf(c: PageContext): ExternalSignIn {
+  if (!c.extensions.externalSignIn) throw new Error('an IdP is offered but no feature signs in through one')
+  return c.extensions.externalSignIn
+}
+
 const refuse = (links: InteractionLinks, status: number, message: string) =>
   hostedHtml(RefusedPage({ message, signInUrl: links.signInUrl }), status)
 
@@ -75,7 +81,7 @@ export async function startExternal(
   if (!idp) return refuse(links, 404, 'This sign-in method is not offered here any more.')
   try {
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
-    const { url, start } = await c.broker.start(idp, redirectUri, links.uid)
+    const { url, start } = await brokerOf(c).start(idp, redirectUri, links.uid)
     await p.interaction.result(
       // The verifier redeems a code: sealed in the store, as every value that would work if presented.
       { broker: { ...start, verifier: c.core.secrets.seal(start.verifier, verifierContext(links.uid)) } },
@@ -152,7 +158,7 @@ export async function finishExternal(
   try {
     const redirectUri = brokerRedirectUri(c.core.config, p.instance.id)
     const verifier = c.core.secrets.open(start.verifier, verifierContext(links.uid))
-    const who = await c.broker.finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
+    const who = await brokerOf(c).finish(idp, redirectUri, { ...start, verifier }, code, p.query.get('iss'))
     const instanceId = p.instance.id
     const blocked = () => signUpsBlocked(c.extensions, instanceId)
     const found = await accountForIdentity(c.core, instanceId, idp, who, p.instance.policy, blocked)

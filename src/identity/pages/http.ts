@@ -1,6 +1,5 @@
 import type { Core } from '../../core'
 import { MessagePage } from '../../shared/views/hosted-layout'
-import type { Broker } from '../broker/protocol'
 import type { Extensions } from '../engine/extension'
 import { hostedHtml } from '../engine/hosted'
 import type { IdentityError } from '../errors'
@@ -11,8 +10,6 @@ export interface PageContext {
   core: Core
   /** What the features lend the engine. */
   extensions: Extensions
-  /** Sign-in through external IdPs. */
-  broker: Broker
 }
 
 export type { PageRequest } from '../engine/hosted'

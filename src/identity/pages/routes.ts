@@ -1,6 +1,5 @@
 import { type AnyElysia, Elysia, t } from 'elysia'
 import type { Core } from '../../core'
-import { Broker } from '../broker/protocol'
 import type { Extensions } from '../engine/extension'
 import { hostedPage } from '../engine/hosted'
 import { acceptInvite } from './accept-invite'
@@ -17,11 +16,7 @@ import { verifyEmailOfSignIn } from './verify-continue'
 import { verifyEmail } from './verify-email'
 
 /** What every page flow works with, built once per plane. */
-export const pageContext = (core: Core, extensions: Extensions): PageContext => ({
-  core,
-  extensions,
-  broker: new Broker(core),
-})
+export const pageContext = (core: Core, extensions: Extensions): PageContext => ({ core, extensions })
 
 /** An interaction's uid, as oidc-provider makes them. */
 const uid = t.String({ pattern: '^[A-Za-z0-9_-]+$' })

@@ -1,9 +1,15 @@
-import { createHash } from 'node:crypto'
 import { CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client } from 'arctic'
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, errors as joseErrors, jwtVerify } from 'jose'
 import { LRUCache } from 'lru-cache'
-import type { Config, NamedIdpEndpoints } from '../../config'
+import type { NamedIdpEndpoints } from '../../config'
 import type { Core } from '../../core'
+import {
+  BrokerRefused,
+  type ExternalIdentity,
+  type ExternalIdp,
+  type ExternalSignIn,
+  type ExternalStart,
+} from '../../identity'
 import { randomToken, safeEqual } from '../../shared/crypto'
 import {
   type OutboundPolicy,
@@ -11,16 +17,6 @@ import {
   outboundFetch,
   outboundUrlProblem,
 } from '../../shared/outbound'
-import type { ExternalIdp } from '../deps'
-import { BrokerRefused, DEFAULT_IDP_SCOPES, type ExternalIdentity } from './model'
-
-/** What the browser carries to the IdP, and what the return is checked against (kept in the interaction). */
-export interface BrokerStart {
-  idpId: string
-  state: string
-  nonce: string
-  verifier: string
-}
 
 interface Endpoints {
   authorization: string
@@ -102,27 +98,6 @@ const AMR_VALUES = new Set([
 ])
 
 /**
- * The platform instance's IdPs (the dashboard's own sign-in), from configuration; ids are the types.
- * The install's operator chose them (no workspace member can add one), so, as other products do
- * with Google's and Microsoft's verified addresses, their verified address links to the existing
- * account and their `amr` counts: the workspace IdPs' `trust_email` and `trust_mfa`, set.
- */
-export const platformIdps = (config: Pick<Config, 'idps'>): ExternalIdp[] =>
-  config.idps.platform.map((i) => ({
-    // A company IdP's links belong to its issuer: another issuer's subjects never match them.
-    id: i.issuer ? `oidc-${createHash('sha256').update(i.issuer).digest('hex').slice(0, 16)}` : i.type,
-    trusted: true,
-    trustEmail: true,
-    trustMfa: true,
-    type: i.type,
-    name: i.name,
-    clientId: i.clientId,
-    clientSecret: () => i.clientSecret,
-    issuer: i.issuer,
-    scopes: DEFAULT_IDP_SCOPES[i.type],
-  }))
-
-/**
  * The external half of a sign-in through an IdP (DESIGN "IdPs"): the authorization request
  * (code + PKCE, `state`, and `nonce` for OpenID Connect) and the checks of its answer. The named
  * providers' endpoints come from configuration (`IDP_ENDPOINTS`, a local stand-in in tests); a
@@ -130,7 +105,7 @@ export const platformIdps = (config: Pick<Config, 'idps'>): ExternalIdp[] =>
  * workspace chose, goes through the outbound guard (no private address unless allowed, address
  * pinned, no redirect); the named ones are the operator's configuration.
  */
-export class Broker {
+export class Broker implements ExternalSignIn {
   /** Caches, not state: a node that has none fetches the document again. */
   private readonly discovery = new LRUCache<string, Endpoints>({ max: 1000, ttl: CACHE_TTL_MS })
   private readonly keys = new LRUCache<string, JSONWebKeySet>({
@@ -216,10 +191,10 @@ export class Broker {
     idp: ExternalIdp,
     redirectUri: string,
     uid: string,
-  ): Promise<{ url: string; start: BrokerStart }> {
+  ): Promise<{ url: string; start: ExternalStart }> {
     const endpoints = await this.endpoints(idp)
     // The interaction's uid rides in `state`, so the callback knows which sign-in it returns to.
-    const start: BrokerStart = {
+    const start: ExternalStart = {
       idpId: idp.id,
       state: `${uid}.${generateState()}`,
       nonce: randomToken(24),
@@ -245,7 +220,7 @@ export class Broker {
   async finish(
     idp: ExternalIdp,
     redirectUri: string,
-    start: BrokerStart,
+    start: ExternalStart,
     code: string,
     iss: string | null,
   ): Promise<ExternalIdentity> {
