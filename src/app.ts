@@ -12,7 +12,7 @@ import { type Caller, type IdentityPlane, issuerFor, logoImageSource, PLATFORM, 
 import { API_TAGS, apiDescription, securitySchemes } from './shared/api-document'
 import { type Cidr, clientAddress, fromTrustedProxy } from './shared/client-address'
 import { registerFormats } from './shared/formats'
-import { gcPacer } from './shared/gc-pacing'
+import { gcPacer, idleCollector } from './shared/gc-pacing'
 import type { NodeWarnings } from './shared/node-warnings'
 import { bodyLimitPlugin } from './shared/plugins/body-limit'
 import { errorsPlugin } from './shared/plugins/errors'
@@ -200,9 +200,11 @@ export function createFetch(core: Core, app: App, { identity }: AppDeps) {
   const trusted = core.config.trustedProxies
   const routes = new Map<string, Route | null>()
   const pace = gcPacer()
+  const settle = idleCollector()
   // Not async: a cached identity answer goes out without a promise.
   return (request: Request, server: Server<unknown>): Promise<Response> | Response => {
     pace()
+    settle()
     const raw = request.url
     let route = routes.get(raw)
     let url: URL | undefined

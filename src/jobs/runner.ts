@@ -30,6 +30,8 @@ interface RunnerOptions {
   leaseMs: number
   /** Jobs in flight at once in this runner (deliveries wait on the network, so more than one). */
   concurrency: number
+  /** Told of every job it runs (the job thread's idle collection counts its work by them). */
+  onJob?: () => void
 }
 
 /**
@@ -145,6 +147,7 @@ export class JobRunner<C> {
   }
 
   private async execute(job: JobRow) {
+    this.opts.onJob?.()
     const handler = this.handlers.get(job.kind)
     if (!handler) {
       this.log.error('job kind unknown', { job_id: job.id, kind: job.kind })

@@ -9,6 +9,8 @@ interface ThreadRunnerOptions {
   handlerModules: string[]
   /** Jobs in flight at once in this runner (deliveries wait on the network, so more than one). */
   concurrency?: number
+  /** Told of every job the runner runs. */
+  onJob?: () => void
 }
 
 /**
@@ -20,5 +22,6 @@ export async function threadRunner(core: Core, opts: ThreadRunnerOptions): Promi
     workerId: opts.workerId,
     leaseMs: core.config.jobLeaseSeconds * 1000,
     concurrency: opts.concurrency ?? core.config.jobConcurrency,
+    onJob: opts.onJob,
   })
 }

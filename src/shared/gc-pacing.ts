@@ -36,3 +36,55 @@ export function gcPacer(every: number = REQUESTS_PER_EDEN, collect: () => unknow
     collect()
   }
 }
+
+/**
+ * How long a node (or a job thread) must have been idle, after a burst of work, before it runs one
+ * full collection (`idleCollector`): between one and two of these.
+ */
+const IDLE_MS = 1_000
+
+/** Requests (or jobs) since the last full collection below which an idle spell collects nothing. */
+const BURST = 100
+
+/**
+ * One full collection once a burst of work is over: the returned function marks work (`n` requests
+ * or jobs); when a whole `idleMs` then passes without any, after at least `burst` since the last
+ * one, `collect` runs, and nothing more until work comes again.
+ *
+ * Why: JavaScriptCore's own collections run on allocation, so a node that goes quiet keeps the heap
+ * it grew under load, garbage and all, and the allocator keeps its pages. After creating 500
+ * workspaces through the API a node's RSS settled 16 MiB higher than after one full collection
+ * (176 against 160 MiB), and creating 500 more added 12 MiB against 2: what the control plane, the
+ * provisioning jobs and a cold instance's load leave is garbage, not state. An idle node pays for the
+ * pause (tens of ms with 10,000 instances held) when no request waits for it; a node that never
+ * idles leaves its collections to JavaScriptCore, and a trickle of requests gets at most one per
+ * `burst` of them.
+ */
+export function idleCollector(
+  idleMs: number = IDLE_MS,
+  collect: () => unknown = () => Bun.gc(true),
+  burst: number = BURST,
+): (n?: number) => void {
+  let worked = 0
+  let busy = false
+  let timer: ReturnType<typeof setInterval> | undefined
+  const check = () => {
+    if (busy) {
+      busy = false
+      return
+    }
+    clearInterval(timer)
+    timer = undefined
+    if (worked < burst) return
+    worked = 0
+    collect()
+  }
+  return (n = 1) => {
+    worked += n
+    busy = true
+    if (timer !== undefined) return
+    timer = setInterval(check, idleMs)
+    // Never what keeps a process (or a test) alive.
+    timer.unref()
+  }
+}
