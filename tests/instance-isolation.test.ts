@@ -765,7 +765,8 @@ const CASES: Record<PerInstanceOption, () => Promise<void>> = {
     expect(claims.sub).not.toBe(inA.id)
   },
 
-  async tenantsClaim() {
+  async featureClaims() {
+    // Through the one feature claim shipped today: `tenants`.
     /** A tenant of `inst`'s workspace with `inst`'s user in it. */
     const join = async (inst: Instance, slug: string) => {
       const call = (path: string, body: unknown) =>

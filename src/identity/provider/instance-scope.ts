@@ -88,7 +88,10 @@ export const PER_INSTANCE = {
     reads: ['id'],
     what: 'the accounts it signs in and answers claims of (claims.ts: findAccount)',
   },
-  tenantsClaim: { reads: ['id'], what: 'the `tenants` claim, of its own tenants (claims.ts)' },
+  featureClaims: {
+    reads: ['id'],
+    what: "the features' claims, of its own rows (claims.ts; the tenants feature's `tenants` among them)",
+  },
   audience: {
     reads: ['id', 'issuer'],
     what: 'the audience of its client-credentials tokens; the instance its resource servers are asked of (resources.ts)',
