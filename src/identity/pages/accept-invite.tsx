@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors'
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import { type PasswordRule, passwordRuleFor } from '../accounts'
 import { hostedHtml } from '../engine/hosted'
 import { acceptInvitation, findInvitation } from '../users'

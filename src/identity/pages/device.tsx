@@ -1,5 +1,6 @@
 import type { Configuration } from 'oidc-provider'
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import { setError } from '../errors'
 import { DonePage } from './components'
 import { render } from './http'

@@ -1,4 +1,5 @@
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import { type Account, findAccount } from '../accounts'
 import type { IdentityLink } from '../broker/accounts'
 import { BrokerRefused } from '../broker/model'

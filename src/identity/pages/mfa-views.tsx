@@ -1,5 +1,6 @@
 import { cspHash } from '../../shared/security-headers'
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import type { TotpEnrolment } from '../mfa/totp'
 
 /**

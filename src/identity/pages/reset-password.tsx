@@ -1,5 +1,6 @@
 import { instanceKey } from '../../limits/buckets'
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import {
   type Account,
   checkPassword,

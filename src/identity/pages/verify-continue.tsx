@@ -1,4 +1,5 @@
-import { Alert, Layout } from '../../shared/views/hosted-layout'
+import { Alert } from '../../shared/views/components'
+import { Layout } from '../../shared/views/hosted-layout'
 import { findAccount, markEmailVerified, useAccountToken } from '../accounts'
 import { assertsMfa } from '../broker/model'
 import { hostedHtml, seeOther } from '../engine/hosted'

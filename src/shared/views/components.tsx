@@ -1,10 +1,19 @@
 import type { PropsWithChildren } from '@kitajs/html'
 import { Shell, type ShellUser } from './layout'
 
-export function Alert({ kind, children }: PropsWithChildren<{ kind: 'error' | 'ok' | 'warn' }>) {
+/**
+ * A message of a page or a form, the dashboard's and the hosted pages' alike: `message` (escaped,
+ * nothing drawn when empty) or markup of the caller's as children.
+ */
+export function Alert({
+  kind,
+  message,
+  children,
+}: PropsWithChildren<{ kind: 'error' | 'ok' | 'warn'; message?: string | null }>) {
+  if (message === null || message === '' || (message === undefined && !children)) return ''
   return (
     <div class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
-      {children}
+      {message === undefined ? children : <span safe>{message}</span>}
     </div>
   )
 }

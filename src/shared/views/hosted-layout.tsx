@@ -1,6 +1,7 @@
 import type { PropsWithChildren } from '@kitajs/html'
 import { cspHash } from '../security-headers'
 import { currentBrand, type HostedBrand } from './brand'
+import { Alert } from './components'
 
 // A word wider than a phone's card (an email address, a firm's compound name beside its logo) breaks
 // inside the card instead of scrolling the page sideways: `overflow-wrap`, and the brand's name may
@@ -117,15 +118,6 @@ export function Layout({ title, htmx, children }: PropsWithChildren<LayoutProps>
         </body>
       </html>
     </>
-  )
-}
-
-export function Alert({ kind, message }: { kind: 'error' | 'ok'; message?: string | null }) {
-  if (!message) return ''
-  return (
-    <div class={`alert ${kind}`} role={kind === 'error' ? 'alert' : 'status'} safe>
-      {message}
-    </div>
   )
 }
 
