@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, spyOn } from 'bun:test'
 import { rmSync } from 'node:fs'
+import { signUp } from '../src/identity'
 import { Agent } from './support/browserless'
 import { tempDir } from './support/core'
 import { activeWorkspace, registerApp } from './support/instances'
 import { startTestServer, type TestServer } from './support/server'
+import { openSignInForm } from './support/sign-in'
 
 let server: TestServer
 let ws: string
@@ -283,5 +285,79 @@ describe('other errors of the identity plane', () => {
         exception: 'TypeError: listener failed',
       })
     }
+  })
+})
+
+describe('a hosted page posted a form no page of ours sends', () => {
+  const INVALID = 'Some fields are not valid. Check them and try again.'
+  const HOSTILE = '<script>alert(1)</script>'
+
+  /** The one error mapping's 422 page: the instance's look, nothing of the form or of TypeBox. */
+  async function expectInvalidFormPage(res: Response, label: string) {
+    const body = await res.text()
+    expect({ label, status: res.status }).toEqual({ label, status: 422 })
+    expect(res.headers.get('content-type')).toStartWith('text/html')
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    expect(body).toStartWith('<!doctype html>')
+    expect({ label, said: body.includes(INVALID) }).toEqual({ label, said: true })
+    for (const internal of [HOSTILE, 'Expected', 'maxLength', 'property', '"detail"'])
+      expect({ label, internal, shown: body.includes(internal) }).toEqual({ label, internal, shown: false })
+    expect({ label, stack: STACK.test(body) }).toEqual({ label, stack: false })
+  }
+
+  it('answers the 422 page for a sign-in form without a password or with a 10 KB email, and counts no attempt', async () => {
+    const account = { email: 'form@example.com', password: 'correct horse battery' }
+    const space = await activeWorkspace(server.core)
+    await signUp(server.core, space, account)
+    const redirectUri = 'https://rp.example.com/cb'
+    const app = await registerApp(server.core, space, { type: 'spa', redirectUris: [redirectUri] })
+    const { agent, post, action } = await openSignInForm(server, space, app.clientId, redirectUri)
+    const raw = (body: string) => agent.request(action, { method: 'POST', headers: FORM, body })
+    const malformed: [string, string][] = [
+      ['no password', new URLSearchParams({ email: account.email }).toString()],
+      ['no field', ''],
+      [
+        'a 10 KB email',
+        new URLSearchParams({ email: `${HOSTILE}${'a'.repeat(10_240)}`, password: 'x' }).toString(),
+      ],
+      [
+        'a 2 KB password',
+        new URLSearchParams({ email: account.email, password: 'p'.repeat(2048) }).toString(),
+      ],
+      ['the email twice', `email=${HOSTILE}&email=b%40example.com&password=x`],
+    ]
+    // More than the account's lock (5) and the address's: none of them reaches the password's check.
+    for (let round = 0; round < 2; round++)
+      for (const [label, body] of malformed) await expectInvalidFormPage(await raw(body), label)
+    const signUpAt = new URL(action.href.replace(/\/login$/, '/signup'))
+    const signUpForm = await agent.request(signUpAt, {
+      method: 'POST',
+      headers: FORM,
+      body: new URLSearchParams({ email: 'new@example.com', name: 'New' }).toString(),
+    })
+    await expectInvalidFormPage(signUpForm, 'a sign-up without a password')
+    // The browser's form is answered as before: a wrong password is the sign-in page with its message.
+    const wrong = await post(account.email, 'wrong password')
+    expect(wrong.status).toBe(401)
+    expect(await wrong.text()).toContain('Wrong email or password.')
+    const right = await post(account.email, account.password)
+    expect(right.status).toBe(303)
+  })
+
+  it("answers the 422 page for the mailed links' forms without their fields or with one too long", async () => {
+    const space = await activeWorkspace(server.core)
+    const at = (path: string) => `${server.baseUrl}/i/${space}${path}`
+    const forms: [string, string][] = [
+      ['/forgot-password', ''],
+      ['/forgot-password', `email=${'a'.repeat(400)}%40example.com`],
+      ['/reset-password', 'password=a%20new%20password%201'],
+      ['/reset-password', `token=${'t'.repeat(1000)}&password=a%20new%20password%201`],
+      ['/accept-invite', 'password=a%20new%20password%201'],
+    ]
+    for (const [path, body] of forms)
+      await expectInvalidFormPage(
+        await fetch(at(path), { method: 'POST', headers: FORM, body }),
+        `${path} ${body.slice(0, 40)}`,
+      )
   })
 })

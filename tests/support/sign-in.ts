@@ -34,7 +34,7 @@ export async function openSignInForm(server: TestServer, ws: string, clientId: s
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams({ email, password }).toString(),
     })
-  return { agent, post }
+  return { agent, post, action: new URL(action, page.url) }
 }
 
 /**

@@ -33,19 +33,15 @@ export interface PageRequest {
   readonly clientIp: string
   method: string
   headers: Headers
-  /** The form posted (application/x-www-form-urlencoded); empty for a GET. */
-  form(): Promise<URLSearchParams>
   /** oidc-provider's interaction of this browser (its cookie). */
   interaction: InteractionPort
 }
 
-/** A hosted page's request, its form read by `form` (once, when a flow asks for it). */
-export function pageRequest(
-  hosted: HostedRequest,
-  request: Request,
-  form: () => Promise<URLSearchParams>,
-): PageRequest {
-  let posted: Promise<URLSearchParams> | undefined
+/**
+ * A hosted page's request. Its form is not in it: a route declares the form it takes (TypeBox), and
+ * its flow is handed the checked values.
+ */
+export function pageRequest(hosted: HostedRequest, request: Request): PageRequest {
   return {
     instance: hosted.instance,
     prefix: hosted.prefix,
@@ -56,21 +52,9 @@ export function pageRequest(
     },
     method: request.method,
     headers: request.headers,
-    form: () => {
-      posted ??= request.method === 'POST' ? form() : Promise.resolve(new URLSearchParams())
-      return posted
-    },
     interaction: new InteractionPort(hosted, request),
   }
 }
-
-/** A parsed form body (Elysia's) as the pages read it: text fields only. */
-export const formOf = (body: unknown) =>
-  new URLSearchParams(
-    Object.entries((body ?? {}) as Record<string, unknown>).filter(
-      (entry): entry is [string, string] => typeof entry[1] === 'string',
-    ),
-  )
 
 /** Where the bridge leaves a request's HostedRequest for `hostedPage`. */
 export const hostedRequests = new WeakMap<Request, HostedRequest>()
@@ -168,9 +152,9 @@ export const seeOther = (location: string) =>
  * addressing) and `page` (the request as the page flows read it) in their context.
  */
 export const hostedPage = (name: string) =>
-  new Elysia({ name }).derive({ as: 'global' }, ({ request, body }) => {
+  new Elysia({ name }).derive({ as: 'global' }, ({ request }) => {
     const hosted = hostedRequests.get(request) as HostedRequest
-    return { hosted, page: pageRequest(hosted, request, async () => formOf(body)) }
+    return { hosted, page: pageRequest(hosted, request) }
   })
 
 /** A hosted page's answer: HTML, never cached (it is one browser's, mid-flow). */

@@ -43,20 +43,31 @@ export function addSteps(prompts: Prompts, steps: readonly InteractionStep[]): P
 export const stepOf = (c: PageContext, details: Details) =>
   c.extensions.steps.find((s) => s.name === details.prompt.name)
 
+/** The fields a page posted, as a step's page reads them; a field the form left out is absent. */
+const formOf = (posted: Readonly<Record<string, string | undefined>>) =>
+  new URLSearchParams(
+    Object.entries(posted).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  )
+
 /**
- * A feature's step of a sign-in: its page, and its post (`{interaction}/step`), until it answers
- * `done`; the sign-in then goes on to the next prompt.
+ * A feature's step of a sign-in: its page, and its post (`{interaction}/step`, whose fields are the
+ * step's own: `posted`, null for the page), until it answers `done`; the sign-in then goes on to
+ * the next prompt.
  */
-export async function runStep(p: PageRequest, details: Details, step: InteractionStep): Promise<Response> {
+export async function runStep(
+  p: PageRequest,
+  details: Details,
+  step: InteractionStep,
+  posted: Readonly<Record<string, string | undefined>> | null,
+): Promise<Response> {
   const accountId = details.session?.accountId
   if (!accountId) throw new Error(`step ${step.name} asked without an account`)
-  const post = p.method === 'POST'
   const answer = await step.page({
     instance: { id: p.instance.id, issuer: p.instance.issuer },
     accountId,
     scopes: scopesOf(details.params.scope),
-    method: post ? 'POST' : 'GET',
-    form: post ? await p.form() : new URLSearchParams(),
+    method: posted ? 'POST' : 'GET',
+    form: posted ? formOf(posted) : new URLSearchParams(),
     action: `${p.prefix}/interaction/${details.uid}/step`,
   })
   if ('html' in answer) return hostedHtml(answer.html)

@@ -4,7 +4,8 @@ import { Layout } from '../../shared/views/hosted-layout'
 import { type PasswordRule, passwordRuleFor } from '../accounts'
 import { hostedHtml } from '../engine/hosted'
 import { acceptInvitation, findInvitation } from '../users'
-import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
+import { DonePage, NameField, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
+import type { AcceptInviteForm } from './forms'
 import { errorPage, linkExpired, type PageContext, type PageRequest } from './http'
 
 const INVALID = 'This invitation link is invalid, expired or already used. Ask for a new invitation.'
@@ -29,8 +30,7 @@ function AcceptInvitePage(p: AcceptProps) {
       <Alert kind="error" message={p.error} />
       <form method="post" action={p.action}>
         <input type="hidden" name="token" value={p.token} />
-        <label for="name">Name</label>
-        <input id="name" name="name" type="text" autocomplete="name" maxlength="200" value={p.name} />
+        <NameField value={p.name} />
         <NewPasswordField label="Password" rule={p.rule} />
         <button type="submit">Accept and set password</button>
       </form>
@@ -42,25 +42,27 @@ function AcceptInvitePage(p: AcceptProps) {
  * The link of an invitation mail (the users feature's invite): the invited user chooses a password,
  * under the instance's password rule; the address is proved by the mail. Once: the token is used
  * up by a successful acceptance, and refused after 7 days. Ends on a done page: the user then signs
- * in from the application as anyone else does.
+ * in from the application as anyone else does. `form` is the post's (null for the page).
  */
-export async function acceptInvite({ core }: PageContext, p: PageRequest): Promise<Response> {
+export async function acceptInvite(
+  { core }: PageContext,
+  p: PageRequest,
+  form: AcceptInviteForm | null,
+): Promise<Response> {
   // Where passwords are off, an invitation is accepted through an external provider, never with one.
   if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}/accept-invite`
   const rule = passwordRuleFor(p.instance.policy)
-  const token = p.method === 'POST' ? null : (p.query.get('token') ?? '')
-  if (token !== null) {
+  if (!form) {
+    const token = p.query.get('token') ?? ''
     const invited = await findInvitation(core, p.instance.id, token)
     if (!invited) {
       return errorPage(linkExpired(INVALID))
     }
     return hostedHtml(AcceptInvitePage({ action, token, email: invited.email, name: invited.name, rule }))
   }
-  const form = await p.form()
-  const posted = form.get('token') ?? ''
-  const password = form.get('password') ?? ''
-  const name = form.get('name') ?? ''
+  const { token: posted, password } = form
+  const name = form.name ?? ''
   const invited = await findInvitation(core, p.instance.id, posted)
   if (!invited) {
     return errorPage(linkExpired(INVALID))

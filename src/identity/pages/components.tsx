@@ -1,6 +1,7 @@
 import { MessagePage, type PageLink } from '../../shared/views/hosted-layout'
 import type { PasswordRule } from '../accounts'
 import type { IdentityError } from '../errors'
+import { FIELD_MAX } from './forms'
 
 /** What the hosted pages say where a password form would be when the login policy turns passwords off. */
 export const PASSWORDS_OFF =
@@ -30,6 +31,7 @@ export function NewPasswordField({ label, rule }: { label: string; rule: Passwor
         type="password"
         required
         minlength={String(rule.minLength)}
+        maxlength={String(FIELD_MAX.password)}
         autocomplete="new-password"
         aria-describedby="password-rule"
       />
@@ -44,23 +46,58 @@ export function NewPasswordField({ label, rule }: { label: string; rule: Passwor
 export const DonePage = (p: { title: string; message: string; link?: PageLink }) =>
   MessagePage({ ...p, kind: 'ok' })
 
-/** The email field of the sign-in, sign-up and reset forms (`autocomplete` tells password managers which). */
-export function EmailField(p: { autocomplete: 'username' | 'email'; autofocus?: boolean; value?: string }) {
+/** An input with its label, its id its name (a page has one field of each name). */
+function LabelledInput({ label, ...input }: { label: string; name: string } & JSX.HtmlInputTag) {
   return (
     <>
-      <label for="email">Email</label>
-      <input
-        id="email"
-        name="email"
-        type="email"
-        required
-        autofocus={p.autofocus}
-        autocomplete={p.autocomplete}
-        value={p.value}
-      />
+      <label for={input.name} safe>
+        {label}
+      </label>
+      <input id={input.name} {...input} />
     </>
   )
 }
+
+/** The email field of the sign-in, sign-up and reset forms (`autocomplete` tells password managers which). */
+export const EmailField = (p: {
+  autocomplete: 'username' | 'email'
+  autofocus?: boolean
+  value?: string
+}) => (
+  <LabelledInput
+    label="Email"
+    name="email"
+    type="email"
+    required
+    maxlength={String(FIELD_MAX.email)}
+    {...p}
+  />
+)
+
+/** The password of an existing account: the sign-in's, and the proof of an account before a link. */
+export const PasswordField = (p: { autofocus?: boolean }) => (
+  <LabelledInput
+    label="Password"
+    name="password"
+    type="password"
+    required
+    maxlength={String(FIELD_MAX.password)}
+    autofocus={p.autofocus}
+    autocomplete="current-password"
+  />
+)
+
+/** The name of a new account (sign-up, invitation), which may be left empty. */
+export const NameField = (p: { value: string }) => (
+  <LabelledInput
+    label="Name"
+    name="name"
+    type="text"
+    autocomplete="name"
+    maxlength={String(FIELD_MAX.name)}
+    value={p.value}
+  />
+)
 
 /** One button per external IdP the sign-in page offers ("Continue with GitHub"). */
 export function ExternalIdpButtons(p: {

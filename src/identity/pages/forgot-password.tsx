@@ -8,6 +8,7 @@ import { hostedHtml } from '../engine/hosted'
 import { issuerFor } from '../instances'
 import { HTMX_PATH } from './assets'
 import { EmailField, PASSWORDS_OFF_ERROR } from './components'
+import type { ForgotForm } from './forms'
 import { errorPage, mailWorkspace, type PageContext, type PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { mailLeaves, NO_MAIL } from './verify-email'
@@ -68,19 +69,21 @@ function ResetSentPage(p: { links: InteractionLinks; htmx: string; notice: strin
  * Asks for a reset link (reset-password.tsx consumes it), at most a few per address. Asked from a
  * sign-in (`links`, `/interaction/<uid>/forgot`), the link leads back into that interaction, whose
  * cookie its tab then sends, and the page waits for the new password as the verify page does.
+ * `form` is the post's (null for the page).
  */
 export async function forgotPassword(
   c: PageContext,
   p: PageRequest,
+  form: ForgotForm | null,
   links?: InteractionLinks,
 ): Promise<Response> {
   const { core, extensions } = c
   if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = links?.forgotUrl ?? `${p.prefix}/forgot-password`
-  if (p.method !== 'POST') {
+  if (!form) {
     return hostedHtml(ForgotPasswordPage({ action, signInUrl: links?.signInUrl }))
   }
-  const email = ((await p.form()).get('email') ?? '').trim().toLowerCase()
+  const email = form.email.trim().toLowerCase()
   // The same answer whether or not the account exists: no account enumeration. Nor does it say
   // "sent" when no mail can leave.
   const notice = (await mailLeaves(c, p.instance.id)) ? SENT : NO_MAIL

@@ -5,7 +5,9 @@ import type { IdentityLink } from '../broker/accounts'
 import { BrokerRefused } from '../broker/model'
 import type { ExternalIdp } from '../deps'
 import { hostedHtml, seeOther } from '../engine/hosted'
+import { PasswordField } from './components'
 import { finishLogin } from './finish-login'
+import type { LinkForm } from './forms'
 import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { resultOf } from './links'
@@ -43,15 +45,7 @@ function LinkPage(p: { pending: LinkPending; email: string; links: InteractionLi
       <form method="post" action={p.links.linkUrl} autocomplete="on">
         <label for="email">Email</label>
         <input id="email" type="email" value={p.email} readonly autocomplete="username" />
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          required
-          autofocus
-          autocomplete="current-password"
-        />
+        <PasswordField autofocus />
         <button type="submit">Sign in and link</button>
       </form>
       <div class="links">
@@ -100,13 +94,14 @@ export async function beginLinking(
 /**
  * `/interaction/<uid>/link`: the password of the account an IdP's identity waits to be linked to,
  * throttled as the sign-in's, then its second step as the login policy wants (the MFA step carries
- * the link); the identity is linked only when the sign-in ends.
+ * the link); the identity is linked only when the sign-in ends. `form` is the post's (null for the page).
  */
 export async function linkAccount(
   c: PageContext,
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
+  form: LinkForm | null,
 ): Promise<Response> {
   const pending = linkPendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
@@ -116,8 +111,8 @@ export async function linkAccount(
   }
   const page = (status: number, error?: string) =>
     hostedHtml(LinkPage({ pending, email: account.email, links, error }), status)
-  if (p.method !== 'POST') return page(200)
-  const checked = await checkPassword(c, p, account.email, (await p.form()).get('password') ?? '')
+  if (!form) return page(200)
+  const checked = await checkPassword(c, p, account.email, form.password)
   if (!checked.ok) return page(checked.status, checked.error)
   const link: IdentityLink = { idpId: pending.idpId, subject: pending.subject }
   const step = await secondStep(c, p, checked.account)

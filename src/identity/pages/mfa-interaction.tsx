@@ -15,6 +15,7 @@ import { authenticationOptions, registerPasskey, registrationOptions, verifyPass
 import { issueRecoveryCodes, useRecoveryCode } from '../mfa/recovery'
 import { startTotpEnrolment, useTotpCode } from '../mfa/totp'
 import { type Amr, finishLogin } from './finish-login'
+import type { MfaForm, PasskeySignInForm } from './forms'
 import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { resultOf } from './links'
@@ -152,12 +153,13 @@ const ContinueForm = (action: string) => (
   </form>
 )
 
-/** `/interaction/<uid>/mfa`: the second step of a sign-in whose password was right. */
+/** `/interaction/<uid>/mfa`: the second step of a sign-in whose password was right; `form` is a post's. */
 export async function mfaStep(
   c: PageContext,
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
+  form: MfaForm | null,
 ): Promise<Response> {
   const pending = pendingOf(details)
   const account = pending ? await findAccount(c.core, p.instance.id, pending.accountId) : undefined
@@ -165,10 +167,8 @@ export async function mfaStep(
   if (!pending || !account || account.authEpoch !== pending.epoch) {
     return seeOther(links.signInUrl)
   }
-  const posted = p.method === 'POST'
-  const form = posted ? await p.form() : new URLSearchParams()
   if (pending.step === 'enrolled') {
-    if (posted && form.get('continue')) {
+    if (form?.continue) {
       await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
       return finishWith(c, p, account, pending.amr ?? [...firstAmr(pending), 'otp'], pending)
     }
@@ -181,8 +181,8 @@ export async function mfaStep(
   }
   // A factor set up meanwhile (elsewhere) is proved, not replaced by another enrolment.
   if (pending.step === 'enrol' && !hasSecondFactor(await accountFactors(c.core, p.instance.id, account.id)))
-    return enrol(c, p, pending, account, links, posted ? form : null)
-  return challenge(c, p, pending, account, links, posted ? form : null)
+    return enrol(c, p, pending, account, links, form)
+  return challenge(c, p, pending, account, links, form)
 }
 
 async function challenge(
@@ -191,7 +191,7 @@ async function challenge(
   pending: MfaPending,
   account: Account,
   links: InteractionLinks,
-  form: URLSearchParams | null,
+  form: MfaForm | null,
 ): Promise<Response> {
   const { core } = c
   const factors = await accountFactors(core, p.instance.id, account.id)
@@ -212,12 +212,12 @@ async function challenge(
   const wait = waitOf(await c.core.limiter.takeAll(keys.all))
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
   let amr: Amr[] | null = null
-  const credential = form.get('credential')
+  const { credential } = form
   if (credential) {
     const checked = await verifyPasskey(core, p.instance.id, credential, account.id)
     if (checked.ok) amr = [...firstAmr(pending), checked.amr]
   } else {
-    const code = (form.get('code') ?? '').trim()
+    const code = (form.code ?? '').trim()
     const ok = await core.store.tx(
       async (tx) =>
         (await useTotpCode(tx, core, account.id, code, { confirm: false })) ||
@@ -244,7 +244,7 @@ async function enrol(
   pending: MfaPending,
   account: Account,
   links: InteractionLinks,
-  form: URLSearchParams | null,
+  form: MfaForm | null,
 ): Promise<Response> {
   const { core } = c
   const label = await instanceLabel(core, c.extensions, p.instance.id)
@@ -259,14 +259,14 @@ async function enrol(
       status,
     )
   if (!form) return page(200)
-  const credential = form.get('credential')
+  const { credential } = form
   if (credential) {
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, 'The passkey could not be set up. Try again.')
     await c.core.limiter.forget('signInAccount', instanceKey(p.instance.id, account.email))
     return finishWith(c, p, account, [...firstAmr(pending), kind], pending)
   }
-  const code = (form.get('code') ?? '').trim()
+  const code = (form.code ?? '').trim()
   const codes = await core.store.tx(async (tx) =>
     (await useTotpCode(tx, core, account.id, code, { confirm: true }))
       ? issueRecoveryCodes(tx, core, account)
@@ -277,11 +277,15 @@ async function enrol(
   return hostedHtml(RecoveryCodesPage({ codes, next: ContinueForm(links.mfaUrl) }))
 }
 
-/** `/interaction/<uid>/passkey`: a sign-in with a passkey alone (a discoverable credential, verified user). */
+/**
+ * `/interaction/<uid>/passkey`: a sign-in with a passkey alone (a discoverable credential, verified
+ * user); `form` is a post's.
+ */
 export async function passkeySignIn(
   c: PageContext,
   p: PageRequest,
   links: InteractionLinks,
+  form: PasskeySignInForm | null,
 ): Promise<Response> {
   const { core } = c
   const action = links.passkeyUrl
@@ -306,12 +310,11 @@ export async function passkeySignIn(
       </Layout>,
       status,
     )
-  if (p.method !== 'POST') return page(200)
-  const form = await p.form()
+  if (!form) return page(200)
   const ipKey: AttemptEntry = ['signInAddress', instanceKey(p.instance.id, p.clientIp)]
   const wait = waitOf(await c.core.limiter.takeAll([ipKey]))
   if (wait > 0) return page(429, `Too many failed sign-in attempts. Try again in ${minutesText(wait)}.`)
-  const checked = await verifyPasskey(core, p.instance.id, form.get('credential') ?? '', null)
+  const checked = await verifyPasskey(core, p.instance.id, form.credential, null)
   const account = checked.accountId ? await findAccount(core, p.instance.id, checked.accountId) : undefined
   // The account's lock holds for its passkeys too; a failed check counts on it.
   const lock = accountLockRule(p.instance.policy)

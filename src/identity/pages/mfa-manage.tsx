@@ -10,6 +10,7 @@ import { registerPasskey, registrationOptions } from '../mfa/passkeys'
 import { issueRecoveryCodes } from '../mfa/recovery'
 import { startTotpEnrolment, type TotpEnrolment, useTotpCode } from '../mfa/totp'
 import { DonePage } from './components'
+import type { ManageMfaForm } from './forms'
 import type { PageContext, PageRequest } from './http'
 import { PasskeyForm, RecoveryCodesPage, TotpSetup } from './mfa-views'
 
@@ -79,8 +80,13 @@ function sameOrigin(p: PageRequest, origin: string): boolean {
  * `/mfa`: the signed-in user's two-step verification at the instance: set up an authenticator app
  * (its recovery codes shown once) and add passkeys. Apps link their users here. A post must come
  * from the instance's own origin (its cookies are SameSite=Lax too) and follow a recent sign-in.
+ * `form` is a post's (null for the page).
  */
-export async function manageMfa(c: PageContext, p: PageRequest): Promise<Response> {
+export async function manageMfa(
+  c: PageContext,
+  p: PageRequest,
+  form: ManageMfaForm | null,
+): Promise<Response> {
   const { core } = c
   if (p.instance.policy.mfa === 'off')
     throw new AppError('MFA_OFF', 404, 'Two-step verification is not available here.')
@@ -103,18 +109,17 @@ export async function manageMfa(c: PageContext, p: PageRequest): Promise<Respons
       status,
     )
   const stale = { error: 'Sign in again to change two-step verification: your sign-in is too old.' }
-  if (p.method !== 'POST') return who.recent ? page(200) : page(403, stale)
+  if (!form) return who.recent ? page(200) : page(403, stale)
   if (!sameOrigin(p, new URL(issuerFor(core.config, p.instance.id)).origin))
     throw new AppError('BAD_ORIGIN', 403, 'This form was sent from another site.')
   if (!who.recent) return page(403, stale)
-  const form = await p.form()
-  const credential = form.get('credential')
+  const { credential } = form
   if (credential) {
     const kind = await registerPasskey(core, account, credential)
     if (!kind) return page(422, { error: 'The passkey could not be set up. Try again.' })
     return hostedHtml(DonePage({ title: 'Passkey added', message: 'You can sign in with this passkey now.' }))
   }
-  const code = (form.get('code') ?? '').trim()
+  const code = (form.code ?? '').trim()
   const codes = await core.store.tx(async (tx) =>
     (await useTotpCode(tx, core, account.id, code, { confirm: true }))
       ? issueRecoveryCodes(tx, core, account)

@@ -2,6 +2,7 @@ import { cspHash } from '../../shared/security-headers'
 import { Alert } from '../../shared/views/components'
 import { Layout } from '../../shared/views/hosted-layout'
 import type { TotpEnrolment } from '../mfa/totp'
+import { FIELD_MAX } from './forms'
 
 /**
  * Runs a WebAuthn ceremony for a `<form data-webauthn="create|get" data-options="…">`: on submit it
@@ -90,7 +91,7 @@ export function TotpSetup(p: { enrolment: TotpEnrolment; action: string }) {
         inputmode="numeric"
         autocomplete="one-time-code"
         pattern="[0-9]{6}"
-        maxlength="6"
+        maxlength={String(FIELD_MAX.totp)}
         required
       />
       <button type="submit">Turn on</button>
@@ -133,7 +134,7 @@ export function CodeField() {
         autocomplete="one-time-code"
         autofocus
         required
-        maxlength="20"
+        maxlength={String(FIELD_MAX.code)}
         spellcheck="false"
       />
       <p class="hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>

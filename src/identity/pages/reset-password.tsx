@@ -15,6 +15,7 @@ import { hostedHtml } from '../engine/hosted'
 import { interactionClaimed } from '../interaction-claims'
 import { DonePage, NewPasswordField, PASSWORDS_OFF_ERROR } from './components'
 import type { ResetWait } from './forgot-password'
+import type { ResetForm } from './forms'
 import { errorPage, linkExpired, type PageContext, type PageRequest } from './http'
 import { backToTheSignIn, holdsInteraction } from './verify-continue'
 import type { VerifyPending } from './verify-email'
@@ -36,20 +37,23 @@ function ResetPasswordPage(p: { action: string; token: string; rule: PasswordRul
 /**
  * The link mailed by forgot-password.tsx: a new password, once; it signs the account out everywhere.
  * Asked from sign-in `uid` (`/interaction/<uid>/reset-password`), it hands that sign-in back
- * (`signInGoesOn`).
+ * (`signInGoesOn`). `form` is the post's (null for the page).
  */
-export async function resetPassword(c: PageContext, p: PageRequest, uid?: string): Promise<Response> {
+export async function resetPassword(
+  c: PageContext,
+  p: PageRequest,
+  form: ResetForm | null,
+  uid?: string,
+): Promise<Response> {
   const { core, extensions } = c
   if (!p.instance.policy.allowPassword) return errorPage(PASSWORDS_OFF_ERROR)
   const action = `${p.prefix}${uid ? `/interaction/${uid}` : ''}/reset-password`
   // The instance's login policy says how long a password must be.
   const rule = passwordRuleFor(p.instance.policy)
-  if (p.method !== 'POST') {
+  if (!form) {
     return hostedHtml(ResetPasswordPage({ action, rule, token: p.query.get('token') ?? '' }))
   }
-  const form = await p.form()
-  const token = form.get('token') ?? ''
-  const password = form.get('password') ?? ''
+  const { token, password } = form
   try {
     checkPassword(password, rule)
   } catch (e) {

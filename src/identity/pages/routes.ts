@@ -6,8 +6,9 @@ import { acceptInvite } from './accept-invite'
 import { htmxAsset } from './assets'
 import { brokerCallback } from './broker'
 import { forgotPassword } from './forgot-password'
+import { INTERACTION_FORMS, type InteractionFormAction, type InteractionPost, PageForms } from './forms'
 import type { PageContext } from './http'
-import { INTERACTION_ACTIONS, interaction } from './interaction'
+import { INTERACTION_ACTIONS, interaction, interactionPost } from './interaction'
 import { issuerPage } from './issuer'
 import { logoAsset } from './logo'
 import { manageMfa } from './mfa-manage'
@@ -22,11 +23,30 @@ export const pageContext = (core: Core, extensions: Extensions): PageContext => 
 const uid = t.String({ pattern: '^[A-Za-z0-9_-]+$' })
 
 /**
+ * The posts of an interaction's pages, one route each with its form's schema (INTERACTION_FORMS):
+ * the flow is handed the form of its action.
+ */
+function interactionForms(c: PageContext) {
+  const app = new Elysia({ name: 'interaction-forms' }).use(hostedPage('hosted-page'))
+  for (const action of Object.keys(INTERACTION_FORMS) as InteractionFormAction[]) {
+    app.post(
+      `/interaction/:uid/${action}`,
+      // The body was checked against the schema of this same action.
+      ({ page, params, body }) =>
+        interactionPost(c, page, params.uid, { action, form: body } as InteractionPost),
+      { params: t.Object({ uid }), body: INTERACTION_FORMS[action] },
+    )
+  }
+  return app
+}
+
+/**
  * The hosted pages of an instance, in front of oidc-provider: sign-in and sign-up inside an
  * interaction (and through an external IdP, whose answer comes to `/broker/callback`), the mailed
  * links' pages, a signed-in user's two-step verification (`/mfa`), the htmx of the pages that
  * poll, the workspace's logo, and a page at the issuer URL itself. The device and logout pages are
- * oidc-provider's, drawn by device.tsx and logout.tsx.
+ * oidc-provider's, drawn by device.tsx and logout.tsx. Every post declares its form (forms.ts): a
+ * flow is handed the checked values.
  */
 function flows(c: PageContext) {
   const withUid = { params: t.Object({ uid }) }
@@ -35,18 +55,19 @@ function flows(c: PageContext) {
   return (
     new Elysia({ name: 'hosted-flows' })
       .use(hostedPage('hosted-page'))
-      // An interaction's pages (sign-in, its steps and their posts).
-      .all('/interaction/:uid', ({ page, params }) => interaction(c, page, params.uid), withUid)
-      .all(
+      // An interaction's pages (sign-in, its steps), and their forms' posts.
+      .get('/interaction/:uid', ({ page, params }) => interaction(c, page, params.uid), withUid)
+      .get(
         '/interaction/:uid/:action',
         ({ page, params }) => interaction(c, page, params.uid, params.action),
         withAction,
       )
-      .all(
+      .get(
         '/interaction/:uid/idp/:idp',
         ({ page, params }) => interaction(c, page, params.uid, 'idp', params.idp),
         withIdp,
       )
+      .use(interactionForms(c))
       // The mailed links, opened in a sign-in's interaction or on their own.
       .get(
         '/interaction/:uid/verify-email',
@@ -55,24 +76,27 @@ function flows(c: PageContext) {
       )
       .get(
         '/interaction/:uid/reset-password',
-        ({ page, params }) => resetPassword(c, page, params.uid),
+        ({ page, params }) => resetPassword(c, page, null, params.uid),
         withUid,
       )
       .post(
         '/interaction/:uid/reset-password',
-        ({ page, params }) => resetPassword(c, page, params.uid),
-        withUid,
+        ({ page, params, body }) => resetPassword(c, page, body, params.uid),
+        { ...withUid, body: PageForms.reset },
       )
       .get('/verify-email', ({ page }) => verifyEmail(c, page))
-      .all('/forgot-password', ({ page }) => forgotPassword(c, page))
-      .get('/reset-password', ({ page }) => resetPassword(c, page))
-      .post('/reset-password', ({ page }) => resetPassword(c, page))
-      .get('/accept-invite', ({ page }) => acceptInvite(c, page))
-      .post('/accept-invite', ({ page }) => acceptInvite(c, page))
+      .get('/forgot-password', ({ page }) => forgotPassword(c, page, null))
+      .post('/forgot-password', ({ page, body }) => forgotPassword(c, page, body), { body: PageForms.forgot })
+      .get('/reset-password', ({ page }) => resetPassword(c, page, null))
+      .post('/reset-password', ({ page, body }) => resetPassword(c, page, body), { body: PageForms.reset })
+      .get('/accept-invite', ({ page }) => acceptInvite(c, page, null))
+      .post('/accept-invite', ({ page, body }) => acceptInvite(c, page, body), {
+        body: PageForms.acceptInvite,
+      })
       // An external IdP's answer, and a signed-in user's two-step verification.
       .get('/broker/callback', ({ page }) => brokerCallback(page))
-      .get('/mfa', ({ page }) => manageMfa(c, page))
-      .post('/mfa', ({ page }) => manageMfa(c, page))
+      .get('/mfa', ({ page }) => manageMfa(c, page, null))
+      .post('/mfa', ({ page, body }) => manageMfa(c, page, body), { body: PageForms.manageMfa })
   )
 }
 

@@ -9,8 +9,9 @@ import type { ExternalIdp } from '../deps'
 import { hostedHtml } from '../engine/hosted'
 import { accountLockRule, type LoginPolicy } from '../login-policy'
 import { externalStartUrl, hintedIdp, offeredIdps, startExternal } from './broker'
-import { EmailField, ExternalIdpButtons, PASSWORDS_OFF } from './components'
+import { EmailField, ExternalIdpButtons, PASSWORDS_OFF, PasswordField } from './components'
 import { finishLogin } from './finish-login'
+import type { LoginForm } from './forms'
 import type { PageContext, PageRequest } from './http'
 import type { InteractionDetails, InteractionLinks } from './interaction'
 import { beginSecondStep, secondStep } from './mfa-interaction'
@@ -40,8 +41,7 @@ function SignInPage(p: SignInProps) {
         <>
           <form method="post" action={p.action} autocomplete="on">
             <EmailField autocomplete="username" autofocus value={p.email ?? ''} />
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" required autocomplete="current-password" />
+            <PasswordField />
             <button type="submit">Sign in</button>
           </form>
           <div class="links">
@@ -65,17 +65,17 @@ function SignInPage(p: SignInProps) {
   )
 }
 
-/** The sign-in page of an interaction, and its post (the password's check: checkPassword). */
+/** The sign-in page of an interaction (`form` null), and its post (the password's check: checkPassword). */
 export async function signIn(
   c: PageContext,
   p: PageRequest,
   details: InteractionDetails,
   links: InteractionLinks,
-  posted: boolean,
+  form: LoginForm | null,
 ): Promise<Response> {
   const { policy } = p.instance
   const idps = offeredIdps(p)
-  if (!posted) {
+  if (!form) {
     // `idp_hint` skips this page for the IdP it names, unless the browser came back to choose.
     const hinted = p.query.has('choose') ? null : hintedIdp(p, details.params.idp_hint)
     if (hinted) return startExternal(c, p, links, hinted.id)
@@ -85,9 +85,8 @@ export async function signIn(
   if (!policy.allowPassword) {
     return hostedHtml(SignInPage({ ...links, policy, idps }), 403)
   }
-  const form = await p.form()
-  const email = (form.get('email') ?? '').trim().toLowerCase()
-  const checked = await checkPassword(c, p, email, form.get('password') ?? '')
+  const email = form.email.trim().toLowerCase()
+  const checked = await checkPassword(c, p, email, form.password)
   if (!checked.ok) {
     return hostedHtml(SignInPage({ ...links, policy, idps, email, error: checked.error }), checked.status)
   }

@@ -8,11 +8,13 @@ import { externalStartUrl, offeredIdps } from './broker'
 import {
   EmailField,
   ExternalIdpButtons,
+  NameField,
   NewPasswordField,
   PASSWORDS_OFF,
   SIGNUPS_BLOCKED,
 } from './components'
 import { finishLogin } from './finish-login'
+import type { SignUpForm } from './forms'
 import { errorPage, type PageContext, type PageRequest } from './http'
 import type { InteractionLinks } from './interaction'
 import { beginSecondStep } from './mfa-interaction'
@@ -39,15 +41,7 @@ function SignUpPage(p: SignUpProps) {
       <Alert kind="error" message={p.error} />
       <ExternalIdpButtons idps={p.idps} divider />
       <form method="post" action={p.action}>
-        <label for="name">Name</label>
-        <input
-          id="name"
-          name="name"
-          type="text"
-          autocomplete="name"
-          maxlength="200"
-          value={p.values?.name ?? ''}
-        />
+        <NameField value={p.values?.name ?? ''} />
         <EmailField autocomplete="email" value={p.values?.email ?? ''} />
         <NewPasswordField label="Password" rule={p.rule} />
         <button type="submit">Create account</button>
@@ -63,9 +57,15 @@ function SignUpPage(p: SignUpProps) {
  * The sign-up page of an interaction, and its post, as the login policy allows: refused (403) when
  * registration or passwords are off, or while the workspace takes no new users (its monthly active
  * users reached what its plan or spending cap allows); the password rule is the policy's; the new account is signed
- * in at once, or, when the policy requires a verified address, sent to the verify page.
+ * in at once, or, when the policy requires a verified address, sent to the verify page. `form` is
+ * the post's (null for the page).
  */
-export async function signUp(c: PageContext, p: PageRequest, links: InteractionLinks): Promise<Response> {
+export async function signUp(
+  c: PageContext,
+  p: PageRequest,
+  links: InteractionLinks,
+  form: SignUpForm | null,
+): Promise<Response> {
   const { policy } = p.instance
   if (!policy.allowRegistration || !policy.allowPassword) {
     return errorPage({
@@ -89,19 +89,13 @@ export async function signUp(c: PageContext, p: PageRequest, links: InteractionL
   const rule = passwordRuleFor(policy)
   const idps = offeredIdps(p).map((i) => ({ id: i.id, name: i.name, href: externalStartUrl(links, i) }))
   const page = { action: links.signUpUrl, signInUrl: links.signInUrl, appName: links.appName, rule, idps }
-  if (p.method !== 'POST') {
+  if (!form) {
     return hostedHtml(SignUpPage(page))
   }
-  const form = await p.form()
-  const values = { email: form.get('email') ?? '', name: form.get('name') ?? '' }
+  const values = { email: form.email, name: form.name ?? '' }
   let account: Account
   try {
-    account = await createAccount(
-      c.core,
-      p.instance.id,
-      { ...values, password: form.get('password') ?? '' },
-      rule,
-    )
+    account = await createAccount(c.core, p.instance.id, { ...values, password: form.password }, rule)
   } catch (e) {
     if (!(e instanceof AppError)) throw e
     return hostedHtml(SignUpPage({ ...page, values, error: e.message }), e.status === 409 ? 409 : 422)
