@@ -89,6 +89,7 @@ const HOSTED_TITLES: Record<number, string> = {
   403: 'Not allowed',
   404: 'Not found',
   413: 'Request too large',
+  422: 'Check the form',
   429: 'Too many requests',
   500: 'Something went wrong',
   503: 'Temporarily unavailable',
