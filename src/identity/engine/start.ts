@@ -1,3 +1,5 @@
+// First: oidc-provider's runtime line is dropped before any module of the plane loads it.
+import '../runtime-warning'
 import type { Core } from '../../core'
 import { createDataPlaneLimit } from '../../limits/data-plane'
 import { preparePasswordChecks } from '../accounts'
