@@ -62,7 +62,7 @@ export const hostedRequests = new WeakMap<Request, HostedRequest>()
 export type InteractionDetails = Awaited<ReturnType<Instance['provider']['interactionDetails']>>
 
 /** oidc-provider's word for an interaction this browser does not hold: no cookie, or expired, or ended. */
-export const interactionGone = (e: unknown) => e instanceof Error && e.name === 'SessionNotFound'
+const interactionGone = (e: unknown) => e instanceof Error && e.name === 'SessionNotFound'
 
 /**
  * A hosted page's door to oidc-provider's interaction of this browser (its cookie). The provider's
@@ -92,7 +92,7 @@ export class InteractionPort {
     return this.pair
   }
 
-  /** The interaction this browser holds; a gone or expired one is the page's 400 (`expired` to tell it apart). */
+  /** The interaction this browser holds; a gone or expired one is the page's 400 (INTERACTION_EXPIRED). */
   async details(): Promise<InteractionDetails> {
     const { req, res } = this.node()
     return this.provider.interactionDetails(req, res).catch(expiredAsAppError)
