@@ -294,23 +294,14 @@ export function composeExtensions(core: Core, features: readonly Extending[]): E
     ...Object.fromEntries(OPTIONAL.map((k) => [k, null])),
     ...sources,
   } as Extensions
-  unique(
-    'interaction step',
-    composed.steps.map((s) => s.name),
-  )
-  unique(
-    'claim scope',
-    composed.claims.map((c) => c.scope),
-  )
   // Two scopes releasing one claim: the later source's answer replaced the other's (accountFinder).
-  unique(
-    'claim',
-    composed.claims.flatMap((c) => c.claims),
-  )
-  unique(
-    'grant type',
-    composed.grants.map((g) => g.type),
-  )
+  const named: [string, string[]][] = [
+    ['interaction step', composed.steps.map((s) => s.name)],
+    ['claim scope', composed.claims.map((c) => c.scope)],
+    ['claim', composed.claims.flatMap((c) => c.claims)],
+    ['grant type', composed.grants.map((g) => g.type)],
+  ]
+  for (const [what, names] of named) unique(what, names)
   composed.steps = [...composed.steps].sort((a, b) => a.order - b.order)
   return composed
 }
